@@ -1,0 +1,5 @@
+import sys
+
+from traceinspect.cli import main
+
+sys.exit(main())

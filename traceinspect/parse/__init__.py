@@ -1,0 +1,70 @@
+"""Readers: one module per input format, each returning a :class:`~traceinspect.model.Timeline`.
+
+:func:`load_trace` picks the reader from the file's content, never its suffix.
+"""
+
+from __future__ import annotations
+
+import gzip
+import zlib
+from pathlib import Path
+
+from traceinspect.errors import TraceFormatError
+from traceinspect.model import Timeline
+
+GZIP_MAGIC = b"\x1f\x8b"
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+def sniff(path: Path) -> str:
+    """Return ``"json"``, ``"json.gz"``, ``"sqlite"`` or ``"nsys-rep"`` from the first bytes."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(64)
+    except FileNotFoundError:
+        raise TraceFormatError(path, "no such file") from None
+    except IsADirectoryError:
+        raise TraceFormatError(path, "is a directory, not a trace file") from None
+    except OSError as exc:
+        raise TraceFormatError(path, f"cannot read ({exc.strerror})") from None
+    if not head:
+        raise TraceFormatError(path, "empty file")
+    if head.startswith(GZIP_MAGIC):
+        return "json.gz"
+    if head.startswith(SQLITE_MAGIC):
+        return "sqlite"
+    if path.suffix == ".nsys-rep" or head[:4] in (b"NSYS",):
+        return "nsys-rep"
+    if head.lstrip()[:1] in (b"{", b"["):
+        return "json"
+    raise TraceFormatError(
+        path, "not a trace: expected PyTorch-profiler JSON (.json/.json.gz) or an nsys export"
+    )
+
+
+def read_bytes(path: Path) -> bytes:
+    """The JSON text of ``path``, gunzipped in memory when compressed (nothing is written)."""
+    kind = sniff(path)
+    try:
+        if kind == "json.gz":
+            with gzip.open(path, "rb") as f:
+                return f.read()
+        with open(path, "rb") as f:
+            return f.read()
+    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+        raise TraceFormatError(path, f"truncated or corrupt gzip ({exc})") from None
+    except OSError as exc:
+        raise TraceFormatError(path, f"cannot read ({exc})") from None
+
+
+def load_trace(path: str | Path) -> Timeline:
+    """Read any supported trace into a :class:`Timeline`."""
+    path = Path(path)
+    kind = sniff(path)
+    if kind in ("json", "json.gz"):
+        from traceinspect.parse.kineto import read_kineto
+
+        return read_kineto(path)
+    from traceinspect.parse.nsys import read_nsys
+
+    return read_nsys(path)
