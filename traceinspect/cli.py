@@ -1,0 +1,105 @@
+"""Command line: parse arguments, call the command, map errors to exit codes. Nothing else.
+
+Exit codes: 0 success, 1 analysis failure, 2 bad input or usage, 130 interrupted;
+``profile`` returns the profiled script's own status.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from traceinspect.errors import TraceinspectError
+
+app = typer.Typer(
+    name="traceinspect",
+    help=(
+        "Is your PyTorch workload launch-bound, and what would CUDA Graph replay save? "
+        "Answers from a profiler trace."
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+
+@app.callback()
+def _root() -> None:
+    """Is your PyTorch workload launch-bound, and what would CUDA Graph replay save?"""
+
+
+TraceArg = Annotated[
+    Path,
+    typer.Argument(
+        help="Kineto trace (.json / .json.gz), Nsight Systems export (.sqlite / .nsys-rep), "
+        "or a directory of per-rank traces.",
+        show_default=False,
+    ),
+]
+
+
+@app.command()
+def analyze(
+    trace: TraceArg,
+    json_out: Annotated[
+        str | None,
+        typer.Option("--json", help="Write the machine-readable report here ('-' for stdout)."),
+    ] = None,
+    html_out: Annotated[
+        Path | None, typer.Option("--html", help="Write a self-contained HTML timeline here.")
+    ] = None,
+    calibration: Annotated[
+        Path | None,
+        typer.Option(help="Calibration file from `traceinspect calibrate` (default: built-in)."),
+    ] = None,
+    eager_us: Annotated[
+        float | None,
+        typer.Option(
+            "--eager-us",
+            help="Unprofiled eager time of one step, µs (from `profile`), used for savings.",
+        ),
+    ] = None,
+    top: Annotated[int, typer.Option(help="How many kernels to list.")] = 10,
+    force: Annotated[bool, typer.Option(help="Overwrite existing output files.")] = False,
+) -> None:
+    """Diagnose a trace: launch-bound or compute-bound, per region, and what replay would save."""
+    from traceinspect.commands.analyze import run_analyze
+
+    run_analyze(
+        trace,
+        json_out=json_out,
+        html_out=html_out,
+        calibration=calibration,
+        eager_us=eager_us,
+        top=top,
+        force=force,
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point for ``traceinspect`` and ``python -m traceinspect``; returns the exit code.
+
+    Usage errors are reported by typer itself (exit 2); our own errors become one line on
+    stderr with their exit code, never a traceback.
+    """
+    args = sys.argv[1:] if argv is None else argv
+    try:
+        app(args=args, prog_name="traceinspect", standalone_mode=True)
+    except SystemExit as exc:
+        code = exc.code
+        if code is None:
+            return 0
+        return code if isinstance(code, int) else 1
+    except TraceinspectError as exc:
+        print(f"traceinspect: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("traceinspect: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+    return 0
