@@ -17,7 +17,8 @@ SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
 def sniff(path: Path) -> str:
-    """Return ``"json"``, ``"json.gz"``, ``"sqlite"`` or ``"nsys-rep"`` from the first bytes."""
+    """Return ``"json"``, ``"json.gz"``, ``"sqlite"``, ``"sqlite.gz"`` or ``"nsys-rep"``
+    from the first bytes (of the decompressed stream for gzip)."""
     try:
         with open(path, "rb") as f:
             head = f.read(64)
@@ -30,16 +31,26 @@ def sniff(path: Path) -> str:
     if not head:
         raise TraceFormatError(path, "empty file")
     if head.startswith(GZIP_MAGIC):
-        return "json.gz"
+        return "sqlite.gz" if _gunzipped_head(path).startswith(SQLITE_MAGIC) else "json.gz"
     if head.startswith(SQLITE_MAGIC):
         return "sqlite"
-    if path.suffix == ".nsys-rep" or head[:4] in (b"NSYS",):
+    if path.suffix in (".nsys-rep", ".qdrep") or head[:4] in (b"NSYS",):
         return "nsys-rep"
     if head.lstrip()[:1] in (b"{", b"["):
         return "json"
     raise TraceFormatError(
         path, "not a trace: expected PyTorch-profiler JSON (.json/.json.gz) or an nsys export"
     )
+
+
+def _gunzipped_head(path: Path) -> bytes:
+    """The first bytes of the decompressed stream; ``b""`` when it cannot be decompressed
+    (the reader then reports the corrupt gzip)."""
+    try:
+        with gzip.open(path, "rb") as f:
+            return f.read(len(SQLITE_MAGIC))
+    except (EOFError, gzip.BadGzipFile, zlib.error, OSError):
+        return b""
 
 
 def read_bytes(path: Path) -> bytes:
