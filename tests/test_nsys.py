@@ -17,8 +17,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from conftest import corpus_file
+
 from traceinspect.errors import TraceFormatError
 from traceinspect.model import Timeline
 from traceinspect.parse import load_trace, sniff
