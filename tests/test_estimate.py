@@ -1,0 +1,294 @@
+"""Graph-replay estimator on synthetic timelines: every expected number is worked out inline."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from traceinspect.analysis.estimate import (
+    critical_path_ns,
+    estimate_occurrence,
+    estimate_region,
+    infer_dependencies,
+)
+from traceinspect.calibration import Calibration, NodeOverheadPoint
+from traceinspect.model import Timeline, TraceMeta, make_table
+
+US = 1_000
+
+#: Round numbers so expectations can be computed by hand.
+CAL = Calibration(
+    name="test",
+    device_name="Test GPU",
+    source="test",
+    eager_launch_host_ns=5 * US,
+    eager_launch_host_ns_profiled=10 * US,
+    graph_launch_host_ns=((1, 2 * US),),
+    graph_launch_latency_ns=4 * US,
+    graph_node_overhead_ns=900,
+    sync_ns=2 * US,
+    node_overhead_table=(
+        NodeOverheadPoint(
+            nodes=100, kernel_ns=1_000, graph_gpu_ns=0, graph_wall_ns=0, per_node_ns=900
+        ),
+        NodeOverheadPoint(
+            nodes=100, kernel_ns=100_000, graph_gpu_ns=0, graph_wall_ns=0, per_node_ns=100
+        ),
+    ),
+    copy_launch_host_ns=6 * US,
+    copy_gpu_ns=2 * US,
+    spread_frac=0.1,
+)
+
+
+def timeline(
+    activities: Sequence[tuple[int, int, int]],
+    launches: Sequence[tuple[int, int]] | None = None,
+    *,
+    kinds: Sequence[str] | None = None,
+    copy_kinds: Sequence[str] | None = None,
+    extra_host: Sequence[tuple[str, int, int]] = (),
+) -> Timeline:
+    """GPU activities ``(stream, start_ns, end_ns)``, each launched by the host call
+    ``launches[i] = (start_ns, end_ns)`` (``cudaLaunchKernel``), plus named host calls
+    ``extra_host = (name, start_ns, end_ns)``. Activities must be given in start order."""
+    n = len(activities)
+    host_calls = [
+        ("cudaLaunchKernel", "launch", s, e, i) for i, (s, e) in enumerate(launches or [])
+    ]
+    host_calls += [(name, "event", s, e, -1) for name, s, e in extra_host]
+    host_calls.sort(key=lambda c: c[2])
+    launch_row = [-1] * n
+    for pos, call in enumerate(host_calls):
+        if call[4] >= 0:
+            launch_row[call[4]] = pos
+    host = make_table(
+        "host",
+        {
+            "name": [c[0] for c in host_calls],
+            "kind": [c[1] for c in host_calls],
+            "pid": [1] * len(host_calls),
+            "tid": [1] * len(host_calls),
+            "start_ns": [c[2] for c in host_calls],
+            "end_ns": [c[3] for c in host_calls],
+        },
+    )
+    gpu = make_table(
+        "gpu",
+        {
+            "kind": list(kinds or ["kernel"] * n),
+            "name": [f"k{i}" for i in range(n)],
+            "device": [0] * n,
+            "stream": [a[0] for a in activities],
+            "start_ns": [a[1] for a in activities],
+            "end_ns": [a[2] for a in activities],
+            "launch_row": launch_row,
+            "copy_kind": list(copy_kinds or [""] * n),
+        },
+    )
+    tl = Timeline(
+        meta=TraceMeta(path="synthetic", format="kineto", generation="test"), gpu=gpu, host=host
+    )
+    tl.validate()
+    return tl
+
+
+def all_rows(tl: Timeline) -> np.ndarray:
+    return np.arange(len(tl.gpu), dtype=np.int64)
+
+
+def test_single_stream_replays_back_to_back_with_node_overhead() -> None:
+    # GIVEN 10 kernels of 1 µs on one stream, each 10 µs apart (launch-bound eager)
+    acts = [(7, i * 10 * US, i * 10 * US + US) for i in range(10)]
+    tl = timeline(acts)
+    # WHEN replayed as a graph without input copies
+    est = estimate_occurrence(tl, all_rows(tl), CAL, assume_input_copy=False)
+    # THEN GPU = 10 × (1 µs + 0.9 µs) = 19 µs, starting 4 µs after replay(), +2 µs sync
+    assert est.parts["gpu_work"] == 10 * US
+    assert est.parts["node_overhead"] == 9 * US
+    assert est.graphed_ns == 4 * US + 19 * US + 2 * US
+    assert (
+        sum(
+            est.parts[k]
+            for k in ("input_copies", "launch", "gpu_work", "node_overhead", "completion")
+        )
+        == 25 * US
+    )
+    # AND the range scales every overhead by ±10 %: 25 µs − 0.1 × (4 + 9 + 2) µs
+    assert est.low_ns == 23_500
+    assert est.high_ns == 26_500
+    assert est.nodes == 10 and est.streams == 1 and est.dependencies == 0
+
+
+def test_large_kernels_hide_the_node_overhead() -> None:
+    # 3 kernels of 100 µs: per-node overhead 100 ns (table), not 900 ns
+    acts = [(7, i * 200 * US, i * 200 * US + 100 * US) for i in range(3)]
+    tl = timeline(acts)
+    est = estimate_occurrence(tl, all_rows(tl), CAL, assume_input_copy=False)
+    assert est.parts["node_overhead"] == 300
+    assert est.graphed_ns == 4 * US + 300 * US + 300 + 2 * US
+
+
+def test_node_overhead_interpolates_in_log_duration() -> None:
+    # 10 µs is halfway between 1 µs and 100 µs in log scale: (900 + 100) / 2
+    assert CAL.node_overhead_for([10_000]).tolist() == pytest.approx([500.0])
+    # flat beyond the table
+    assert CAL.node_overhead_for([10, 10**9]).tolist() == [900.0, 100.0]
+
+
+def test_concurrent_streams_overlap_in_the_graph() -> None:
+    # GIVEN two streams each running 5 × 100 µs kernels at the same time, no waits
+    a = [(7, i * 100 * US, (i + 1) * 100 * US) for i in range(5)]
+    b = [(20, i * 100 * US + 50 * US, (i + 1) * 100 * US + 50 * US) for i in range(5)]
+    acts = sorted(a + b, key=lambda x: x[1])
+    tl = timeline(acts, [(s - 20 * US, s - 15 * US) for _, s, _ in acts])
+    est = estimate_occurrence(tl, all_rows(tl), CAL, assume_input_copy=False)
+    # THEN the GPU path is one stream's chain, not the sum of both: 5 × 100.1 µs
+    assert est.dependencies == 0
+    assert est.parts["gpu_work"] + est.parts["node_overhead"] == 500_500
+    assert est.parts["gpu_busy"] == 1_000 * US
+
+
+def test_cross_stream_dependency_is_inferred_from_a_held_back_kernel() -> None:
+    # GIVEN A: k0 [0, 100 µs); B: k1 launched at 10 µs but starting at 101 µs (1 µs after k0
+    # ended, B idle) → B waited for A; then A: k2 [100, 150 µs) independent of B.
+    acts = [(7, 0, 100 * US), (20, 101 * US, 201 * US), (7, 102 * US, 150 * US)]
+    launches = [(0, 5 * US), (10 * US, 15 * US), (20 * US, 25 * US)]
+    tl = timeline(acts, launches)
+    assert infer_dependencies(tl, all_rows(tl)) == [(0, 1)]
+    est = estimate_occurrence(tl, all_rows(tl), CAL, assume_input_copy=False)
+    # THEN the path is k0 then k1 (100.1 + 100.1 µs), k2 overlaps k1
+    assert est.parts["gpu_work"] == 200 * US
+    assert est.parts["node_overhead"] == 200
+
+
+def test_no_dependency_when_the_launch_itself_came_late() -> None:
+    # B's kernel starts right after A's ended, but it was launched only then: host-bound,
+    # not waiting on A.
+    acts = [(7, 0, 100 * US), (20, 101 * US, 201 * US)]
+    launches = [(0, 5 * US), (99 * US, 100_800)]
+    tl = timeline(acts, launches)
+    assert infer_dependencies(tl, all_rows(tl)) == []
+    est = estimate_occurrence(tl, all_rows(tl), CAL, assume_input_copy=False)
+    assert est.parts["gpu_work"] == 100 * US
+
+
+def test_no_dependency_when_the_waiting_stream_was_busy() -> None:
+    # B was running its own k1 until 100.5 µs: k2 on B started after its predecessor.
+    acts = [(7, 0, 100 * US), (20, 10 * US, 100_500), (20, 101 * US, 150 * US)]
+    tl = timeline(acts, [(0, 1 * US), (2 * US, 3 * US), (4 * US, 5 * US)])
+    assert infer_dependencies(tl, all_rows(tl)) == []
+
+
+def test_event_record_and_wait_give_the_dependency_even_when_far_apart() -> None:
+    # GIVEN A: k0 [0, 50 µs); the host records an event, makes B wait, then launches k1 on B,
+    # which starts 30 µs after k0 ended (too far for the timing rule)
+    acts = [(7, 0, 50 * US), (20, 80 * US, 90 * US)]
+    launches = [(0, 2 * US), (70 * US, 72 * US)]
+    tl = timeline(
+        acts,
+        launches,
+        extra_host=[
+            ("cudaEventRecord", 60 * US, 61 * US),
+            ("cudaStreamWaitEvent", 62 * US, 63 * US),
+        ],
+    )
+    assert infer_dependencies(tl, all_rows(tl)) == [(0, 1)]
+
+
+def test_critical_path_through_a_diamond() -> None:
+    # a(10) → {b(5) on s2, c(20) on s1} → d(1) on s2 waiting for c: 10 + 20 + 1
+    keys = np.array([1, 2, 1, 2], np.int64)
+    assert critical_path_ns(keys, [10, 5, 20, 1], [(0, 1), (2, 3)]) == 31.0
+    assert critical_path_ns(keys, [10, 5, 20, 1], []) == 30.0  # s1 chain alone
+    assert critical_path_ns(np.array([], np.int64), [], []) == 0.0
+
+
+def test_launch_cost_dominates_a_short_graph() -> None:
+    # A 1-node graph whose replay() costs 40 µs of host time: host-bound
+    slow = replace(CAL, graph_launch_host_ns=((1, 40 * US),))
+    tl = timeline([(7, 0, 1 * US)])
+    est = estimate_occurrence(tl, all_rows(tl), slow, assume_input_copy=False)
+    assert est.graphed_ns == 40 * US + 2 * US
+    assert est.parts["launch"] == 40 * US - 1 * US - 900
+
+
+def test_graph_launch_host_cost_interpolates_in_node_count() -> None:
+    cal = replace(CAL, graph_launch_host_ns=((1, 2 * US), (101, 12 * US)))
+    assert cal.graph_launch_host_for(51) == 7 * US
+    assert cal.graph_launch_host_for(1000) == 12 * US
+
+
+def test_leading_host_to_device_copy_is_an_eager_input_copy() -> None:
+    # GIVEN an HtoD copy of 3 µs before the first kernel, then one 1 µs kernel
+    acts = [(7, 0, 3 * US), (7, 10 * US, 11 * US)]
+    tl = timeline(acts, kinds=["memcpy", "kernel"], copy_kinds=["HtoD", ""])
+    est = estimate_occurrence(tl, all_rows(tl), CAL)
+    # THEN the copy is not a node: host launches it (6 µs), GPU copies until 9 µs; replay at
+    # 6 µs puts the kernel at max(9, 6 + 4) = 10 µs, done at 11.9 µs, +2 µs sync
+    assert est.nodes == 1 and est.input_copies == 1
+    assert est.graphed_ns == 13_900
+    assert est.parts["input_copies"] == 9 * US
+
+
+def test_default_input_copy_when_none_is_visible() -> None:
+    tl = timeline([(7, 0, 1 * US)])
+    with_copy = estimate_occurrence(tl, all_rows(tl), CAL)
+    without = estimate_occurrence(tl, all_rows(tl), CAL, assume_input_copy=False)
+    # copy: host 6 µs, GPU 6 → 8 µs; replay at 6 µs: kernel at max(8, 10) = 10 µs
+    assert without.graphed_ns == 4 * US + 1_900 + 2 * US
+    assert with_copy.graphed_ns == 6 * US + 4 * US + 1_900 + 2 * US
+
+
+def test_region_medians_range_and_measured_saving() -> None:
+    # 3 occurrences of a one-kernel step: kernel durations 0.2, 0.5, 1 µs (overhead 0.9 µs)
+    acts = [(7, i * 100 * US, i * 100 * US + d) for i, d in enumerate((200, 500, 1_000))]
+    tl = timeline(acts, [(s - 5 * US, s - 1 * US) for _, s, _ in acts])
+    occ = [np.array([i], np.int64) for i in range(3)]
+    est = estimate_region(
+        tl, occ, [50 * US] * 3, CAL, eager_unprofiled_ns=30 * US, assume_input_copy=False
+    )
+    assert est is not None
+    # graphed per occurrence: 4 + (d + 0.9) + 2 µs → 7.1, 7.4, 7.9; median 7.4 µs
+    assert est.graphed_ns == 7_400
+    # low/high: 10th/90th percentile of (7.1, 7.4, 7.9) ∓ 10 % of the 6.9 µs overheads
+    assert est.low_ns == 6_470
+    assert est.high_ns == 8_490
+    assert est.eager_source == "measured"
+    assert est.saving_ns == 30 * US - 7_400
+    out = est.to_json()
+    assert out["graphed_us"] == 7.4 and out["eager_us"] == 30.0
+    assert out["saving_frac"] == pytest.approx(22.6 / 30, abs=1e-4)
+    assert out["calibration"] == "test"
+    assert set(out["parts"]) == {
+        "input_copies",
+        "launch",
+        "gpu_work",
+        "node_overhead",
+        "completion",
+        "gpu_busy",
+    }
+
+
+def test_eager_from_trace_is_deflated_by_the_profiler_launch_inflation() -> None:
+    # 10 launches under the profiler in a 120 µs step: each inflated by 10 − 5 µs
+    acts = [(7, i * 12 * US + 5 * US, i * 12 * US + 6 * US) for i in range(10)]
+    tl = timeline(acts, [(s - 5 * US, s - 1 * US) for _, s, _ in acts])
+    est = estimate_region(tl, [all_rows(tl)], [120 * US], CAL, assume_input_copy=False)
+    assert est is not None
+    assert est.eager_source == "trace-deflated"
+    assert est.eager_ns == 120 * US - 10 * 5 * US
+    # without inflation in the calibration, the traced wall is the eager time
+    flat = replace(CAL, eager_launch_host_ns_profiled=5 * US)
+    est2 = estimate_region(tl, [all_rows(tl)], [120 * US], flat, assume_input_copy=False)
+    assert est2 is not None and est2.eager_source == "trace" and est2.eager_ns == 120 * US
+
+
+def test_region_without_gpu_work_has_no_estimate() -> None:
+    tl = timeline([(7, 0, US)])
+    assert estimate_region(tl, [np.array([], np.int64)], [10 * US], CAL) is None
+    with pytest.raises(ValueError):
+        estimate_region(tl, [np.array([0])], [], CAL)

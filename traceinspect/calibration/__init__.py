@@ -1,0 +1,355 @@
+"""Calibration profiles: what launches, graph replays and syncs cost on one GPU model.
+
+A profile is a JSON file written by ``traceinspect calibrate`` (which runs
+:func:`traceinspect.collect.calibrate.measure` on the GPU). Built-in profiles live beside
+this module as ``<device-slug>.json`` (``nvidia-h200.json`` for "NVIDIA H200").
+
+Profile fields (``schema_version`` 1; times in integer or fractional nanoseconds):
+
+=================================  =========================================================
+``device_name``                    ``torch.cuda.get_device_name()`` of the measured GPU
+``torch`` ``cuda`` ``driver``      software versions it was measured with
+``measured_at``                    ISO-8601 time of the measurement
+``eager_launch_host_ns``           host time of one eager op launch, unprofiled
+``eager_launch_host_ns_profiled``  the same under the PyTorch profiler (optional: 2× the
+                                   unprofiled cost when absent, the H200 ratio)
+``graph_launch_host_ns``           host time of one ``CUDAGraph.replay()`` call; a number, or a
+                                   mapping ``{"<nodes>": ns}`` interpolated in the node count
+``graph_launch_latency_ns``        replay() call start to the graph's first node on the GPU
+``graph_node_overhead_ns``         per-node cost inside a replayed graph for tiny kernels
+``node_overhead_table``            rows ``{nodes, kernel_ns, graph_gpu_ns, graph_wall_ns,
+                                   per_node_ns}``: a chain of ``nodes`` kernels of
+                                   ``kernel_ns`` each, replayed; ``per_node_ns`` is what each
+                                   node costs beyond its kernel (optional)
+``sync_ns``                        cost of noticing completion (synchronize after the GPU is
+                                   done)
+``copy_launch_host_ns``            host time of one eager ``Tensor.copy_`` (optional)
+``copy_gpu_ns``                    GPU time of a small device-to-device copy (optional)
+``spread_frac``                    relative run-to-run spread of the overheads (optional)
+=================================  =========================================================
+
+Unknown extra fields are kept in :attr:`Calibration.extra` (numbers only) and ignored.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from functools import cache
+from pathlib import Path
+from typing import Any, Final
+
+import numpy as np
+import numpy.typing as npt
+
+from traceinspect.errors import TraceFormatError, TraceinspectError
+from traceinspect.model import Timeline
+
+SCHEMA_VERSION: Final = 1
+
+#: Folder holding the built-in profiles (``<slug>.json``).
+BUILTIN_DIR: Final = Path(__file__).resolve().parent
+
+#: Profile used for a device no built-in profile matches; analyses say so when they use it.
+GENERIC_FALLBACK: Final = "nvidia-h200"
+
+#: Profiler inflation of host launch cost when a profile does not state it: the profiled
+#: eager launch on the H200 costs about twice the unprofiled one.
+DEFAULT_PROFILER_LAUNCH_INFLATION: Final = 2.0
+
+#: Relative spread of the calibrated overheads when a profile does not state one: run-to-run
+#: variation of replay/launch overheads seen on one machine across calibrate runs.
+DEFAULT_SPREAD_FRAC: Final = 0.10
+
+#: Host time of one eager ``Tensor.copy_`` when a profile does not state it, ns: about one
+#: eager op launch plus dispatch on current PyTorch.
+DEFAULT_COPY_LAUNCH_HOST_NS: Final = 6_000
+
+#: GPU time of a small device-to-device copy when a profile does not state it, ns.
+DEFAULT_COPY_GPU_NS: Final = 2_000
+
+_REQUIRED: Final = (
+    "device_name",
+    "eager_launch_host_ns",
+    "graph_launch_host_ns",
+    "graph_launch_latency_ns",
+    "graph_node_overhead_ns",
+    "sync_ns",
+)
+_KNOWN: Final = frozenset(
+    {
+        "schema_version",
+        "torch",
+        "cuda",
+        "driver",
+        "measured_at",
+        "eager_launch_host_ns_profiled",
+        "node_overhead_table",
+        "copy_launch_host_ns",
+        "copy_gpu_ns",
+        "spread_frac",
+        *_REQUIRED,
+    }
+)
+
+FloatArray = npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class NodeOverheadPoint:
+    """One measured chain: ``nodes`` kernels of ``kernel_ns`` each, captured and replayed."""
+
+    nodes: int
+    kernel_ns: int
+    graph_gpu_ns: int
+    graph_wall_ns: int
+    per_node_ns: int
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """Overheads of one GPU model + software stack, in integer nanoseconds."""
+
+    name: str
+    device_name: str
+    #: File it was read from, or ``"built-in"``.
+    source: str
+    eager_launch_host_ns: int
+    eager_launch_host_ns_profiled: int
+    #: ``(nodes, ns)`` points, sorted by nodes; one point means "the same for every size".
+    graph_launch_host_ns: tuple[tuple[int, int], ...]
+    graph_launch_latency_ns: int
+    graph_node_overhead_ns: int
+    sync_ns: int
+    node_overhead_table: tuple[NodeOverheadPoint, ...] = ()
+    copy_launch_host_ns: int = DEFAULT_COPY_LAUNCH_HOST_NS
+    copy_gpu_ns: int = DEFAULT_COPY_GPU_NS
+    spread_frac: float = DEFAULT_SPREAD_FRAC
+    versions: Mapping[str, str] = field(default_factory=dict)
+    extra: Mapping[str, float] = field(default_factory=dict)
+    #: Non-empty when this profile stands in for a device it was not measured on.
+    fallback_note: str = ""
+
+    @property
+    def is_fallback(self) -> bool:
+        return bool(self.fallback_note)
+
+    def describe(self) -> str:
+        """One line naming the profile, e.g. ``nvidia-h200 (built-in, NVIDIA H200)``."""
+        text = f"{self.name} ({self.source}, {self.device_name})"
+        return f"{text}; {self.fallback_note}" if self.fallback_note else text
+
+    def graph_launch_host_for(self, nodes: int) -> int:
+        """Host time of one replay() of a graph with ``nodes`` nodes (linear interpolation,
+        flat beyond the measured sizes)."""
+        xs = np.array([p[0] for p in self.graph_launch_host_ns], np.float64)
+        ys = np.array([p[1] for p in self.graph_launch_host_ns], np.float64)
+        return int(round(float(np.interp(float(nodes), xs, ys))))
+
+    def node_overhead_for(self, kernel_ns: npt.ArrayLike) -> FloatArray:
+        """Per-node replay overhead for kernels of the given durations, ns.
+
+        Interpolated in log(kernel duration) over ``node_overhead_table`` (the rows with the
+        most nodes for each kernel size, where the per-node figure has converged); flat
+        beyond the measured sizes. Without a table every node pays
+        ``graph_node_overhead_ns``.
+        """
+        durations = np.asarray(kernel_ns, np.float64)
+        xs, ys = _overhead_curve(self.node_overhead_table)
+        if len(xs) == 0:
+            return np.full(durations.shape, float(self.graph_node_overhead_ns))
+        return np.interp(np.log(np.maximum(durations, 1.0)), xs, ys)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "device_name": self.device_name,
+            "source": self.source,
+            "fallback": self.is_fallback,
+            "note": self.fallback_note,
+        }
+
+
+@cache
+def _overhead_curve(
+    table: tuple[NodeOverheadPoint, ...],
+) -> tuple[FloatArray, FloatArray]:
+    best: dict[int, NodeOverheadPoint] = {}
+    for point in table:
+        if point.kernel_ns <= 0:
+            continue
+        kept = best.get(point.kernel_ns)
+        if kept is None or point.nodes > kept.nodes:
+            best[point.kernel_ns] = point
+    sizes = sorted(best)
+    xs = np.array([math.log(s) for s in sizes], np.float64)
+    ys = np.array([max(0.0, float(best[s].per_node_ns)) for s in sizes], np.float64)
+    return xs, ys
+
+
+def slug(device_name: str) -> str:
+    """File-name form of a device name: ``"NVIDIA H200"`` → ``"nvidia-h200"``."""
+    return re.sub(r"[^a-z0-9]+", "-", device_name.lower()).strip("-")
+
+
+def load_calibration(path: str | Path, *, source: str | None = None) -> Calibration:
+    """Read a profile; a missing, malformed or incomplete file raises one-line
+    :class:`TraceFormatError` naming the path and the problem."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise TraceFormatError(path, "no such calibration file") from None
+    except IsADirectoryError:
+        raise TraceFormatError(path, "is a directory, not a calibration file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TraceFormatError(path, f"cannot read calibration ({exc})") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise TraceFormatError(path, f"not JSON (line {exc.lineno}: {exc.msg})") from None
+    if not isinstance(data, dict):
+        raise TraceFormatError(path, "calibration must be a JSON object")
+    try:
+        return parse_calibration(data, name=path.stem, source=source or str(path))
+    except ValueError as exc:
+        raise TraceFormatError(path, f"bad calibration: {exc}") from None
+
+
+def parse_calibration(data: Mapping[str, Any], *, name: str, source: str) -> Calibration:
+    """Build a :class:`Calibration` from a decoded profile; ``ValueError`` names the field."""
+    version = data.get("schema_version", SCHEMA_VERSION)
+    if version != SCHEMA_VERSION:
+        raise ValueError(f"schema_version {version!r}, this traceinspect reads {SCHEMA_VERSION}")
+    missing = [key for key in _REQUIRED if key not in data]
+    if missing:
+        raise ValueError(f"missing {', '.join(missing)}")
+    device_name = data["device_name"]
+    if not isinstance(device_name, str) or not device_name:
+        raise ValueError("device_name must be a non-empty string")
+    eager = _ns(data, "eager_launch_host_ns")
+    profiled = (
+        _ns(data, "eager_launch_host_ns_profiled")
+        if data.get("eager_launch_host_ns_profiled") is not None
+        else int(round(eager * DEFAULT_PROFILER_LAUNCH_INFLATION))
+    )
+    spread = data.get("spread_frac", DEFAULT_SPREAD_FRAC)
+    if not _is_number(spread) or not 0 <= float(spread) < 1:
+        raise ValueError("spread_frac must be a number in [0, 1)")
+    versions = {k: str(data[k]) for k in ("torch", "cuda", "driver", "measured_at") if k in data}
+    extra = {k: float(v) for k, v in data.items() if k not in _KNOWN and _is_number(v)}
+    return Calibration(
+        name=name,
+        device_name=device_name,
+        source=source,
+        eager_launch_host_ns=eager,
+        eager_launch_host_ns_profiled=profiled,
+        graph_launch_host_ns=_launch_points(data["graph_launch_host_ns"]),
+        graph_launch_latency_ns=_ns(data, "graph_launch_latency_ns"),
+        graph_node_overhead_ns=_ns(data, "graph_node_overhead_ns"),
+        sync_ns=_ns(data, "sync_ns"),
+        node_overhead_table=_table(data.get("node_overhead_table") or []),
+        copy_launch_host_ns=_ns(data, "copy_launch_host_ns", DEFAULT_COPY_LAUNCH_HOST_NS),
+        copy_gpu_ns=_ns(data, "copy_gpu_ns", DEFAULT_COPY_GPU_NS),
+        spread_frac=float(spread),
+        versions=versions,
+        extra=extra,
+    )
+
+
+def builtin_calibrations() -> dict[str, Calibration]:
+    """The profiles shipped with traceinspect, by name (file stem)."""
+    return {path.stem: _builtin(path.stem) for path in sorted(BUILTIN_DIR.glob("*.json"))}
+
+
+@cache
+def _builtin(name: str) -> Calibration:
+    return load_calibration(BUILTIN_DIR / f"{name}.json", source="built-in")
+
+
+def calibration_for(timeline: Timeline, path: Path | None = None) -> Calibration:
+    """The profile an analysis of ``timeline`` should use.
+
+    An explicit ``path`` wins. Otherwise the built-in profile whose device name matches
+    the trace's first named GPU (``"NVIDIA H200"`` → ``nvidia-h200.json``). Otherwise the
+    built-in :data:`GENERIC_FALLBACK` profile, marked with a note saying it was measured on
+    another device (or that the trace names none).
+    """
+    if path is not None:
+        return load_calibration(path)
+    profiles = builtin_calibrations()
+    names = [d.name for d in timeline.meta.devices if d.name]
+    for device_name in names:
+        wanted = slug(device_name)
+        for profile in profiles.values():
+            if slug(profile.device_name) == wanted or profile.name == wanted:
+                return profile
+    fallback = profiles.get(GENERIC_FALLBACK)
+    if fallback is None:
+        raise TraceinspectError(
+            f"no built-in calibration profile found in {BUILTIN_DIR} "
+            "(pass --calibration FILE from `traceinspect calibrate`)"
+        )
+    why = f"trace device {names[0]!r} has no profile" if names else "trace names no GPU"
+    return replace(
+        fallback, fallback_note=f"{why}: generic fallback measured on {fallback.device_name}"
+    )
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _ns(data: Mapping[str, Any], key: str, default: int | None = None) -> int:
+    value: Any = data.get(key)
+    if value is None and default is not None:
+        return default
+    if not _is_number(value) or value < 0:
+        raise ValueError(f"{key} must be a non-negative number of ns, got {value!r}")
+    return int(round(float(value)))
+
+
+def _launch_points(value: Any) -> tuple[tuple[int, int], ...]:
+    if _is_number(value):
+        if value < 0:
+            raise ValueError("graph_launch_host_ns must be non-negative")
+        return ((1, int(round(value))),)
+    if isinstance(value, Mapping) and value:
+        points = []
+        for nodes, ns in value.items():
+            try:
+                count = int(nodes)
+            except ValueError:
+                raise ValueError(
+                    f"graph_launch_host_ns key {nodes!r} is not a node count"
+                ) from None
+            if not _is_number(ns) or ns < 0:
+                raise ValueError(f"graph_launch_host_ns[{nodes!r}] must be a number of ns")
+            points.append((count, int(round(ns))))
+        return tuple(sorted(points))
+    raise ValueError("graph_launch_host_ns must be a number or a {nodes: ns} mapping")
+
+
+def _table(rows: Any) -> tuple[NodeOverheadPoint, ...]:
+    if not isinstance(rows, list):
+        raise ValueError("node_overhead_table must be a list")
+    points = []
+    for i, row in enumerate(rows):
+        if not isinstance(row, Mapping):
+            raise ValueError(f"node_overhead_table[{i}] must be an object")
+        try:
+            points.append(
+                NodeOverheadPoint(
+                    nodes=_ns(row, "nodes"),
+                    kernel_ns=_ns(row, "kernel_ns"),
+                    graph_gpu_ns=_ns(row, "graph_gpu_ns", 0),
+                    graph_wall_ns=_ns(row, "graph_wall_ns", 0),
+                    per_node_ns=int(round(float(row["per_node_ns"]))),
+                )
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"node_overhead_table[{i}]: {exc}") from None
+    return tuple(points)
