@@ -262,12 +262,12 @@ def parse_calibration(data: Mapping[str, Any], *, name: str, source: str) -> Cal
 
 def builtin_calibrations() -> dict[str, Calibration]:
     """The profiles shipped with traceinspect, by name (file stem)."""
-    return {path.stem: _builtin(path.stem) for path in sorted(BUILTIN_DIR.glob("*.json"))}
+    return {path.stem: _builtin(path) for path in sorted(BUILTIN_DIR.glob("*.json"))}
 
 
 @cache
-def _builtin(name: str) -> Calibration:
-    return load_calibration(BUILTIN_DIR / f"{name}.json", source="built-in")
+def _builtin(path: Path) -> Calibration:
+    return load_calibration(path, source="built-in")
 
 
 def calibration_for(timeline: Timeline, path: Path | None = None) -> Calibration:

@@ -1,0 +1,165 @@
+"""Calibration profiles: reading, validation, interpolation, and which one a trace gets."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import traceinspect.calibration as calibration
+from traceinspect.calibration import (
+    builtin_calibrations,
+    calibration_for,
+    load_calibration,
+    slug,
+)
+from traceinspect.errors import TraceFormatError
+from traceinspect.model import DeviceInfo, Timeline, TraceMeta
+
+
+def profile(**overrides: Any) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "schema_version": 1,
+        "device_name": "NVIDIA H200",
+        "torch": "2.5.1",
+        "cuda": "12.4",
+        "driver": "550.54",
+        "measured_at": "2026-11-29T10:00:00Z",
+        "eager_launch_host_ns": 4_800.4,
+        "eager_launch_host_ns_profiled": 9_700,
+        "graph_launch_host_ns": {"1": 2_500, "1000": 12_500},
+        "graph_launch_latency_ns": 4_100,
+        "graph_node_overhead_ns": 920,
+        "node_overhead_table": [
+            {
+                "nodes": 10,
+                "kernel_ns": 2_000,
+                "graph_gpu_ns": 30_000,
+                "graph_wall_ns": 40_000,
+                "per_node_ns": 1_000,
+            },
+            {
+                "nodes": 100,
+                "kernel_ns": 2_000,
+                "graph_gpu_ns": 290_000,
+                "graph_wall_ns": 300_000,
+                "per_node_ns": 900,
+            },
+            {
+                "nodes": 100,
+                "kernel_ns": 200_000,
+                "graph_gpu_ns": 2e7,
+                "graph_wall_ns": 2e7,
+                "per_node_ns": -30,
+            },
+        ],
+        "sync_ns": 1_800,
+        "htod_bandwidth_gbps": 25.0,
+    }
+    data.update(overrides)
+    return data
+
+
+def write(tmp_path: Path, data: object, name: str = "nvidia-h200.json") -> Path:
+    path = tmp_path / name
+    path.write_text(json.dumps(data))
+    return path
+
+
+def meta(*names: str) -> Timeline:
+    devices = tuple(DeviceInfo(id=i, name=n) for i, n in enumerate(names))
+    return Timeline(meta=TraceMeta(path="t", format="kineto", generation="kineto", devices=devices))
+
+
+def test_load_reads_every_field(tmp_path: Path) -> None:
+    cal = load_calibration(write(tmp_path, profile()))
+    assert cal.name == "nvidia-h200"
+    assert cal.source == str(tmp_path / "nvidia-h200.json")
+    assert cal.eager_launch_host_ns == 4_800
+    assert cal.eager_launch_host_ns_profiled == 9_700
+    assert cal.graph_launch_host_ns == ((1, 2_500), (1000, 12_500))
+    assert cal.graph_launch_host_for(1) == 2_500
+    assert cal.graph_launch_host_for(500) == 7_495  # 2500 + 499/999 × 10000
+    assert cal.graph_launch_latency_ns == 4_100
+    assert cal.sync_ns == 1_800
+    assert cal.versions["torch"] == "2.5.1"
+    assert cal.extra == {"htod_bandwidth_gbps": 25.0}
+    assert not cal.is_fallback
+    # the 100-node row wins for 2 µs kernels (converged); negative per-node clamps to 0
+    assert cal.node_overhead_for([2_000, 200_000]).tolist() == [900.0, 0.0]
+
+
+def test_optional_fields_take_documented_defaults(tmp_path: Path) -> None:
+    data = profile(graph_launch_host_ns=3_000)
+    for key in ("eager_launch_host_ns_profiled", "node_overhead_table"):
+        del data[key]
+    cal = load_calibration(write(tmp_path, data))
+    assert cal.eager_launch_host_ns_profiled == 9_600  # 2 × 4800 (unprofiled, rounded)
+    assert cal.graph_launch_host_for(77) == 3_000
+    assert cal.node_overhead_for([1_000, 10**8]).tolist() == [920.0, 920.0]
+    assert cal.copy_launch_host_ns == calibration.DEFAULT_COPY_LAUNCH_HOST_NS
+    assert cal.spread_frac == calibration.DEFAULT_SPREAD_FRAC
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("{not json", "not JSON (line 1"),
+        ("[1, 2]", "calibration must be a JSON object"),
+        (json.dumps(profile(schema_version=9)), "schema_version 9"),
+        (json.dumps({"schema_version": 1, "device_name": "X"}), "missing eager_launch_host_ns"),
+        (json.dumps(profile(sync_ns=-1)), "sync_ns must be a non-negative number"),
+        (json.dumps(profile(sync_ns="fast")), "sync_ns must be a non-negative number"),
+        (json.dumps(profile(graph_launch_host_ns={"many": 3})), "is not a node count"),
+        (json.dumps(profile(node_overhead_table=[{"nodes": 1}])), "node_overhead_table[0]"),
+        (json.dumps(profile(spread_frac=2)), "spread_frac must be"),
+    ],
+)
+def test_bad_profiles_fail_with_one_line(tmp_path: Path, content: str, message: str) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text(content)
+    with pytest.raises(TraceFormatError) as info:
+        load_calibration(path)
+    text = str(info.value)
+    assert text.startswith(f"{path}: ")
+    assert message in text
+    assert "\n" not in text
+
+
+def test_missing_file_and_directory(tmp_path: Path) -> None:
+    with pytest.raises(TraceFormatError, match="no such calibration file"):
+        load_calibration(tmp_path / "nope.json")
+    with pytest.raises(TraceFormatError, match="is a directory"):
+        load_calibration(tmp_path)
+
+
+def test_slug() -> None:
+    assert slug("NVIDIA H200") == "nvidia-h200"
+    assert slug("NVIDIA A100-SXM4-80GB") == "nvidia-a100-sxm4-80gb"
+
+
+def test_calibration_for_matches_device_else_falls_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write(tmp_path, profile())
+    write(tmp_path, profile(device_name="NVIDIA A100-SXM4-80GB"), "nvidia-a100-sxm4-80gb.json")
+    monkeypatch.setattr(calibration, "BUILTIN_DIR", tmp_path)
+    assert set(builtin_calibrations()) == {"nvidia-h200", "nvidia-a100-sxm4-80gb"}
+
+    h200 = calibration_for(meta("NVIDIA H200"))
+    assert h200.name == "nvidia-h200" and h200.source == "built-in" and not h200.is_fallback
+    assert calibration_for(meta("NVIDIA A100-SXM4-80GB")).name == "nvidia-a100-sxm4-80gb"
+
+    other = calibration_for(meta("NVIDIA GeForce RTX 3080"))
+    assert other.name == "nvidia-h200" and other.is_fallback
+    assert other.fallback_note == (
+        "trace device 'NVIDIA GeForce RTX 3080' has no profile: generic fallback measured on "
+        "NVIDIA H200"
+    )
+    assert calibration_for(meta()).fallback_note.startswith("trace names no GPU")
+
+    explicit = write(tmp_path, profile(sync_ns=5), "mine.json")
+    chosen = calibration_for(meta("NVIDIA H200"), explicit)
+    assert chosen.name == "mine" and chosen.sync_ns == 5 and chosen.source == str(explicit)
