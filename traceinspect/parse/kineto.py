@@ -1,0 +1,1147 @@
+"""Reader for PyTorch-profiler (Kineto) Chrome-trace JSON, ``.json`` or ``.json.gz``.
+
+Handles every generation seen in the wild:
+
+* 2021: cats ``Kernel`` ``Runtime`` ``Memcpy`` ``Memset`` ``Operator``, flows cat ``async``;
+* 2022: flows cat ``async_gpu`` / ``async_cpu_to_gpu``, lowercase ``external id``;
+* current: ``kernel`` ``gpu_memcpy`` ``gpu_memset`` ``cuda_runtime`` ``cuda_driver``
+  ``cpu_op`` ``user_annotation`` ``gpu_user_annotation`` ``cuda_sync``, flows ``ac2g``,
+  relative ``ts`` plus top-level ``baseTimeNanoseconds``; ROCm traces with ``hip*`` names.
+
+How it stays fast and small on gigabyte traces:
+
+* the file is streamed (gunzipped block by block) and the ``traceEvents`` array decoded in
+  chunks of about :data:`CHUNK_BYTES`, so peak memory does not grow with the file;
+* msgspec decodes only the fields used here (unknown keys are skipped in C);
+* each chunk is turned into numpy columns right away, repeated strings are interned, and
+  ``ts``/``dur`` stay JSON text (:class:`msgspec.Raw`) until a vectorized, exact decimal
+  parse turns all of a chunk's timestamps into integer ns at once. A 19-digit
+  ``1712195495519695.8`` never passes through float64.
+
+Chunk boundaries are found without a JSON scanner: a candidate cut after ``}`` followed by
+``,`` is accepted only if ``[`` + prefix + ``]`` decodes. A cut inside a string or a nested
+value leaves an unterminated string or unbalanced brackets, so a successful decode proves
+the cut sits between two top-level events.
+"""
+
+from __future__ import annotations
+
+import gzip
+import re
+import zlib
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+from functools import lru_cache
+from itertools import repeat
+from operator import attrgetter
+from pathlib import Path
+from typing import IO, Any, Final
+
+import msgspec
+import numpy as np
+from numpy.typing import NDArray
+
+from traceinspect.errors import TraceFormatError
+from traceinspect.model import DeviceInfo, Timeline, TraceMeta, make_table
+from traceinspect.parse import sniff
+from traceinspect.parse._nesting import nesting_depth
+
+#: JSON bytes decoded per step. Bounds the transient memory (decoded events of one chunk,
+#: ~5x its text) while keeping per-chunk overhead negligible.
+CHUNK_BYTES: Final = 4 * 1024 * 1024
+#: Bytes asked of the (possibly gunzipping) file per read.
+READ_BYTES: Final = 1024 * 1024
+#: Earlier cut candidates tried in a chunk before giving up and decoding the rest whole.
+MAX_CUT_TRIES: Final = 8
+#: Kineto's ``ts``/``dur`` unit is the microsecond; the model's is the nanosecond.
+NS_PER_US: Final = 1000
+
+_INT64_MIN: Final = -(2**63)
+_UINT64_SPAN: Final = 2**64
+
+
+# --------------------------------------------------------------------------------------
+# What is decoded. Every field has a default: absent keys are fine, wrong types are not.
+
+
+class _EventArgs(msgspec.Struct, gc=False):
+    external_id: int = msgspec.field(name="External id", default=-1)
+    external_id_2021: int = msgspec.field(name="external id", default=-1)
+    correlation: int = -1
+    device: int | str = -1
+    stream: int | str = -1
+    bytes: int | str = -1  # ROCm runtime calls write it as a string
+    grid: msgspec.Raw = msgspec.Raw()
+    block: msgspec.Raw = msgspec.Raw()
+    graph_id: int = msgspec.field(name="graph id", default=-1)
+    graph_node_id: int = msgspec.field(name="graph node id", default=-1)
+    cuda_sync_kind: str = ""
+    input_dims: msgspec.Raw = msgspec.field(name="Input Dims", default=msgspec.Raw())
+    input_dims_lower: msgspec.Raw = msgspec.field(name="Input dims", default=msgspec.Raw())
+
+
+class _Event(msgspec.Struct, gc=False):
+    ph: str = ""
+    cat: str = ""
+    name: str = ""
+    pid: int | str = -1
+    tid: int | str = -1
+    ts: msgspec.Raw = msgspec.Raw()
+    dur: msgspec.Raw = msgspec.Raw()
+    id: int | str = -1
+    args: _EventArgs | None = None
+
+
+class _Meta(msgspec.Struct):
+    """Top-level keys (before and after ``traceEvents``); loosely typed, checked later."""
+
+    traceEvents: list[_Event] | None = None  # noqa: N815 - the JSON key
+    schemaVersion: Any = None  # noqa: N815
+    deviceProperties: Any = None  # noqa: N815
+    distributedInfo: Any = None  # noqa: N815
+    baseTimeNanoseconds: Any = None  # noqa: N815
+    displayTimeUnit: Any = None  # noqa: N815
+    traceName: Any = None  # noqa: N815
+    trace_id: Any = None
+    cupti_version: Any = None
+    cuda_runtime_version: Any = None
+    cuda_driver_version: Any = None
+    hip_runtime_version: Any = None
+    hip_driver_version: Any = None
+    roctracer_version: Any = None
+
+
+_NO_ARGS: Final = _EventArgs()
+_EVENTS_DECODER: Final = msgspec.json.Decoder(list[_Event])
+_META_DECODER: Final = msgspec.json.Decoder(_Meta)
+_META_VERSION_KEYS: Final = (
+    "schemaVersion",
+    "trace_id",
+    "cupti_version",
+    "cuda_runtime_version",
+    "cuda_driver_version",
+    "hip_runtime_version",
+    "hip_driver_version",
+    "roctracer_version",
+    "displayTimeUnit",
+)
+
+
+# --------------------------------------------------------------------------------------
+# Categories. Codes index the per-chunk dispatch; 0 = ignored.
+
+_KERNEL, _MEMCPY, _MEMSET = 1, 2, 3
+_RUNTIME, _DRIVER = 4, 5
+_CPU_OP, _USER_ANNOTATION, _GPU_ANNOTATION, _CUDA_SYNC = 6, 7, 8, 9
+_FLOW = 10
+
+_CAT_CODE: Final[Mapping[str, int]] = {
+    "kernel": _KERNEL,
+    "Kernel": _KERNEL,
+    "gpu_memcpy": _MEMCPY,
+    "Memcpy": _MEMCPY,
+    "gpu_memset": _MEMSET,
+    "Memset": _MEMSET,
+    "cuda_runtime": _RUNTIME,
+    "Runtime": _RUNTIME,
+    "cuda_driver": _DRIVER,
+    "Driver": _DRIVER,
+    "cpu_op": _CPU_OP,
+    "Operator": _CPU_OP,
+    "user_annotation": _USER_ANNOTATION,
+    "gpu_user_annotation": _GPU_ANNOTATION,
+    "cuda_sync": _CUDA_SYNC,
+    "ac2g": _FLOW,
+    "async": _FLOW,
+    "async_gpu": _FLOW,
+    "async_cpu_to_gpu": _FLOW,
+}
+_GPU_KIND_NAMES: Final = np.array(["", "kernel", "memcpy", "memset"], dtype=object)
+_CATS_2021: Final = frozenset({"Kernel", "Runtime", "Operator", "Memcpy", "Memset", "async"})
+_CATS_2022: Final = frozenset({"async_gpu", "async_cpu_to_gpu"})
+
+_PH_COMPLETE, _PH_FLOW_START, _PH_FLOW_END = 1, 2, 3
+_PH_CODE: Final[Mapping[str, int]] = {"X": _PH_COMPLETE, "s": _PH_FLOW_START, "f": _PH_FLOW_END}
+
+PROFILER_STEP_PREFIX: Final = "ProfilerStep#"
+
+
+# --------------------------------------------------------------------------------------
+# Name classification: one table for CUDA runtime, CUDA driver and HIP.
+
+#: (host.kind, pattern) in priority order, matched against the name without its prefix
+#: (``cuda``/``cu``/``hip``) and version suffix. First match wins; no match is ``other``.
+HOST_KIND_PATTERNS: Final[tuple[tuple[str, re.Pattern[str]], ...]] = tuple(
+    (kind, re.compile(pattern))
+    for kind, pattern in (
+        ("graph_launch", r"^Graph(Exec)?Launch"),
+        (
+            "graph_build",
+            r"^(StreamBeginCapture|StreamEndCapture|Graph(Instantiate|Create|Add|Clone|Upload"
+            r"|Destroy|Exec\w*Update|ExecDestroy|Node)|ThreadExchangeStreamCaptureMode)",
+        ),
+        (
+            "launch",
+            r"^(LaunchKernel|LaunchCooperativeKernel|Launch$|LaunchGrid|ModuleLaunchKernel"
+            r"|ExtModuleLaunchKernel|ExtLaunchKernel|LaunchKernelEx|KernelLaunch)",
+        ),
+        ("memcpy", r"^Memcpy|^MemcpyPeer"),
+        ("memset", r"^Memset"),
+        ("sync", r"^(DeviceSynchronize|StreamSynchronize|EventSynchronize|CtxSynchronize)"),
+        ("event", r"^(EventRecord|EventQuery|StreamWaitEvent|EventCreate|EventDestroy)"),
+        (
+            "malloc",
+            r"^(Malloc|MemAlloc|MemCreate|HostAlloc|MallocHost|ExtMallocWithFlags|MallocAsync"
+            r"|MallocManaged|MallocPitch|Malloc3D|MemAllocAsync|MemAllocManaged|MemAllocHost)",
+        ),
+        ("free", r"^(Free|MemFree|MemRelease|FreeHost|FreeAsync|MemFreeAsync)"),
+    )
+)
+_API_PREFIX: Final = re.compile(r"^(cuda|cu|hip)(?=[A-Z])")
+_VERSION_SUFFIX: Final = re.compile(r"_v\d+$")
+
+
+@lru_cache(maxsize=4096)
+def classify_host_call(name: str) -> tuple[str, str, str]:
+    """``(name without version suffix, host.kind, api override or "")`` of a runtime call.
+
+    >>> classify_host_call("cudaStreamGetCaptureInfo_v2")
+    ('cudaStreamGetCaptureInfo', 'other', '')
+    >>> classify_host_call("cuLaunchKernelEx")
+    ('cuLaunchKernelEx', 'launch', 'driver')
+    >>> classify_host_call("hipGraphLaunch")
+    ('hipGraphLaunch', 'graph_launch', '')
+    """
+    stripped = _VERSION_SUFFIX.sub("", name)
+    prefix = _API_PREFIX.match(stripped)
+    api = "driver" if prefix is not None and prefix.group(1) == "cu" else ""
+    bare = stripped[prefix.end() :] if prefix is not None else stripped
+    for kind, pattern in HOST_KIND_PATTERNS:
+        if pattern.search(bare):
+            return stripped, kind, api
+    return stripped, "other", api
+
+
+_COPY_KIND: Final = re.compile(r"\b(HtoD|DtoH|DtoD|HtoH|PtoP|DtoA|AtoD|AtoH|HtoA|AtoA)\b")
+_COPY_KINDS_KEPT: Final = frozenset({"HtoD", "DtoH", "DtoD", "HtoH", "PtoP"})
+
+
+@lru_cache(maxsize=1024)
+def classify_memcpy(name: str) -> tuple[str, str]:
+    """``(copy_kind, host_memory)`` from a memcpy name such as
+    ``Memcpy HtoD (Pageable -> Device)``.
+
+    >>> classify_memcpy("Memcpy DtoH (Device -> Pinned)")
+    ('DtoH', 'pinned')
+    """
+    match = _COPY_KIND.search(name)
+    copy_kind = match.group(1) if match and match.group(1) in _COPY_KINDS_KEPT else ""
+    lowered = name.lower()
+    if "pageable" in lowered:
+        host_memory = "pageable"
+    elif "pinned" in lowered:
+        host_memory = "pinned"
+    else:
+        host_memory = ""
+    return copy_kind, host_memory
+
+
+#: kineto's ``cuda_sync_kind`` (or the event name) -> ``syncs.kind``.
+SYNC_KINDS: Final[Mapping[str, str]] = {
+    "Stream Sync": "stream",
+    "Event Sync": "event",
+    "Context Sync": "context",
+    "Device Sync": "device",
+    "Stream Wait Event": "stream_wait_event",
+    "Wait Event": "stream_wait_event",
+}
+
+
+# --------------------------------------------------------------------------------------
+# Exact µs text -> integer ns.
+
+_POW10: Final = np.array([10**k for k in range(20)], dtype=np.uint64)
+_DIGITS_MAX_FAST: Final = 16  # integer digits of µs handled in uint64 (< 1e19 ns)
+_FRACTION_DIGITS: Final = 3  # µs with 3 decimals is integer ns
+
+
+def us_text_to_ns(
+    raws: Sequence[msgspec.Raw | bytes],
+) -> tuple[NDArray[np.int64], NDArray[np.bool_]]:
+    """Parse JSON numbers in µs (as text) to exact integer ns.
+
+    Returns ``(ns, present)``; an empty text (field absent) gives ``present=False`` and 0.
+    Plain decimals (``1712195495519695.8``, ``100``) are parsed by one vectorized pass over
+    the concatenated text; anything else (exponents, signs, more than 3 decimals) goes
+    through :class:`decimal.Decimal`, rounding to the nearest ns. Raises ``ValueError`` on
+    a text that is not a JSON number or whose value does not fit int64 ns.
+
+    >>> us_text_to_ns([b"1712195495519695.8", b"", b"12.345"])[0].tolist()
+    [1712195495519695800, 0, 12345]
+    """
+    n = len(raws)
+    lengths = np.fromiter(map(len, raws), dtype=np.int64, count=n)
+    present = lengths > 0
+    result = np.zeros(n, dtype=np.int64)
+    text = np.frombuffer(b"".join(raws), dtype=np.uint8)
+    if text.size == 0:
+        return result, present
+    ends = np.cumsum(lengths)
+    starts = ends - lengths
+    token = np.repeat(np.arange(n, dtype=np.int64), lengths)
+    is_digit = (text >= 48) & (text <= 57)
+    is_dot = text == 46
+    dot_at = np.flatnonzero(is_dot)
+    dot_token = token[dot_at]
+    dots = np.bincount(dot_token, minlength=n)
+    other_chars = np.bincount(token[~(is_digit | is_dot)], minlength=n)
+    dot_position = ends.copy()  # no dot: the number ends where the text ends
+    dot_position[dot_token] = dot_at
+    integer_digits = dot_position - starts
+    fraction_digits = np.where(dots > 0, ends - dot_position - 1, 0)
+    slow = present & (
+        (other_chars > 0)
+        | (dots > 1)
+        | (integer_digits == 0)
+        | (integer_digits > _DIGITS_MAX_FAST)
+        | (fraction_digits > _FRACTION_DIGITS)
+    )
+    # Each char's power of ten in ns: digit k left of the dot is 10**(k+3), k right 10**(3-k).
+    char_position = np.arange(text.size, dtype=np.int64)
+    char_dot = dot_position[token]
+    exponent = np.where(
+        char_position < char_dot,
+        char_dot - char_position - 1 + _FRACTION_DIGITS,
+        _FRACTION_DIGITS - (char_position - char_dot),
+    )
+    np.clip(exponent, 0, len(_POW10) - 1, out=exponent)
+    digit = np.where(is_digit, text - 48, 0).astype(np.uint64)
+    contribution = digit * _POW10[exponent]
+    sums = np.add.reduceat(contribution, starts[present])
+    too_big = sums > np.uint64(2**63 - 1)
+    fast_values = np.where(too_big, 0, sums).astype(np.int64)
+    result[present] = fast_values
+    slow[np.flatnonzero(present)[too_big]] = True
+    for i in np.flatnonzero(slow).tolist():
+        result[i] = _decimal_us_to_ns(bytes(raws[i]))
+    return result, present
+
+
+def _decimal_us_to_ns(text: bytes) -> int:
+    try:
+        value = Decimal(text.decode("ascii"))
+    except (InvalidOperation, UnicodeDecodeError):
+        raise ValueError(f"not a number: {text[:40]!r}") from None
+    if not value.is_finite():
+        raise ValueError(f"not a finite number: {text[:40]!r}")
+    ns = int((value * NS_PER_US).to_integral_value())
+    if not _INT64_MIN <= ns < 2**63:
+        raise ValueError(f"time out of range: {text[:40]!r}")
+    return ns
+
+
+# --------------------------------------------------------------------------------------
+# Integer columns from Python values (ids above int64 wrap, strings are parsed).
+
+
+def _wrap_int64(value: int) -> int:
+    """An integer of any size as the int64 with the same low 64 bits (ids stay distinct)."""
+    return (value - _INT64_MIN) % _UINT64_SPAN + _INT64_MIN
+
+
+_TRAILING_INT: Final = re.compile(r"(-?\d+)\s*$")
+
+
+@lru_cache(maxsize=4096)
+def _str_to_id(text: str) -> int:
+    """``"25738"`` -> 25738, ``"stream 7"`` -> 7, ``"0x1f"`` -> 31, others -> -1."""
+    stripped = text.strip()
+    if stripped.lower().startswith("0x"):
+        try:
+            return _wrap_int64(int(stripped, 16))
+        except ValueError:
+            return -1
+    match = _TRAILING_INT.search(stripped)
+    return _wrap_int64(int(match.group(1))) if match else -1
+
+
+def _to_int64(values: Sequence[int | str]) -> NDArray[np.int64]:
+    try:
+        return np.fromiter(values, dtype=np.int64, count=len(values))
+    except (OverflowError, TypeError, ValueError):
+        pass
+    return np.fromiter(
+        (
+            _wrap_int64(v) if type(v) is int else (_str_to_id(v) if isinstance(v, str) else -1)
+            for v in values
+        ),
+        dtype=np.int64,
+        count=len(values),
+    )
+
+
+# --------------------------------------------------------------------------------------
+# Streaming the traceEvents array in chunks.
+
+_EVENTS_KEY: Final = re.compile(rb'"traceEvents"\s*:\s*\[')
+_WHITESPACE: Final = b" \t\r\n"
+_BYTE_POSITION: Final = re.compile(r"\(byte (\d+)\)")
+_EVENT_INDEX: Final = re.compile(r"\$(?:\.traceEvents)?\[(\d+)\]")
+
+
+class _Source:
+    """The trace's JSON text, read block by block (gunzipped on the fly)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        kind = sniff(path)
+        if kind not in ("json", "json.gz"):
+            raise TraceFormatError(path, f"not a PyTorch-profiler JSON trace ({kind} file)")
+        self._file: gzip.GzipFile | IO[bytes]
+        if kind == "json.gz":
+            self._file = gzip.GzipFile(path, "rb")
+        else:
+            self._file = open(path, "rb")  # noqa: SIM115 - closed by close()
+        self.eof = False
+
+    def read(self) -> bytes:
+        try:
+            block = self._file.read(READ_BYTES)
+        except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+            raise TraceFormatError(self.path, f"truncated or corrupt gzip ({exc})") from None
+        except OSError as exc:
+            raise TraceFormatError(self.path, f"cannot read ({exc})") from None
+        if not block:
+            self.eof = True
+        return block
+
+    def close(self) -> None:
+        self._file.close()
+
+
+class _Buffer:
+    """Unconsumed text plus its offset in the file, for error positions."""
+
+    def __init__(self, source: _Source) -> None:
+        self.source = source
+        self.data = b""
+        self.offset = 0  # file offset of data[0]
+
+    def fill(self, size: int) -> None:
+        """Read until ``data`` holds ``size`` bytes or the file ends."""
+        blocks = [self.data]
+        have = len(self.data)
+        while have < size and not self.source.eof:
+            block = self.source.read()
+            blocks.append(block)
+            have += len(block)
+        self.data = b"".join(blocks)
+
+    def fill_all(self) -> None:
+        self.fill(2**62)
+
+    def consume(self, count: int) -> None:
+        self.data = self.data[count:]
+        self.offset += count
+
+
+class _EventChunks:
+    """Iterate over decoded ``traceEvents`` chunks; :attr:`meta` holds the top-level keys
+    (complete once iteration ends)."""
+
+    def __init__(self, source: _Source) -> None:
+        self.path = source.path
+        self.buffer = _Buffer(source)
+        self.meta = _Meta()
+        self.events_before = 0  # events yielded so far, for error messages
+        self._top_level_array = False
+
+    def _fail(self, exc: msgspec.DecodeError, byte_shift: int) -> TraceFormatError:
+        """A one-line problem with positions made absolute in the file / event array."""
+        message = str(exc)
+
+        def _byte(m: re.Match[str]) -> str:
+            return f"(byte {max(0, int(m.group(1)) + byte_shift)})"
+
+        def _index(m: re.Match[str]) -> str:
+            return f"traceEvents[{int(m.group(1)) + self.events_before}]"
+
+        message = _EVENT_INDEX.sub(_index, _BYTE_POSITION.sub(_byte, message))
+        if "truncated" in message.lower():
+            message = f"truncated JSON ({message})"
+        return TraceFormatError(self.path, message.splitlines()[0])
+
+    def _decode_meta(self, text: bytes, byte_shift: int) -> _Meta:
+        try:
+            return _META_DECODER.decode(text)
+        except msgspec.DecodeError as exc:
+            raise self._fail(exc, byte_shift) from None
+
+    def _start(self) -> None:
+        """Position the buffer at the first event; decode the keys before ``traceEvents``."""
+        buf = self.buffer
+        buf.fill(CHUNK_BYTES)
+        head = buf.data.lstrip(_WHITESPACE)
+        if head.startswith(b"\xef\xbb\xbf"):
+            head = head[3:].lstrip(_WHITESPACE)
+        if head.startswith(b"["):  # the bare-array flavour of the Chrome trace format
+            self._top_level_array = True
+            buf.consume(len(buf.data) - len(head) + 1)
+            return
+        if not head.startswith(b"{"):
+            raise TraceFormatError(self.path, "not a JSON object: expected a Chrome trace")
+        searched = 0
+        while True:
+            for match in _EVENTS_KEY.finditer(buf.data, searched):
+                prefix = buf.data[: match.end() - 1]
+                try:
+                    self.meta = _META_DECODER.decode(prefix + b"null}")
+                except msgspec.ValidationError as exc:
+                    raise self._fail(exc, 0) from None
+                except msgspec.DecodeError:
+                    continue  # the key text sat inside a string or a nested object
+                buf.consume(match.end())
+                return
+            if buf.source.eof:
+                break
+            searched = max(0, len(buf.data) - 64)
+            buf.fill(len(buf.data) + CHUNK_BYTES)
+        meta = self._decode_meta(buf.data, 0)  # raises the real syntax error, if any
+        if meta.traceEvents is None:
+            raise TraceFormatError(self.path, "JSON object without a traceEvents array")
+        self.meta = meta
+        buf.consume(len(buf.data))
+        self._pending_tail: list[_Event] | None = meta.traceEvents
+
+    def _cut_and_decode(self) -> list[_Event] | None:
+        """Decode a prefix of whole events from the buffer, or None if no cut worked."""
+        data = self.buffer.data
+        limit = min(len(data), CHUNK_BYTES)
+        end = limit
+        for _ in range(MAX_CUT_TRIES):
+            brace = data.rfind(b"}", 0, end)
+            if brace <= 0:
+                return None
+            after = brace + 1
+            while after < len(data) and data[after] in _WHITESPACE:
+                after += 1
+            end = brace
+            if after >= len(data) or data[after] != ord(","):
+                continue
+            try:
+                events = _EVENTS_DECODER.decode(b"[" + data[: brace + 1] + b"]")
+            except msgspec.ValidationError as exc:
+                raise self._fail(exc, self.buffer.offset - 1) from None
+            except msgspec.DecodeError:
+                continue
+            self.buffer.consume(after + 1)
+            return events
+        return None
+
+    def _decode_tail(self) -> list[_Event]:
+        buf = self.buffer
+        buf.fill_all()
+        if self._top_level_array:
+            try:
+                return _EVENTS_DECODER.decode(b"[" + buf.data)
+            except msgspec.DecodeError as exc:
+                raise self._fail(exc, buf.offset - 1) from None
+        opening = b'{"traceEvents":['
+        tail = self._decode_meta(opening + buf.data, buf.offset - len(opening))
+        for name in _Meta.__struct_fields__:
+            value = getattr(tail, name)
+            if value is not None and name != "traceEvents":
+                setattr(self.meta, name, value)
+        return tail.traceEvents or []
+
+    def __iter__(self) -> Iterator[list[_Event]]:
+        self._pending_tail = None
+        self._start()
+        if self._pending_tail is not None:
+            yield self._pending_tail
+            return
+        buf = self.buffer
+        while True:
+            buf.fill(CHUNK_BYTES + 1)
+            if buf.source.eof and len(buf.data) <= CHUNK_BYTES:
+                break
+            events = self._cut_and_decode()
+            if events is None:
+                break
+            yield events
+            self.events_before += len(events)
+        yield self._decode_tail()
+
+
+# --------------------------------------------------------------------------------------
+# Column accumulation, chunk by chunk.
+
+
+@dataclass
+class _Columns:
+    """Per-table column pieces; ints as numpy arrays per chunk, strings as flat lists."""
+
+    ints: dict[str, list[NDArray[np.int64]]] = field(default_factory=dict)
+    strs: dict[str, list[str]] = field(default_factory=dict)
+
+    def add_ints(self, name: str, values: NDArray[np.int64]) -> None:
+        self.ints.setdefault(name, []).append(values)
+
+    def add_strs(self, name: str, values: list[str]) -> None:
+        self.strs.setdefault(name, []).extend(values)
+
+    def int_column(self, name: str) -> NDArray[np.int64]:
+        pieces = self.ints.get(name)
+        return np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.int64)
+
+    def str_column(self, name: str) -> list[str]:
+        return self.strs.get(name, [])
+
+
+_GET_PH: Final = attrgetter("ph")
+_GET_CAT: Final = attrgetter("cat")
+_GET_NAME: Final = attrgetter("name")
+_GET_PID: Final = attrgetter("pid")
+_GET_TID: Final = attrgetter("tid")
+_GET_TS: Final = attrgetter("ts")
+_GET_DUR: Final = attrgetter("dur")
+_GET_ID: Final = attrgetter("id")
+
+
+_Handler = Callable[[int, list[_Event], NDArray[np.int64], NDArray[np.int64]], None]
+
+
+class _Collector:
+    """Turns decoded event chunks into table columns, keeping no per-event objects."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.gpu = _Columns()
+        self.host = _Columns()
+        self.cpu_ops = _Columns()
+        self.annotations = _Columns()
+        self.syncs = _Columns()
+        self.flows = _Columns()
+        self.cats_seen: set[str] = set()
+        self.strings: dict[str, str] = {}
+        self.raw_text: dict[bytes, str] = {}
+        self.negative_durations = 0
+        self.missing_ts = 0
+        self._handlers: dict[int, _Handler] = {
+            _KERNEL: self._gpu,
+            _MEMCPY: self._gpu,
+            _MEMSET: self._gpu,
+            _RUNTIME: self._host,
+            _DRIVER: self._host,
+            _CPU_OP: self._cpu_op,
+            _USER_ANNOTATION: self._cpu_op,
+            _GPU_ANNOTATION: self._gpu_annotation,
+            _CUDA_SYNC: self._cuda_sync,
+        }
+
+    def _intern(self, values: list[str]) -> list[str]:
+        return list(map(self.strings.setdefault, values, values))
+
+    def _raw_texts(self, raws: list[msgspec.Raw], compact: bool) -> list[str]:
+        """Interned text of Raw JSON values; ``compact`` turns ``[1, 2, 3]`` into ``1,2,3``."""
+        cache = self.raw_text
+        out = []
+        for raw in raws:
+            key = bytes(raw)
+            text = cache.get(key)
+            if text is None:
+                text = key.decode("utf-8", "replace")
+                if compact:
+                    text = text.strip("[] \n").replace(" ", "").replace("\n", "")
+                cache[key] = text
+            out.append(text)
+        return out
+
+    def add(self, events: list[_Event]) -> None:
+        if not events:
+            return
+        cats = list(map(_GET_CAT, events))
+        self.cats_seen.update(cats)
+        n = len(events)
+        cat_code = np.fromiter(map(_CAT_CODE.get, cats, repeat(0)), dtype=np.int8, count=n)
+        if not cat_code.any():
+            return
+        phs = list(map(_GET_PH, events))
+        ph_code = np.fromiter(map(_PH_CODE.get, phs, repeat(0)), dtype=np.int8, count=n)
+        wanted = np.flatnonzero((cat_code > 0) & (ph_code > 0))
+        if not wanted.size:
+            return
+        chosen = [events[i] for i in wanted.tolist()]
+        codes = cat_code[wanted]
+        phc = ph_code[wanted]
+        try:
+            ts, ts_present = us_text_to_ns(list(map(_GET_TS, chosen)))
+            dur, _ = us_text_to_ns(list(map(_GET_DUR, chosen)))
+        except ValueError as exc:
+            raise TraceFormatError(self.path, f"bad ts/dur in traceEvents: {exc}") from None
+        negative = dur < 0
+        if negative.any():
+            self.negative_durations += int(negative.sum())
+            dur[negative] = 0
+        missing = ~ts_present
+        if missing.any():
+            self.missing_ts += int(missing.sum())
+        complete = (phc == _PH_COMPLETE) & ts_present
+        flow = (codes == _FLOW) & ((phc == _PH_FLOW_START) | (phc == _PH_FLOW_END)) & ts_present
+        for code, handler in self._handlers.items():
+            select = np.flatnonzero(complete & (codes == code))
+            if select.size:
+                sub = [chosen[i] for i in select.tolist()]
+                handler(code, sub, ts[select], ts[select] + dur[select])
+        select = np.flatnonzero(flow)
+        if select.size:
+            sub = [chosen[i] for i in select.tolist()]
+            self.flows.add_ints("id", _to_int64(list(map(_GET_ID, sub))))
+            self.flows.add_ints("is_start", (phc[select] == _PH_FLOW_START).astype(np.int64))
+            self.flows.add_ints("pid", _to_int64(list(map(_GET_PID, sub))))
+            self.flows.add_ints("tid", _to_int64(list(map(_GET_TID, sub))))
+            self.flows.add_ints("ts", ts[select])
+
+    # One handler per category group; each appends whole columns.
+
+    def _gpu(
+        self, code: int, sub: list[_Event], start: NDArray[np.int64], end: NDArray[np.int64]
+    ) -> None:
+        cols = self.gpu
+        args = [e.args or _NO_ARGS for e in sub]
+        names = self._intern(list(map(_GET_NAME, sub)))
+        m = len(sub)
+        cols.add_ints("kind_code", np.full(m, code, dtype=np.int64))
+        cols.add_strs("name", names)
+        raw_pid = _to_int64(list(map(_GET_PID, sub)))
+        raw_tid = _to_int64(list(map(_GET_TID, sub)))
+        device = _to_int64([a.device for a in args])
+        stream = _to_int64([a.stream for a in args])
+        cols.add_ints("device", np.where(device >= 0, device, raw_pid))
+        cols.add_ints("stream", np.where(stream >= 0, stream, raw_tid))
+        cols.add_ints("raw_pid", raw_pid)
+        cols.add_ints("raw_tid", raw_tid)
+        cols.add_ints("start_ns", start)
+        cols.add_ints("end_ns", end)
+        cols.add_ints("correlation", _to_int64([a.correlation for a in args]))
+        cols.add_ints("graph_id", _to_int64([a.graph_id for a in args]))
+        cols.add_ints("graph_node_id", _to_int64([a.graph_node_id for a in args]))
+        if code == _KERNEL:
+            cols.add_strs("grid", self._raw_texts([a.grid for a in args], compact=True))
+            cols.add_strs("block", self._raw_texts([a.block for a in args], compact=True))
+            cols.add_ints("bytes", np.full(m, -1, dtype=np.int64))
+            cols.add_strs("copy_kind", [""] * m)
+            cols.add_strs("host_memory", [""] * m)
+        else:
+            cols.add_strs("grid", [""] * m)
+            cols.add_strs("block", [""] * m)
+            cols.add_ints("bytes", _to_int64([a.bytes for a in args]))
+            if code == _MEMCPY:
+                kinds = list(map(classify_memcpy, names))
+                cols.add_strs("copy_kind", [k[0] for k in kinds])
+                cols.add_strs("host_memory", [k[1] for k in kinds])
+            else:
+                cols.add_strs("copy_kind", [""] * m)
+                cols.add_strs("host_memory", [""] * m)
+
+    def _host(
+        self, code: int, sub: list[_Event], start: NDArray[np.int64], end: NDArray[np.int64]
+    ) -> None:
+        cols = self.host
+        args = [e.args or _NO_ARGS for e in sub]
+        classified = list(map(classify_host_call, map(_GET_NAME, sub)))
+        default_api = "driver" if code == _DRIVER else "runtime"
+        cols.add_strs("name", self._intern([c[0] for c in classified]))
+        cols.add_strs("kind", [c[1] for c in classified])
+        cols.add_strs("api", [c[2] or default_api for c in classified])
+        cols.add_ints("pid", _to_int64(list(map(_GET_PID, sub))))
+        cols.add_ints("tid", _to_int64(list(map(_GET_TID, sub))))
+        cols.add_ints("start_ns", start)
+        cols.add_ints("end_ns", end)
+        cols.add_ints("correlation", _to_int64([a.correlation for a in args]))
+        cols.add_ints("external_id", self._external_ids(args))
+
+    @staticmethod
+    def _external_ids(args: list[_EventArgs]) -> NDArray[np.int64]:
+        current = _to_int64([a.external_id for a in args])
+        older = _to_int64([a.external_id_2021 for a in args])
+        return np.where(current != -1, current, older)
+
+    def _cpu_op(
+        self, code: int, sub: list[_Event], start: NDArray[np.int64], end: NDArray[np.int64]
+    ) -> None:
+        names = self._intern(list(map(_GET_NAME, sub)))
+        step = np.fromiter(
+            (n.startswith(PROFILER_STEP_PREFIX) for n in names), dtype=bool, count=len(names)
+        )
+        if code == _USER_ANNOTATION or step.all():
+            self._annotations(sub, names, start, end, step)
+            return
+        if step.any():
+            keep = np.flatnonzero(step)
+            self._annotations(
+                [sub[i] for i in keep.tolist()],
+                [names[i] for i in keep.tolist()],
+                start[keep],
+                end[keep],
+                step[keep],
+            )
+            keep = np.flatnonzero(~step)
+            sub = [sub[i] for i in keep.tolist()]
+            names = [names[i] for i in keep.tolist()]
+            start, end = start[keep], end[keep]
+        cols = self.cpu_ops
+        args = [e.args or _NO_ARGS for e in sub]
+        cols.add_strs("name", names)
+        cols.add_ints("pid", _to_int64(list(map(_GET_PID, sub))))
+        cols.add_ints("tid", _to_int64(list(map(_GET_TID, sub))))
+        cols.add_ints("start_ns", start)
+        cols.add_ints("end_ns", end)
+        cols.add_ints("external_id", self._external_ids(args))
+        dims = [a.input_dims if len(a.input_dims) else a.input_dims_lower for a in args]
+        cols.add_strs("input_shapes", self._raw_texts(dims, compact=False))
+
+    def _annotations(
+        self,
+        sub: list[_Event],
+        names: list[str],
+        start: NDArray[np.int64],
+        end: NDArray[np.int64],
+        step: NDArray[np.bool_],
+    ) -> None:
+        cols = self.annotations
+        m = len(sub)
+        cols.add_strs("name", names)
+        cols.add_strs(
+            "source", ["profiler_step" if s else "record_function" for s in step.tolist()]
+        )
+        cols.add_ints("pid", _to_int64(list(map(_GET_PID, sub))))
+        cols.add_ints("tid", _to_int64(list(map(_GET_TID, sub))))
+        cols.add_ints("device", np.full(m, -1, dtype=np.int64))
+        cols.add_ints("stream", np.full(m, -1, dtype=np.int64))
+        cols.add_ints("start_ns", start)
+        cols.add_ints("end_ns", end)
+
+    def _gpu_annotation(
+        self, code: int, sub: list[_Event], start: NDArray[np.int64], end: NDArray[np.int64]
+    ) -> None:
+        cols = self.annotations
+        args = [e.args or _NO_ARGS for e in sub]
+        m = len(sub)
+        raw_pid = _to_int64(list(map(_GET_PID, sub)))
+        raw_tid = _to_int64(list(map(_GET_TID, sub)))
+        device = _to_int64([a.device for a in args])
+        stream = _to_int64([a.stream for a in args])
+        cols.add_strs("name", self._intern(list(map(_GET_NAME, sub))))
+        cols.add_strs("source", ["gpu_user_annotation"] * m)
+        cols.add_ints("pid", np.full(m, -1, dtype=np.int64))
+        cols.add_ints("tid", np.full(m, -1, dtype=np.int64))
+        cols.add_ints("device", np.where(device >= 0, device, raw_pid))
+        cols.add_ints("stream", np.where(stream >= 0, stream, raw_tid))
+        cols.add_ints("start_ns", start)
+        cols.add_ints("end_ns", end)
+
+    def _cuda_sync(
+        self, code: int, sub: list[_Event], start: NDArray[np.int64], end: NDArray[np.int64]
+    ) -> None:
+        cols = self.syncs
+        args = [e.args or _NO_ARGS for e in sub]
+        raw_pid = _to_int64(list(map(_GET_PID, sub)))
+        raw_tid = _to_int64(list(map(_GET_TID, sub)))
+        device = _to_int64([a.device for a in args])
+        stream = _to_int64([a.stream for a in args])
+        cols.add_strs(
+            "kind",
+            [
+                SYNC_KINDS.get(a.cuda_sync_kind, SYNC_KINDS.get(e.name, "unknown"))
+                for e, a in zip(sub, args, strict=True)
+            ],
+        )
+        cols.add_ints("device", np.where(device >= 0, device, raw_pid))
+        cols.add_ints("stream", np.where(stream >= 0, stream, raw_tid))
+        cols.add_ints("start_ns", start)
+        cols.add_ints("end_ns", end)
+        cols.add_ints("correlation", _to_int64([a.correlation for a in args]))
+
+
+# --------------------------------------------------------------------------------------
+# Assembly: shift to the epoch clock, join GPU activity to launches, build the tables.
+
+
+def read_kineto(path: Path) -> Timeline:
+    """Read a PyTorch-profiler trace (``.json`` or ``.json.gz``) into a :class:`Timeline`.
+
+    Raises :class:`~traceinspect.errors.TraceFormatError` (one-line problem) for anything
+    that is not a readable Kineto/Chrome trace.
+    """
+    path = Path(path)
+    source = _Source(path)
+    collector = _Collector(path)
+    chunks = _EventChunks(source)
+    try:
+        for events in chunks:
+            collector.add(events)
+    except RecursionError:
+        raise TraceFormatError(path, "JSON nested too deeply") from None
+    finally:
+        source.close()
+    return _assemble(path, collector, chunks.meta)
+
+
+def _base_time_ns(path: Path, meta: _Meta) -> int:
+    base = meta.baseTimeNanoseconds
+    if base is None:
+        return 0
+    if isinstance(base, bool) or not isinstance(base, int):
+        raise TraceFormatError(path, f"baseTimeNanoseconds is not an integer: {base!r:.40}")
+    if not 0 <= base < 2**63:
+        raise TraceFormatError(path, f"baseTimeNanoseconds out of range: {base}")
+    return base
+
+
+def _shift(path: Path, columns: _Columns, base_ns: int, names: tuple[str, ...]) -> None:
+    """Add ``base_ns`` to the time columns in place, refusing int64 overflow."""
+    if base_ns == 0:
+        return
+    limit = 2**63 - 1 - base_ns
+    for name in names:
+        pieces = columns.ints.get(name, [])
+        for piece in pieces:
+            if piece.size and int(piece.max()) > limit:
+                raise TraceFormatError(path, "times overflow int64 ns after baseTimeNanoseconds")
+        columns.ints[name] = [piece + base_ns for piece in pieces]
+
+
+def _lookup(keys: NDArray[np.int64], values: NDArray[np.int64]) -> NDArray[np.int64]:
+    """Row position of each ``values`` element in ``keys`` (first occurrence; -1: absent or
+    the value is -1)."""
+    rows = np.full(len(values), -1, dtype=np.int64)
+    if not len(keys) or not len(values):
+        return rows
+    order = np.argsort(keys, kind="stable")
+    sorted_keys = keys[order]
+    at = np.searchsorted(sorted_keys, values)
+    at_clipped = np.minimum(at, len(keys) - 1)
+    found = (at < len(keys)) & (sorted_keys[at_clipped] == values) & (values != -1)
+    rows[found] = order[at_clipped[found]]
+    return rows
+
+
+def _flow_ids(
+    flows: _Columns,
+    start: bool,
+    pid: NDArray[np.int64],
+    tid: NDArray[np.int64],
+    ts: NDArray[np.int64],
+) -> NDArray[np.int64]:
+    """Correlation ids from flow events (``ph`` ``s`` on the launch call, ``f`` on the GPU
+    activity) that sit at exactly the same pid, tid and ts; -1 where none does."""
+    import pandas as pd
+
+    is_start = flows.int_column("is_start").astype(bool)
+    pick = is_start if start else ~is_start
+    table = pd.DataFrame(
+        {
+            "pid": flows.int_column("pid")[pick],
+            "tid": flows.int_column("tid")[pick],
+            "ts": flows.int_column("ts")[pick],
+            "id": flows.int_column("id")[pick],
+        }
+    ).drop_duplicates(["pid", "tid", "ts"])
+    wanted = pd.DataFrame({"pid": pid, "tid": tid, "ts": ts})
+    joined = wanted.merge(table, how="left", on=["pid", "tid", "ts"], sort=False)
+    return joined["id"].fillna(-1).to_numpy(dtype=np.int64)
+
+
+def _mode(values: NDArray[np.int64]) -> int:
+    values = values[values >= 0]
+    if not values.size:
+        return -1
+    uniques, counts = np.unique(values, return_counts=True)
+    return int(uniques[np.argmax(counts)])
+
+
+def _generation(cats: set[str]) -> str:
+    if cats & _CATS_2022:
+        return "kineto-2022"
+    if cats & _CATS_2021:
+        return "kineto-2021"
+    return "kineto"
+
+
+def _devices(value: Any) -> tuple[DeviceInfo, ...]:
+    if not isinstance(value, list):
+        return ()
+    devices = []
+    for position, props in enumerate(value):
+        if not isinstance(props, dict):
+            continue
+        device_id = props.get("id", position)
+        devices.append(
+            DeviceInfo(
+                id=device_id if isinstance(device_id, int) else position,
+                name=str(props.get("name", "")),
+                properties=props,
+            )
+        )
+    return tuple(devices)
+
+
+def _profiler_info(meta: _Meta) -> dict[str, str]:
+    info = {
+        key: str(getattr(meta, key)) for key in _META_VERSION_KEYS if getattr(meta, key) is not None
+    }
+    dist = meta.distributedInfo
+    if isinstance(dist, dict):
+        for key in ("rank", "world_size", "backend"):
+            if key in dist:
+                info[f"distributed_{key}"] = str(dist[key])
+    return info
+
+
+def _assemble(path: Path, c: _Collector, meta: _Meta) -> Timeline:
+    base_ns = _base_time_ns(path, meta)
+    times = ("start_ns", "end_ns")
+    for table in (c.gpu, c.host, c.cpu_ops, c.annotations, c.syncs):
+        _shift(path, table, base_ns, times)
+    _shift(path, c.flows, base_ns, ("ts",))
+    notes: list[str] = []
+
+    # host: sorted by start first, so row positions are final for gpu.launch_row.
+    host_start = c.host.int_column("start_ns")
+    host_order = np.argsort(host_start, kind="stable")
+    host_ints = {
+        name: c.host.int_column(name)[host_order]
+        for name in ("pid", "tid", "start_ns", "end_ns", "correlation", "external_id")
+    }
+    host_strs = {
+        name: [c.host.str_column(name)[i] for i in host_order.tolist()]
+        for name in ("name", "api", "kind")
+    }
+    host_corr = host_ints["correlation"]
+    missing_host_corr = host_corr == -1
+    if missing_host_corr.any() and c.flows.ints:
+        host_corr[missing_host_corr] = _flow_ids(
+            c.flows,
+            True,
+            host_ints["pid"][missing_host_corr],
+            host_ints["tid"][missing_host_corr],
+            host_ints["start_ns"][missing_host_corr],
+        )
+    host_kind = np.array(host_strs["kind"], dtype=object)
+    main_pid = _mode(host_ints["pid"])
+    if main_pid == -1:
+        main_pid = _mode(c.cpu_ops.int_column("pid"))
+
+    # gpu: correlation (args, else flows) -> launching host row.
+    gpu_corr = c.gpu.int_column("correlation")
+    gpu_start = c.gpu.int_column("start_ns")
+    missing_gpu_corr = gpu_corr == -1
+    if missing_gpu_corr.any() and c.flows.ints:
+        gpu_corr[missing_gpu_corr] = _flow_ids(
+            c.flows,
+            False,
+            c.gpu.int_column("raw_pid")[missing_gpu_corr],
+            c.gpu.int_column("raw_tid")[missing_gpu_corr],
+            gpu_start[missing_gpu_corr],
+        )
+    launch_row = _lookup(host_corr, gpu_corr)
+    launched = launch_row >= 0
+    gpu_pid = np.full(len(gpu_corr), main_pid, dtype=np.int64)
+    gpu_pid[launched] = host_ints["pid"][launch_row[launched]]
+    graph_id = c.gpu.int_column("graph_id")
+    from_graph = graph_id > 0
+    from_graph[launched] |= host_kind[launch_row[launched]] == "graph_launch"
+    unlaunched = int((~launched).sum())
+    if unlaunched:
+        notes.append(f"{unlaunched} GPU activities without a launch record")
+    gpu = make_table(
+        "gpu",
+        {
+            "kind": _GPU_KIND_NAMES[c.gpu.int_column("kind_code")],
+            "name": c.gpu.str_column("name"),
+            "pid": gpu_pid,
+            "device": c.gpu.int_column("device"),
+            "stream": c.gpu.int_column("stream"),
+            "start_ns": gpu_start,
+            "end_ns": c.gpu.int_column("end_ns"),
+            "correlation": gpu_corr,
+            "launch_row": launch_row,
+            "graph_id": graph_id,
+            "graph_node_id": c.gpu.int_column("graph_node_id"),
+            "from_graph": from_graph,
+            "grid": c.gpu.str_column("grid"),
+            "block": c.gpu.str_column("block"),
+            "bytes": c.gpu.int_column("bytes"),
+            "copy_kind": c.gpu.str_column("copy_kind"),
+            "host_memory": c.gpu.str_column("host_memory"),
+        },
+    )
+    host = make_table("host", {**host_strs, **host_ints})
+
+    cpu_columns: dict[str, Any] = {
+        name: c.cpu_ops.int_column(name)
+        for name in ("pid", "tid", "start_ns", "end_ns", "external_id")
+    }
+    cpu_columns["depth"] = nesting_depth(
+        cpu_columns["pid"], cpu_columns["tid"], cpu_columns["start_ns"], cpu_columns["end_ns"]
+    )
+    cpu_columns["name"] = c.cpu_ops.str_column("name")
+    cpu_columns["input_shapes"] = c.cpu_ops.str_column("input_shapes")
+    cpu_ops = make_table("cpu_ops", cpu_columns)
+
+    ann_columns: dict[str, Any] = {
+        name: c.annotations.int_column(name)
+        for name in ("pid", "tid", "device", "stream", "start_ns", "end_ns")
+    }
+    # Host ranges nest per thread; GPU projections (pid/tid -1) per device and stream.
+    on_gpu = ann_columns["pid"] == -1
+    ann_columns["depth"] = nesting_depth(
+        np.where(on_gpu, -2 - ann_columns["device"], ann_columns["pid"]),
+        np.where(on_gpu, ann_columns["stream"], ann_columns["tid"]),
+        ann_columns["start_ns"],
+        ann_columns["end_ns"],
+    )
+    ann_columns["name"] = c.annotations.str_column("name")
+    ann_columns["source"] = c.annotations.str_column("source")
+    annotations = make_table("annotations", ann_columns)
+
+    sync_corr = c.syncs.int_column("correlation")
+    sync_row = _lookup(host_corr, sync_corr)
+    sync_found = sync_row >= 0
+    sync_pid = np.full(len(sync_corr), -1, dtype=np.int64)
+    sync_tid = np.full(len(sync_corr), -1, dtype=np.int64)
+    sync_pid[sync_found] = host_ints["pid"][sync_row[sync_found]]
+    sync_tid[sync_found] = host_ints["tid"][sync_row[sync_found]]
+    syncs = make_table(
+        "syncs",
+        {
+            "kind": c.syncs.str_column("kind"),
+            "pid": sync_pid,
+            "tid": sync_tid,
+            "device": c.syncs.int_column("device"),
+            "stream": c.syncs.int_column("stream"),
+            "start_ns": c.syncs.int_column("start_ns"),
+            "end_ns": c.syncs.int_column("end_ns"),
+            "correlation": sync_corr,
+        },
+    )
+
+    if c.negative_durations:
+        notes.append(f"{c.negative_durations} events with a negative dur, read as 0")
+    if c.missing_ts:
+        notes.append(f"{c.missing_ts} events without ts skipped")
+    if not len(gpu):
+        notes.append("no GPU activity recorded (CPU-only trace)")
+    trace_meta = TraceMeta(
+        path=str(path),
+        format="kineto",
+        generation=_generation(c.cats_seen),
+        devices=_devices(meta.deviceProperties),
+        profiler=_profiler_info(meta),
+        notes=tuple(notes),
+    )
+    return Timeline(
+        meta=trace_meta, gpu=gpu, host=host, cpu_ops=cpu_ops, annotations=annotations, syncs=syncs
+    )
