@@ -297,12 +297,29 @@ def _tid_sql(column: str) -> str:
     return f"CASE WHEN {column} IS NULL THEN -1 ELSE {column} & {ID_MASK} END"
 
 
+#: Interval columns: NULLs become 0 plus an ``untimed`` flag, so that one missing value
+#: never turns the column into float64 (which would round ns beyond 2**53).
+_INTERVAL_SQL: Final = (
+    "COALESCE(t.start, 0) AS start_ns, COALESCE(t.end, 0) AS end_ns, "
+    "(t.start IS NULL OR t.end IS NULL) AS untimed"
+)
+
+
 def _query(conn: sqlite3.Connection, sql: str) -> pd.DataFrame:
     return pd.read_sql_query(sql, conn)
 
 
 def _i64(frame: pd.DataFrame, column: str) -> npt.NDArray[np.int64]:
-    return np.asarray(frame[column].to_numpy(), dtype=np.int64)
+    """``frame[column]`` as int64; ValueError when it holds something else than integers."""
+    values = frame[column].to_numpy()
+    if values.dtype.kind == "f":
+        finite = np.isfinite(values)
+        if not finite.all() or (np.abs(values) >= 2.0**63).any() or (values % 1 != 0).any():
+            raise ValueError(f"non-integer values where {column} should be")
+    elif values.dtype.kind not in "iub":
+        if not all(isinstance(v, (int, np.integer)) for v in values):
+            raise ValueError(f"non-integer values where {column} should be")
+    return np.asarray(values, dtype=np.int64)
 
 
 def _read_sqlite(db: Path, shown: Path) -> Timeline:
@@ -404,7 +421,7 @@ class _Reader:
         return True
 
     def _drop_untimed(self, frame: pd.DataFrame, what: str) -> pd.DataFrame:
-        bad = frame["start_ns"].isna() | frame["end_ns"].isna()
+        bad = frame["untimed"].astype(bool)
         if bool(bad.any()):
             self.notes.append(f"{int(bad.sum())} {what} without start or end time were skipped")
             frame = frame[~bad]
@@ -414,8 +431,7 @@ class _Reader:
         s = self.schema
         return ", ".join(
             [
-                "t.start AS start_ns",
-                "t.end AS end_ns",
+                _INTERVAL_SQL,
                 f"{s.int_col(table, 'deviceId')} AS device",
                 f"{s.int_col(table, 'streamId')} AS stream",
                 f"{s.int_col(table, 'correlationId')} AS correlation",
@@ -579,7 +595,7 @@ class _Reader:
         join, name = self._string("t.nameId", "n") if s.has(table, "nameId") else ("", "NULL")
         has_tid = s.has(table, "globalTid")
         sql = (
-            "SELECT t.start AS start_ns, t.end AS end_ns, "
+            f"SELECT {_INTERVAL_SQL}, "
             f"{s.int_col(table, 'correlationId')} AS correlation, "
             f"{_pid_sql('t.globalTid') if has_tid else '-1'} AS pid, "
             f"{_tid_sql('t.globalTid') if has_tid else '-1'} AS tid, "
@@ -650,9 +666,9 @@ class _Reader:
             texts.append(value)
         text_sql = f"COALESCE({', '.join(texts)}, '')" if texts else "''"
         has_tid = s.has(table, "globalTid")
-        end_sql = "t.end" if s.has(table, "end") else "NULL"
+        interval = _INTERVAL_SQL if s.has(table, "end") else _INTERVAL_SQL.replace("t.end", "NULL")
         sql = (
-            f"SELECT t.start AS start_ns, {end_sql} AS end_ns, t.eventType AS event_type, "
+            f"SELECT {interval}, t.eventType AS event_type, "
             f"{_pid_sql('t.globalTid') if has_tid else '-1'} AS pid, "
             f"{_tid_sql('t.globalTid') if has_tid else '-1'} AS tid, "
             f"{s.int_col(table, 'domainId')} AS domain_id, {text_sql} AS text "
@@ -669,7 +685,7 @@ class _Reader:
             )
         }
         ranges = frame[frame["event_type"] != NVTX_DOMAIN_CREATE]
-        unfinished = ranges["end_ns"].isna() | ranges["start_ns"].isna()
+        unfinished = ranges["untimed"].astype(bool)
         if bool(unfinished.any()):
             self.notes.append(
                 f"{int(unfinished.sum())} NVTX ranges still open when the capture ended "
