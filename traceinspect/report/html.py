@@ -1,0 +1,740 @@
+"""The HTML report: one self-contained page (plotly.js inlined) that works offline.
+
+:func:`page_data` builds plain JSON-ready data from a timeline and the analysis report: the
+timeline's lanes and drawn activities (times in µs since the trace start), and every table as
+pre-formatted text cells. :func:`render_html` embeds that data as JSON through
+:func:`safe_json` in an autoescaping template; the page's script builds the DOM from it with
+``textContent`` only, so names from the trace (kernels, NVTX ranges) can never become markup.
+
+Large traces stay usable: when more than :data:`MAX_DRAWN_ACTIVITIES` activities would be
+drawn, runs of short, closely spaced activities of one kind on one lane are merged into one
+block (hover shows how many), at the finest resolution that meets the cap; the page says so.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import hashlib
+import json
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any, Final
+
+import jinja2
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+from markupsafe import Markup
+
+from traceinspect.model import Timeline
+from traceinspect.report.summary import summarize
+
+#: Most activities (GPU, host calls, annotations together) drawn in the timeline; beyond this
+#: an SVG timeline stops panning smoothly in a browser, so short adjacent ones get merged.
+MAX_DRAWN_ACTIVITIES: Final = 50_000
+
+#: Annotation nesting levels drawn per host thread; deeper ranges are counted, not drawn
+#: (emit_nvtx traces nest a range per operator, tens of levels deep).
+MAX_ANNOTATION_DEPTH_LANES: Final = 6
+
+#: Annotation sources drawn in the regions lanes, in display order.
+_REGION_SOURCES: Final = ("profiler_step", "record_function", "nvtx", "gpu_user_annotation")
+
+#: Series key -> (legend label, colour). Keys: a GPU kind, ``<kind> (graph)`` for
+#: graph-launched activities, ``call:<host kind>`` for API calls, or an annotation source.
+SERIES_STYLE: Final[Mapping[str, tuple[str, str]]] = {
+    "kernel": ("kernel", "#4c78a8"),
+    "kernel (graph)": ("kernel, graph-launched", "#00a6a6"),
+    "memcpy": ("memcpy", "#f58518"),
+    "memcpy (graph)": ("memcpy, graph-launched", "#ffbf79"),
+    "memset": ("memset", "#54a24b"),
+    "memset (graph)": ("memset, graph-launched", "#88d27a"),
+    "graph": ("whole graph", "#b279a2"),
+    "call:launch": ("launch call", "#9d755d"),
+    "call:graph_launch": ("graph launch call", "#00a6a6"),
+    "call:memcpy": ("memcpy call", "#f58518"),
+    "call:memset": ("memset call", "#54a24b"),
+    "call:sync": ("sync call", "#e45756"),
+    "call:malloc": ("malloc call", "#eeca3b"),
+    "call:free": ("free call", "#eeca3b"),
+    "call:event": ("event call", "#ff9da6"),
+    "call:graph_build": ("graph build call", "#b279a2"),
+    "call:other": ("other API call", "#bab0ac"),
+    "profiler_step": ("ProfilerStep", "#2f4b7c"),
+    "record_function": ("record_function", "#665191"),
+    "nvtx": ("NVTX range", "#a05195"),
+    "gpu_user_annotation": ("annotation on GPU", "#d45087"),
+}
+_UNKNOWN_STYLE: Final = ("other", "#999999")
+
+#: Idle causes of a region, in column order, with their column labels.
+IDLE_CAUSES: Final = (
+    ("host_launch", "launch"),
+    ("sync", "sync"),
+    ("copy", "copy"),
+    ("dependency", "dependency"),
+    ("other", "other"),
+)
+
+#: Rows listed per summary table (annotations can number in the thousands of names).
+MAX_SUMMARY_ROWS: Final = 30
+
+_NS_PER_US: Final = 1000
+_PAGE_DATA_ID: Final = "traceinspect-data"
+_CSS_CLASS_UNSAFE = re.compile(r"[^a-z0-9_-]+")
+# json.dumps output is ASCII-safe JSON; these are the characters that could end a <script>
+# element, start a comment or entity, or end a line for older JS parsers.
+_JSON_HTML_ESCAPES: Final = {
+    "<": "\\u003c",
+    ">": "\\u003e",
+    "&": "\\u0026",
+    "'": "\\u0027",
+    "\u2028": "\\u2028",
+    "\u2029": "\\u2029",
+}
+_JSON_HTML_UNSAFE = re.compile("[<>&'\u2028\u2029]")
+
+
+# --------------------------------------------------------------------------- public entry points
+
+
+def render_html(timeline: Timeline, report: Mapping[str, Any] | None = None) -> str:
+    """The complete page for ``timeline`` and its analysis ``report`` (may be None or partial)."""
+    data = page_data(timeline, report)
+    app_js = _script_text(_asset("report.js"))
+    plotly_js = _script_text(_plotly_js())
+    template = _environment().get_template("report.html.j2")
+    return template.render(
+        csp=_content_security_policy(app_js, plotly_js),
+        data_id=_PAGE_DATA_ID,
+        data_json=Markup(safe_json(data)),
+        css=Markup(_asset("report.css")),
+        app_js=Markup(app_js),
+        plotly_js=Markup(plotly_js),
+    )
+
+
+def safe_json(value: Any) -> str:
+    """JSON text that is inert inside an HTML ``<script>`` element.
+
+    ``<``, ``>``, ``&``, ``'`` and U+2028/U+2029 become ``\\uXXXX`` escapes, which can only
+    occur inside JSON strings, where they decode to the same characters. NaN is refused:
+    ``JSON.parse`` would reject the whole page.
+    """
+    text = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    return _JSON_HTML_UNSAFE.sub(lambda m: _JSON_HTML_ESCAPES[m.group(0)], text)
+
+
+def page_data(timeline: Timeline, report: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Everything the page shows, as JSON-ready data; text cells are already formatted."""
+    report = report or {}
+    summary = report.get("summary")
+    if not isinstance(summary, Mapping):
+        summary = summarize(timeline)
+    trace = report.get("trace") if isinstance(report.get("trace"), Mapping) else {}
+    assert isinstance(trace, Mapping)
+    meta = timeline.meta
+    devices = (
+        trace.get("devices")
+        or summary.get("devices")
+        or [{"id": d.id, "name": d.name} for d in meta.devices]
+    )
+    return {
+        "trace": {
+            "path": str(trace.get("path") or meta.path),
+            "format": str(trace.get("format") or meta.format),
+            "generation": str(summary.get("generation") or meta.generation),
+            "devices": [_device_text(d) for d in devices],
+        },
+        "health": _health(report.get("health"), summary),
+        "regions": _regions_table(report.get("regions")),
+        "summary": _summary_section(summary),
+        "timeline": timeline_data(timeline),
+    }
+
+
+# --------------------------------------------------------------------------------- timeline data
+
+
+@dataclass(frozen=True)
+class _Lanes:
+    """Lane labels in display order, and the lane of every drawn row of each table."""
+
+    labels: list[dict[str, str]]
+    gpu: npt.NDArray[np.int64]
+    host: npt.NDArray[np.int64]
+    annotations: npt.NDArray[np.int64]  # -1: not drawn (too deep)
+
+
+def timeline_data(timeline: Timeline) -> dict[str, Any]:
+    """Lanes and per-series activity arrays for the timeline (times in µs since trace start).
+
+    ``series[i]`` holds parallel lists ``lane``, ``start_us``, ``end_us``, ``name`` (index
+    into ``names``) and ``count`` (activities merged into that block, 1 when drawn as is);
+    ``busy_us`` (summed duration) is present on series where blocks were merged.
+    ``downsampled`` is None when everything is drawn as recorded.
+    """
+    lanes = _lanes(timeline)
+    items = _items(timeline, lanes)
+    total = len(items)
+    too_deep = int((lanes.annotations < 0).sum())
+    if total == 0:
+        return {
+            "t0_ns": 0,
+            "span_us": 0.0,
+            "lanes": lanes.labels,
+            "names": [],
+            "series": [],
+            "total": 0,
+            "drawn": 0,
+            "downsampled": None,
+            "annotations_not_drawn": too_deep,
+        }
+    t0 = int(items["start_ns"].min())
+    span = int(items["end_ns"].max()) - t0
+    items = items.sort_values(["series", "lane", "start_ns"], kind="stable").reset_index(drop=True)
+    blocks, resolution = _downsample(items, MAX_DRAWN_ACTIVITIES)
+    codes, uniques = pd.factorize(blocks["name"], sort=False)
+    blocks = blocks.assign(name_code=codes)
+    series = []
+    for key, rows in blocks.groupby("series", sort=False):
+        label, colour = SERIES_STYLE.get(str(key), _UNKNOWN_STYLE)
+        entry: dict[str, Any] = {
+            "key": str(key),
+            "label": label,
+            "color": colour,
+            "lane": rows["lane"].tolist(),
+            "start_us": _us_since(rows["start_ns"], t0),
+            "end_us": _us_since(rows["end_ns"], t0),
+            "name": rows["name_code"].tolist(),
+            "count": rows["count"].tolist(),
+        }
+        if bool((rows["count"] > 1).any()):
+            entry["busy_us"] = (rows["busy_ns"].to_numpy() / _NS_PER_US).round(3).tolist()
+        series.append(entry)
+    series.sort(key=lambda s: _series_rank(s["key"]))
+    return {
+        "t0_ns": t0,
+        "span_us": span / _NS_PER_US,
+        "lanes": lanes.labels,
+        "names": [str(n) for n in uniques],
+        "series": series,
+        "total": total,
+        "drawn": len(blocks),
+        "downsampled": None
+        if resolution is None
+        else {"cap": MAX_DRAWN_ACTIVITIES, "resolution_us": resolution / _NS_PER_US},
+        "annotations_not_drawn": too_deep,
+    }
+
+
+def _series_rank(key: str) -> int:
+    keys = list(SERIES_STYLE)
+    return keys.index(key) if key in keys else len(keys)
+
+
+def _us_since(ns: pd.Series, t0: int) -> list[float]:
+    # int64 subtraction first: the absolute epoch-ns values would lose ns in a float64.
+    rel = ns.to_numpy(np.int64) - np.int64(t0)
+    return (rel / _NS_PER_US).round(3).tolist()  # type: ignore[no-any-return]
+
+
+def _lanes(timeline: Timeline) -> _Lanes:
+    """One lane per annotation depth and per API-calling host thread, then per GPU stream."""
+    host, ann, gpu = timeline.host, timeline.annotations, timeline.gpu
+    host_ann = ann[ann["source"] != "gpu_user_annotation"]
+    gpu_ann = ann[ann["source"] == "gpu_user_annotation"]
+    threads = sorted(
+        set(zip(host["pid"].tolist(), host["tid"].tolist(), strict=True))
+        | set(zip(host_ann["pid"].tolist(), host_ann["tid"].tolist(), strict=True))
+    )
+    several_pids = len({pid for pid, _ in threads}) > 1
+    depth = host_ann["depth"].clip(lower=0)
+    depths = (
+        depth.groupby([host_ann["pid"], host_ann["tid"]]).max().to_dict() if len(host_ann) else {}
+    )
+    labels: list[dict[str, str]] = []
+    ann_keys: list[tuple[int, int, int]] = []
+    api_keys: list[tuple[int, int]] = []
+    ann_lane: list[int] = []
+    api_lane: list[int] = []
+    for pid, tid in threads:
+        thread = f"pid {pid} tid {tid}" if several_pids else f"thread {tid}"
+        deepest = depths.get((pid, tid), -1)
+        for level in range(min(deepest + 1, MAX_ANNOTATION_DEPTH_LANES)):
+            ann_keys.append((pid, tid, level))
+            ann_lane.append(len(labels))
+            labels.append(
+                {"label": f"{thread} · regions {level}", "group": "region", "block": thread}
+            )
+        api_keys.append((pid, tid))
+        api_lane.append(len(labels))
+        labels.append({"label": f"{thread} · API calls", "group": "host", "block": thread})
+    streams = sorted(
+        set(zip(gpu["device"].tolist(), gpu["stream"].tolist(), strict=True))
+        | set(zip(gpu_ann["device"].tolist(), gpu_ann["stream"].tolist(), strict=True))
+    )
+    gpu_ann_streams = set(zip(gpu_ann["device"].tolist(), gpu_ann["stream"].tolist(), strict=True))
+    gpu_ann_keys: list[tuple[int, int]] = []
+    gpu_ann_lane: list[int] = []
+    stream_keys: list[tuple[int, int]] = []
+    stream_lane: list[int] = []
+    for device, stream in streams:
+        if (device, stream) in gpu_ann_streams:
+            gpu_ann_keys.append((device, stream))
+            gpu_ann_lane.append(len(labels))
+            labels.append(
+                {
+                    "label": f"GPU {device} · stream {stream} · regions",
+                    "group": "gpu_region",
+                    "block": f"GPU {device}",
+                }
+            )
+        stream_keys.append((device, stream))
+        stream_lane.append(len(labels))
+        labels.append(
+            {"label": f"GPU {device} · stream {stream}", "group": "gpu", "block": f"GPU {device}"}
+        )
+
+    ann_lanes = np.full(len(ann), -1, dtype=np.int64)
+    is_host_ann = (ann["source"] != "gpu_user_annotation").to_numpy()
+    ann_lanes[is_host_ann] = _lookup([host_ann["pid"], host_ann["tid"], depth], ann_keys, ann_lane)
+    ann_lanes[~is_host_ann] = _lookup(
+        [gpu_ann["device"], gpu_ann["stream"]], gpu_ann_keys, gpu_ann_lane
+    )
+    return _Lanes(
+        labels=labels,
+        gpu=_lookup([gpu["device"], gpu["stream"]], stream_keys, stream_lane),
+        host=_lookup([host["pid"], host["tid"]], api_keys, api_lane),
+        annotations=ann_lanes,
+    )
+
+
+def _lookup(
+    columns: Sequence[pd.Series], keys: Sequence[tuple[int, ...]], lanes: Sequence[int]
+) -> npt.NDArray[np.int64]:
+    """Lane of each row whose key columns equal one of ``keys``; -1 where none does."""
+    if len(columns[0]) == 0:
+        return np.empty(0, dtype=np.int64)
+    if not keys:
+        return np.full(len(columns[0]), -1, dtype=np.int64)
+    index = pd.MultiIndex.from_tuples(list(keys))
+    rows = pd.MultiIndex.from_arrays([c.to_numpy(np.int64) for c in columns])
+    position = index.get_indexer(rows)
+    out = np.asarray(lanes, dtype=np.int64)[position]
+    out[position < 0] = -1
+    return out
+
+
+def _items(timeline: Timeline, lanes: _Lanes) -> pd.DataFrame:
+    """Every drawable activity as (series, lane, start_ns, end_ns, name)."""
+    gpu, host, ann = timeline.gpu, timeline.host, timeline.annotations
+    gpu_series = gpu["kind"].astype(object).to_numpy().copy()
+    graphed = gpu["from_graph"].to_numpy(bool) & (gpu_series != "graph")
+    gpu_series[graphed] = gpu_series[graphed] + " (graph)"
+    parts = [
+        pd.DataFrame(
+            {
+                "series": gpu_series,
+                "lane": lanes.gpu,
+                "start_ns": gpu["start_ns"].to_numpy(np.int64),
+                "end_ns": gpu["end_ns"].to_numpy(np.int64),
+                "name": gpu["name"].to_numpy(object),
+            }
+        ),
+        pd.DataFrame(
+            {
+                "series": ("call:" + host["kind"].astype(str)).to_numpy(object),
+                "lane": lanes.host,
+                "start_ns": host["start_ns"].to_numpy(np.int64),
+                "end_ns": host["end_ns"].to_numpy(np.int64),
+                "name": host["name"].to_numpy(object),
+            }
+        ),
+        pd.DataFrame(
+            {
+                "series": ann["source"].to_numpy(object),
+                "lane": lanes.annotations,
+                "start_ns": ann["start_ns"].to_numpy(np.int64),
+                "end_ns": ann["end_ns"].to_numpy(np.int64),
+                "name": ann["name"].to_numpy(object),
+            }
+        ),
+    ]
+    nonempty = [p for p in parts if len(p)]
+    items = pd.concat(nonempty, ignore_index=True) if nonempty else parts[0]
+    return items[items["lane"].to_numpy() >= 0]
+
+
+def _downsample(items: pd.DataFrame, cap: int) -> tuple[pd.DataFrame, int | None]:
+    """Merge runs of short, close activities per (series, lane) until at most ``cap`` remain.
+
+    ``items`` is sorted by (series, lane, start_ns). Returns the blocks (columns of ``items``
+    plus ``count`` and ``busy_ns``) and the resolution in ns used, None when nothing merged.
+    The resolution doubles from the mean spacing a cap-sized drawing would have.
+    """
+    start = items["start_ns"].to_numpy(np.int64)
+    end = items["end_ns"].to_numpy(np.int64)
+    dur = end - start
+    if len(items) <= cap:
+        return items.assign(count=1, busy_ns=dur), None
+    group_start = np.ones(len(items), dtype=bool)
+    group_start[1:] = (items["series"].to_numpy()[1:] != items["series"].to_numpy()[:-1]) | (
+        items["lane"].to_numpy()[1:] != items["lane"].to_numpy()[:-1]
+    )
+    # Latest end among the earlier activities of the same (series, lane): what a gap is from.
+    bounds = np.append(np.flatnonzero(group_start), len(items))
+    reach = np.empty_like(end)
+    for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
+        reach[lo:hi] = np.maximum.accumulate(end[lo:hi])
+    gap = np.empty_like(start)
+    gap[0] = 0
+    gap[1:] = start[1:] - reach[:-1]
+    span = int(end.max() - start.min())
+    resolution = max(1, span // (cap * 4))
+    while True:
+        short = dur <= resolution
+        joins = ~group_start & short & np.roll(short, 1) & (gap <= resolution)
+        first = np.flatnonzero(~joins)
+        if len(first) <= cap or resolution > span:
+            break
+        resolution *= 2
+    blocks = items.iloc[first].reset_index(drop=True)
+    return (
+        blocks.assign(
+            end_ns=np.maximum.reduceat(end, first),
+            count=np.diff(np.append(first, len(items))),
+            busy_ns=np.add.reduceat(dur, first),
+        ),
+        resolution,
+    )
+
+
+# ------------------------------------------------------------------------------- table sections
+
+
+def _regions_table(regions: Any) -> dict[str, Any]:
+    columns = [
+        _col("region"),
+        _col("source"),
+        _col("occurrences", num=True),
+        _col("wall µs", num=True),
+        _col("GPU busy µs", num=True),
+        _col("kernels", num=True),
+        *(_col(f"idle µs: {label}", num=True) for _, label in IDLE_CAUSES),
+        _col("verdict"),
+        _col("graphed µs", num=True),
+        _col("saving", num=True),
+        _col("capture"),
+    ]
+    rows = []
+    for region in regions if isinstance(regions, list) else []:
+        if not isinstance(region, Mapping):
+            continue
+        wall, busy = region.get("wall_us"), region.get("gpu_busy_us")
+        idle = region.get("idle_us") if isinstance(region.get("idle_us"), Mapping) else {}
+        assert isinstance(idle, Mapping)
+        share = _ratio(busy, wall)
+        verdict = str(region.get("verdict") or "")
+        rows.append(
+            [
+                {
+                    "text": str(region.get("name", "")),
+                    "cls": "region-name",
+                    "indent": _depth(region.get("depth")),
+                },
+                _text(region.get("source")),
+                _count(region.get("occurrences")),
+                _num(wall),
+                _num(busy) + (f" ({share:.0%})" if share is not None else ""),
+                _count(region.get("kernels")),
+                *(_num(idle.get(cause)) for cause, _ in IDLE_CAUSES),
+                {
+                    "text": verdict.replace("_", " ") or "–",
+                    "cls": "verdict-" + _css_word(verdict) if verdict else "",
+                    "details": [str(e) for e in _list(region.get("evidence"))],
+                },
+                *_estimate_cells(region.get("estimate")),
+                _capture_cell(region.get("capture")),
+            ]
+        )
+    return {
+        "title": "Regions",
+        "columns": columns,
+        "rows": rows,
+        "empty": "No regions in the report."
+        if isinstance(regions, list)
+        else "No region analysis in this report.",
+    }
+
+
+def _estimate_cells(estimate: Any) -> list[Any]:
+    if not isinstance(estimate, Mapping):
+        return ["–", "–"]
+    graphed: Any = _num(estimate.get("graphed_us"))
+    low, high = estimate.get("low_us"), estimate.get("high_us")
+    if _finite(low) and _finite(high):
+        graphed = {"text": graphed, "details": [f"range {_num(low)} – {_num(high)}"]}
+    saving = _num(estimate.get("saving_us"))
+    frac = estimate.get("saving_frac")
+    if _finite(frac):
+        saving += f" ({frac:.0%})"
+    return [graphed, saving]
+
+
+def _capture_cell(capture: Any) -> Any:
+    if not isinstance(capture, Mapping) or capture.get("capturable") is None:
+        return "–"
+    details = []
+    for blocker in _list(capture.get("blockers")):
+        if isinstance(blocker, Mapping):
+            count = blocker.get("count")
+            times = f" ×{_count(count)}" if _finite(count) else ""
+            details.append(f"{blocker.get('kind', '?')}: {blocker.get('what', '')}{times}")
+        else:
+            details.append(str(blocker))
+    ok = bool(capture.get("capturable"))
+    return {
+        "text": "capturable" if ok else "not capturable",
+        "cls": "capture-yes" if ok else "capture-no",
+        "details": details,
+    }
+
+
+def _health(health: Any, summary: Mapping[str, Any]) -> list[dict[str, str]]:
+    items = [
+        {"kind": str(h.get("kind", "")), "message": str(h.get("message", ""))}
+        for h in _list(health)
+        if isinstance(h, Mapping)
+    ]
+    if health is None:  # no diagnosis: still surface what the reader noticed
+        items += [{"kind": "reader", "message": str(n)} for n in _list(summary.get("notes"))]
+    return items
+
+
+def _summary_section(summary: Mapping[str, Any]) -> dict[str, Any]:
+    acts = summary.get("activities") if isinstance(summary.get("activities"), Mapping) else {}
+    assert isinstance(acts, Mapping)
+    facts = [
+        f"{_count(acts.get('kernel'))} kernels",
+        f"{_count(acts.get('memcpy'))} memcpy",
+        f"{_count(acts.get('memset'))} memset",
+    ]
+    if acts.get("graph"):
+        facts.append(f"{_count(acts.get('graph'))} whole-graph records")
+    if summary.get("from_graph"):
+        facts.append(f"{_count(summary.get('from_graph'))} GPU activities from graph launches")
+    if summary.get("without_launch_record"):
+        facts.append(
+            f"{_count(summary.get('without_launch_record'))} GPU activities without a launch record"
+        )
+    busy_rows = []
+    for dev in _list(summary.get("gpu")):
+        if not isinstance(dev, Mapping):
+            continue
+        streams = [s for s in _list(dev.get("streams")) if isinstance(s, Mapping)]
+        share = dev.get("busy_share")
+        busy_rows.append(
+            [
+                {"text": str(dev.get("device", "?")), "cls": "strong"},
+                "all",
+                _count(sum(int(s.get("activities", 0)) for s in streams)),
+                _count(sum(int(s.get("kernels", 0)) for s in streams)),
+                _num_ns(dev.get("busy_ns")),
+                _num_ns(dev.get("span_ns")),
+                f"{share:.1%}" if _finite(share) else "–",
+            ]
+        )
+        busy_rows.extend(
+            [
+                "",
+                str(s.get("stream", "?")),
+                _count(s.get("activities")),
+                _count(s.get("kernels")),
+                _num_ns(s.get("busy_ns")),
+                "",
+                "",
+            ]
+            for s in streams
+        )
+    kernels = [k for k in _list(summary.get("top_kernels")) if isinstance(k, Mapping)]
+    apis = [a for a in _list(summary.get("launch_apis")) if isinstance(a, Mapping)]
+    annotations = [a for a in _list(summary.get("annotations")) if isinstance(a, Mapping)]
+    return {
+        "facts": facts,
+        "tables": [
+            {
+                "title": "GPU busy",
+                "columns": [
+                    _col("device"),
+                    _col("stream"),
+                    _col("activities", num=True),
+                    _col("kernels", num=True),
+                    _col("busy µs", num=True),
+                    _col("span µs", num=True),
+                    _col("busy share", num=True),
+                ],
+                "rows": busy_rows,
+                "empty": "No GPU activity in this trace (CPU-only profile).",
+            },
+            {
+                "title": "Top kernels by total time",
+                "columns": [
+                    _col("kernel"),
+                    _col("count", num=True),
+                    _col("total µs", num=True),
+                    _col("mean µs", num=True),
+                    _col("share", num=True),
+                ],
+                "rows": [
+                    [
+                        {"text": str(k.get("name", "")), "cls": "kernel-name"},
+                        _count(k.get("count")),
+                        _num_ns(k.get("total_ns")),
+                        _num_ns(k.get("mean_ns")),
+                        f"{k['share']:.1%}" if _finite(k.get("share")) else "–",
+                    ]
+                    for k in kernels
+                ],
+                "empty": "No kernels.",
+            },
+            {
+                "title": "Launch APIs",
+                "columns": [_col("call"), _col("api"), _col("kind"), _col("count", num=True)],
+                "rows": [
+                    [
+                        _text(a.get("name")),
+                        _text(a.get("api")),
+                        _text(a.get("kind")),
+                        _count(a.get("count")),
+                    ]
+                    for a in apis
+                ],
+                "empty": "No launch calls recorded.",
+            },
+            {
+                "title": "Annotations",
+                "columns": [_col("name"), _col("source"), _col("count", num=True)],
+                "rows": [
+                    [_text(a.get("name")), _text(a.get("source")), _count(a.get("count"))]
+                    for a in annotations[:MAX_SUMMARY_ROWS]
+                ],
+                "empty": "No annotations (record_function / NVTX ranges) in this trace.",
+                "note": f"{len(annotations) - MAX_SUMMARY_ROWS:,} more not listed"
+                if len(annotations) > MAX_SUMMARY_ROWS
+                else "",
+            },
+        ],
+    }
+
+
+# ---------------------------------------------------------------------------- formatting helpers
+
+
+def _col(label: str, *, num: bool = False) -> dict[str, Any]:
+    return {"label": label, "num": num}
+
+
+def _finite(value: Any) -> bool:
+    return (
+        isinstance(value, (int, float, np.integer, np.floating))
+        and not isinstance(value, bool)
+        and math.isfinite(float(value))
+    )
+
+
+def _num(us: Any) -> str:
+    """A µs value as ``1,234.5``; ``–`` when missing."""
+    return f"{float(us):,.1f}" if _finite(us) else "–"
+
+
+def _num_ns(ns: Any) -> str:
+    return f"{float(ns) / _NS_PER_US:,.1f}" if _finite(ns) else "–"
+
+
+def _count(value: Any) -> str:
+    return f"{int(value):,}" if _finite(value) else "–"
+
+
+def _text(value: Any) -> str:
+    return "–" if value is None or value == "" else str(value)
+
+
+def _ratio(part: Any, whole: Any) -> float | None:
+    if _finite(part) and _finite(whole) and float(whole) > 0:
+        return float(part) / float(whole)
+    return None
+
+
+def _depth(value: Any) -> int:
+    return max(0, min(int(value), 8)) if _finite(value) else 0
+
+
+def _list(value: Any) -> list[Any]:
+    return list(value) if isinstance(value, (list, tuple)) else []
+
+
+def _css_word(text: str) -> str:
+    return _CSS_CLASS_UNSAFE.sub("-", text.lower()).strip("-")
+
+
+def _device_text(device: Any) -> str:
+    if isinstance(device, Mapping):
+        name = device.get("name") or "?"
+        return f"{device.get('id', '?')}: {name}"
+    return str(device)
+
+
+# ----------------------------------------------------------------------------------- page assets
+
+
+@functools.cache
+def _environment() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.PackageLoader("traceinspect.report", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+    )
+
+
+@functools.cache
+def _asset(name: str) -> str:
+    return (resources.files("traceinspect.report") / "templates" / name).read_text("utf-8")
+
+
+@functools.cache
+def _plotly_js() -> str:
+    from plotly.offline import get_plotlyjs
+
+    return str(get_plotlyjs())
+
+
+_SCRIPT_END = re.compile(r"</(script)", re.IGNORECASE)
+
+
+@functools.cache
+def _script_text(js: str) -> str:
+    """``js`` made safe to inline: a ``</script`` inside it (in a string) would end the element,
+    and line ends normalised as the HTML parser will, so the CSP hash matches what runs."""
+    js = js.replace("\r\n", "\n").replace("\r", "\n")
+    return _SCRIPT_END.sub(r"<\\/\1", js)
+
+
+def _content_security_policy(*scripts: str) -> str:
+    """Only the page's own scripts may run (by hash, so no inline event handler ever does) and
+    nothing is fetched from anywhere; plotly sets inline styles and reads data: images."""
+    hashes = " ".join(f"'sha256-{_sha256_b64(js)}'" for js in scripts)
+    return (
+        f"default-src 'none'; script-src {hashes}; style-src 'unsafe-inline'; "
+        "img-src data: blob:; font-src data:"
+    )
+
+
+@functools.cache
+def _sha256_b64(text: str) -> str:
+    return base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii")
