@@ -1,0 +1,147 @@
+"""The benchmark's trace scaler builds a valid, consistent big trace; its RSS probe is exact.
+
+Correctness of the synthetic trace only: timings are measured by ``bench/run.py``, never here.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from conftest import ROOT, corpus_file
+
+from traceinspect.parse import load_trace
+
+BENCH = ROOT / "bench"
+sys.path.insert(0, str(BENCH))
+
+from make_big_trace import parse_size, write_big_trace  # noqa: E402
+from run import run_measured  # noqa: E402
+
+# AlexNet on an A100: 79 kernels + 19 memcpy/memset, 361 runtime calls, 155 ac2g flow starts
+# and 345 finishes, integer-µs timestamps; 243 KB of compact JSON per copy.
+ALEXNET = "HolisticTraceAnalysis__benchmark_result_2869224_1695835535_trace.json.gz"
+# ROCm MI250: fractional-µs timestamps, baseTimeNanoseconds, fwdbwd flows, 2 profiler steps.
+MI250 = "HolisticTraceAnalysis__mi250_minitoy_train_ROCm6_2_kineto.json.gz"
+
+
+def _events(path: Path) -> dict[str, Any]:
+    opener = gzip.open if path.name.endswith(".gz") else open
+    with opener(path, "rb") as f:
+        doc: dict[str, Any] = json.load(f)
+    return doc
+
+
+@pytest.mark.corpus
+def test_three_copies_triple_every_kernel_and_keep_each_launch(tmp_path: Path) -> None:
+    source = corpus_file(ALEXNET)
+    out = tmp_path / "alexnet_x3.json.gz"
+    # GIVEN the command line as a user runs it
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(BENCH / "make_big_trace.py"),
+            str(source),
+            "--copies",
+            "3",
+            "-o",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "3 whole copies" in proc.stdout
+
+    small, big = load_trace(source), load_trace(out)
+    # THEN 3x the kernels (79 -> 237), each still joined to its cudaLaunchKernel
+    assert len(small.kernels) == 79
+    assert len(big.kernels) == 237
+    assert len(big.gpu) == 3 * 98
+    assert len(big.host) == 3 * 361
+    assert int((big.kernels["launch_row"] == -1).sum()) == 0
+    launch_corr = big.host["correlation"].to_numpy()[big.kernels["launch_row"].to_numpy()]
+    np.testing.assert_array_equal(launch_corr, big.kernels["correlation"].to_numpy())
+    assert big.kernels["correlation"].nunique() == 237
+    # Copies do not overlap: the later copies start after the source's span.
+    span = int(small.gpu["end_ns"].max() - small.host["start_ns"].min())
+    starts = np.sort(big.kernels["start_ns"].to_numpy())
+    assert starts[79] - starts[0] > span
+    # Device properties are carried once, not per copy.
+    assert [d.name for d in big.meta.devices] == [d.name for d in small.meta.devices]
+
+    doc = _events(out)
+    flows = Counter((e["ph"], e["id"]) for e in doc["traceEvents"] if e.get("ph") in ("s", "f"))
+    # Every flow id is unique per phase across copies (3 x (155 s + 345 f)), and a start
+    # finds its finish exactly as often as in the source (139 of 155 there).
+    assert len(flows) == 3 * (155 + 345)
+    assert set(flows.values()) == {1}
+    finishes = {i for p, i in flows if p == "f"}
+    assert sum(i in finishes for p, i in flows if p == "s") == 3 * 139
+    src_meta = sum(e.get("ph") == "M" for e in _events(source)["traceEvents"])
+    assert sum(e.get("ph") == "M" for e in doc["traceEvents"]) == src_meta
+
+
+@pytest.mark.corpus
+def test_fractional_timestamps_stay_exact_and_steps_continue(tmp_path: Path) -> None:
+    source = corpus_file(MI250)
+    out = tmp_path / "mi250_x2.json"
+    stats = write_big_trace(source, out, copies=2)
+    assert stats["copies"] == 2
+
+    small, big = load_trace(source), load_trace(out)
+    assert len(small.kernels) == 14
+    assert len(big.kernels) == 28
+    assert int((big.kernels["launch_row"] == -1).sum()) == 0
+    # The second copy is the first shifted by one whole ns-exact step (no float64 rounding).
+    first = small.kernels["start_ns"].to_numpy()
+    second = np.sort(big.kernels["start_ns"].to_numpy())[14:]
+    shifts = set((second - np.sort(first)).tolist())
+    assert len(shifts) == 1
+    assert shifts.pop() % 1000 == 0  # a whole number of µs
+    steps = big.annotations[big.annotations["source"] == "profiler_step"]["name"].tolist()
+    assert len(steps) == 4
+    assert len(set(steps)) == 4  # ProfilerStep#N renumbered in the copy
+
+
+@pytest.mark.corpus
+def test_size_target_is_reached_within_one_event(tmp_path: Path) -> None:
+    source = corpus_file(ALEXNET)
+    out = tmp_path / "alexnet_1MB.json"
+    target = parse_size("1MB")
+    stats = write_big_trace(source, out, size=target)
+    size = out.stat().st_size
+    assert stats["bytes"] == size
+    assert stats["copies"] == 4  # 1 MB / 243 KB per copy, then a time-prefix of a 5th
+    assert abs(size - target) < 2_000  # within one event of the target
+    small, big = load_trace(source), load_trace(out)
+    # The 5th copy's first 28 KB of events (by time) are CPU ops before the first kernel.
+    assert len(big.kernels) == 4 * 79
+    assert len(big.cpu_ops) > 4 * len(small.cpu_ops)
+    assert int((big.kernels["launch_row"] == -1).sum()) == 0
+
+
+def test_parse_size_units() -> None:
+    assert parse_size("200MB") == 200_000_000
+    assert parse_size("1GB") == 1_000_000_000
+    assert parse_size("1.5GiB") == 3 * 2**29
+    with pytest.raises(ValueError, match="bad size"):
+        parse_size("lots")
+
+
+def test_peak_rss_is_the_childs_high_water_mark() -> None:
+    # GIVEN a child that touches 200 MiB and then frees it
+    code = "b = bytearray(200 * 2**20); del b"
+    wall, cpu, rss, exit_code, _ = run_measured([sys.executable, "-c", code], timeout_s=60)
+    assert exit_code == 0
+    # THEN its peak (not its final size) is reported, plus the interpreter (~10-30 MiB)
+    assert 200 * 2**20 < rss < 260 * 2**20
+    assert wall > 0 and cpu > 0
