@@ -22,7 +22,7 @@ from conftest import corpus_file
 from traceinspect.errors import TraceFormatError
 from traceinspect.model import Timeline
 from traceinspect.parse import load_trace, sniff
-from traceinspect.parse.nsys import GRAPH_NODES_HIDDEN_NOTE, host_kind, nesting_depth, read_nsys
+from traceinspect.parse.nsys import GRAPH_NODES_HIDDEN_NOTE, read_nsys
 
 MOCK = "nsys-ai__mock.sqlite"  # nsys 2026.1.1, RTX 3080, 2 kernels, no NVTX
 H100 = "nsys-ai__h100_2gpu_1s.sqlite"  # 1 s cut of a 2×H100 run, emit_nvtx ranges
@@ -124,6 +124,14 @@ def test_h100_two_processes_two_devices(h100: Timeline) -> None:
     assert len(h100.host) == 5796
     assert set(h100.host["pid"]) == {111, 112}
     assert h100.syncs["kind"].value_counts().to_dict() == {"stream_wait_event": 236, "stream": 8}
+    assert h100.host["kind"].value_counts().to_dict() == {
+        "launch": 3346,  # cudaLaunchKernel 2788 + cudaLaunchKernelExC 558
+        "event": 944,  # record, create, destroy, stream wait: 236 each
+        "memcpy": 914,
+        "other": 472,  # cudaStreamIsCapturing
+        "memset": 112,
+        "sync": 8,
+    }
     assert h100.meta.profiler["export_schema"] == "3.25.0"
 
 
@@ -428,43 +436,16 @@ def test_graph_level_trace_gives_graph_rows_and_a_note(tmp_path: Path) -> None:
     assert any("1 graph executions had no timestamps" in n for n in timeline.meta.notes)
 
 
-# --------------------------------------------------------------------------- helpers
-
-
-@pytest.mark.parametrize(
-    ("name", "kind"),
-    [
-        ("cudaLaunchKernel", "launch"),
-        ("cudaLaunchKernelExC", "launch"),
-        ("cuLaunchKernelEx", "launch"),
-        ("cudaGraphLaunch", "graph_launch"),
-        ("cuGraphLaunch", "graph_launch"),
-        ("cudaGraphInstantiateWithFlags", "graph_build"),
-        ("cudaStreamBeginCapture", "graph_build"),
-        ("cudaMemcpyAsync", "memcpy"),
-        ("cuMemcpyHtoDAsync", "memcpy"),
-        ("cudaMemsetAsync", "memset"),
-        ("cudaStreamSynchronize", "sync"),
-        ("cuCtxSynchronize", "sync"),
-        ("cudaEventSynchronize", "sync"),
-        ("cudaMallocAsync", "malloc"),
-        ("cuMemAlloc", "malloc"),
-        ("cudaFreeHost", "free"),
-        ("cudaEventRecordWithFlags", "event"),
-        ("cudaStreamWaitEvent", "event"),
-        ("cudaStreamIsCapturing", "other"),
-        ("cuModuleGetLoadingMode", "other"),
-    ],
-)
-def test_host_kind(name: str, kind: str) -> None:
-    assert host_kind(name) == kind
-
-
-def test_nesting_depth_per_thread() -> None:
-    pid = np.array([1, 1, 1, 1, 1], dtype=np.int64)
-    tid = np.array([1, 1, 1, 2, 1], dtype=np.int64)
-    start = np.array([0, 10, 20, 12, 30], dtype=np.int64)
-    end = np.array([100, 20, 25, 13, 30], dtype=np.int64)
-    # [0,100) holds [10,20) and [20,25) (siblings: one opens where the other closes) and the
-    # empty [30,30); tid 2's range is alone on its thread.
-    assert nesting_depth(pid, tid, start, end).tolist() == [0, 1, 1, 0, 1]
+def test_per_thread_stream_and_version_suffixes_are_stripped(tmp_path: Path) -> None:
+    copy = edited_copy(
+        tmp_path,
+        MOCK,
+        "UPDATE StringIds SET value = 'cudaLaunchKernel_ptsz_v7000'"
+        " WHERE value = 'cudaLaunchKernel_v7000'",
+        "UPDATE StringIds SET value = 'cuMemcpyHtoDAsync_v2' WHERE value = 'cudaMemcpyAsync_v3020'",
+    )
+    host = load_trace(copy).host
+    calls = host[["name", "api", "kind"]].drop_duplicates().values.tolist()
+    assert ["cudaLaunchKernel", "runtime", "launch"] in calls
+    assert ["cuMemcpyHtoDAsync", "driver", "memcpy"] in calls
+    assert int((host["name"] == "cudaLaunchKernel").sum()) == 2

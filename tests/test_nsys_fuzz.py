@@ -3,6 +3,7 @@ another exception. Bounded hypothesis runs: a few seconds in all."""
 
 from __future__ import annotations
 
+import functools
 import shutil
 import sqlite3
 import tempfile
@@ -73,7 +74,7 @@ def edit(path: Path, *statements: str, params: tuple[object, ...] = ()) -> None:
         conn.close()
 
 
-@pytest.fixture(scope="module")
+@functools.cache
 def mock_bytes() -> bytes:
     return corpus_file(MOCK).read_bytes()
 
@@ -98,10 +99,11 @@ def test_random_bytes(data: bytes, sqlite_head: bool) -> None:
 
 @FUZZ
 @given(fraction=st.floats(min_value=0.0, max_value=0.999))
-def test_truncated_export(mock_bytes: bytes, fraction: float) -> None:
+def test_truncated_export(fraction: float) -> None:
     path = scratch_file("cut.sqlite")
     try:
-        path.write_bytes(mock_bytes[: max(1, int(len(mock_bytes) * fraction))])
+        data = mock_bytes()
+        path.write_bytes(data[: max(1, int(len(data) * fraction))])
         check(path)
     finally:
         shutil.rmtree(path.parent)
@@ -109,11 +111,12 @@ def test_truncated_export(mock_bytes: bytes, fraction: float) -> None:
 
 @FUZZ
 @given(offset=st.integers(min_value=100, max_value=2**20), junk=st.binary(min_size=1, max_size=64))
-def test_overwritten_bytes(mock_bytes: bytes, offset: int, junk: bytes) -> None:
+def test_overwritten_bytes(offset: int, junk: bytes) -> None:
     path = scratch_file("damaged.sqlite")
-    offset %= len(mock_bytes)
+    data = mock_bytes()
+    offset %= len(data)
     try:
-        path.write_bytes(mock_bytes[:offset] + junk + mock_bytes[offset + len(junk) :])
+        path.write_bytes(data[:offset] + junk + data[offset + len(junk) :])
         check(path)
     finally:
         shutil.rmtree(path.parent)

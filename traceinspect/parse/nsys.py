@@ -49,6 +49,8 @@ import pandas as pd
 
 from traceinspect.errors import TraceFormatError
 from traceinspect.model import DeviceInfo, Timeline, TraceMeta, make_table
+from traceinspect.parse._nesting import nesting_depth
+from traceinspect.parse.kineto import classify_host_call
 
 PID_SHIFT: Final = 24  # bits: globalTid/globalPid hold the pid above the 24-bit tid
 ID_MASK: Final = 0xFFFFFF  # 24-bit pid and tid fields of globalTid/globalPid
@@ -124,60 +126,6 @@ _EMIT_NVTX = re.compile(
     r"(?P<name>.*?)(?P<seq>, seq = -?\d+)?(?P<op>, op_id = \d+)?"
     r"(?:, sizes = (?P<sizes>\[.*?\]))?(?:, input_op_ids = \[.*\])?",
     re.DOTALL,
-)
-
-#: host.kind by exact API name (version suffix stripped), then by prefix.
-_HOST_KIND_EXACT: Final[Mapping[str, str]] = {
-    "cudaGraphLaunch": "graph_launch",
-    "cuGraphLaunch": "graph_launch",
-    "hipGraphLaunch": "graph_launch",
-    "cudaLaunch": "launch",
-    "cuLaunch": "launch",
-    "cuLaunchGrid": "launch",
-    "cuLaunchGridAsync": "launch",
-    "cudaStreamWaitEvent": "event",
-    "cuStreamWaitEvent": "event",
-    "hipStreamWaitEvent": "event",
-    "cudaFreeHost": "free",
-    "cuMemFreeHost": "free",
-    "cudaHostAlloc": "malloc",
-    "cuMemHostAlloc": "malloc",
-    "cuMemCreate": "malloc",
-    "cuMemRelease": "free",
-    "cudaStreamBeginCapture": "graph_build",
-    "cudaStreamEndCapture": "graph_build",
-    "cuStreamBeginCapture": "graph_build",
-    "cuStreamEndCapture": "graph_build",
-    "hipStreamBeginCapture": "graph_build",
-    "hipStreamEndCapture": "graph_build",
-}
-_HOST_KIND_PREFIX: Final = (
-    ("cudaLaunch", "launch"),
-    ("cuLaunch", "launch"),
-    ("hipLaunch", "launch"),
-    ("hipModuleLaunch", "launch"),
-    ("hipExtLaunch", "launch"),
-    ("cudaMemcpy", "memcpy"),
-    ("cuMemcpy", "memcpy"),
-    ("hipMemcpy", "memcpy"),
-    ("cudaMemset", "memset"),
-    ("cuMemset", "memset"),
-    ("cuMemsetD", "memset"),
-    ("hipMemset", "memset"),
-    ("cudaMalloc", "malloc"),
-    ("cuMemAlloc", "malloc"),
-    ("hipMalloc", "malloc"),
-    ("hipHostMalloc", "malloc"),
-    ("cudaFree", "free"),
-    ("cuMemFree", "free"),
-    ("hipFree", "free"),
-    ("hipHostFree", "free"),
-    ("cudaEvent", "event"),
-    ("cuEvent", "event"),
-    ("hipEvent", "event"),
-    ("cudaGraph", "graph_build"),
-    ("cuGraph", "graph_build"),
-    ("hipGraph", "graph_build"),
 )
 
 
@@ -305,6 +253,10 @@ _INTERVAL_SQL: Final = (
 )
 
 
+def _decode_text(raw: bytes) -> str:
+    return raw.decode("utf-8", errors="replace")
+
+
 def _query(conn: sqlite3.Connection, sql: str) -> pd.DataFrame:
     return pd.read_sql_query(sql, conn)
 
@@ -327,9 +279,13 @@ def _read_sqlite(db: Path, shown: Path) -> Timeline:
     try:
         uri = f"{db.resolve().as_uri()}?mode=ro"
         with contextlib.closing(sqlite3.connect(uri, uri=True)) as conn:
+            # NVTX messages are whatever the application passed: never fail on bad UTF-8.
+            conn.text_factory = _decode_text
             return _Reader(conn, shown).timeline()
-    except sqlite3.Error as exc:
+    except (sqlite3.Error, pd.errors.DatabaseError) as exc:
         raise TraceFormatError(shown, f"unreadable SQLite database ({exc})") from None
+    except UnicodeDecodeError:
+        raise TraceFormatError(shown, "unreadable SQLite database (corrupt schema text)") from None
     except (ValueError, TypeError, OverflowError) as exc:
         raise TraceFormatError(shown, f"malformed nsys export ({exc})") from None
 
@@ -604,14 +560,16 @@ class _Reader:
         )
         frame = self._drop_untimed(_query(self.conn, sql), "API calls")
         raw = frame["raw_name"].astype(str)
-        plain = {r: _API_SUFFIX.sub("", r) for r in raw.unique()}
-        names = raw.map(plain)
+        # One classification per distinct name (a few hundred), not per call.
+        classified = {r: classify_host_call(_API_SUFFIX.sub("", r)) for r in raw.unique()}
+        names = raw.map({r: c[0] for r, c in classified.items()})
+        plain = {c[0]: c for c in classified.values()}
         return make_table(
             "host",
             {
                 "name": names.to_numpy(),
-                "api": names.map({p: _api_of(p) for p in plain.values()}).to_numpy(),
-                "kind": names.map({p: host_kind(p) for p in plain.values()}).to_numpy(),
+                "api": names.map({p: _api_of(p) for p in plain}).to_numpy(),
+                "kind": names.map({p: c[1] for p, c in plain.items()}).to_numpy(),
                 "pid": _i64(frame, "pid"),
                 "tid": _i64(frame, "tid"),
                 "start_ns": _i64(frame, "start_ns"),
@@ -842,46 +800,3 @@ def _parse_nvtx_text(text: str) -> tuple[str, bool, str]:
 def _api_of(name: str) -> str:
     """``driver`` for ``cu*`` (not ``cuda*``) names, else ``runtime``."""
     return "driver" if name.startswith("cu") and not name.startswith("cuda") else "runtime"
-
-
-def host_kind(name: str) -> str:
-    """``host.kind`` of a CUDA/HIP API call named ``name`` (version suffix stripped)."""
-    if name in _HOST_KIND_EXACT:
-        return _HOST_KIND_EXACT[name]
-    if name.endswith("Synchronize"):
-        return "sync"
-    for prefix, kind in _HOST_KIND_PREFIX:
-        if name.startswith(prefix):
-            return kind
-    return "other"
-
-
-def nesting_depth(
-    pid: npt.NDArray[np.int64],
-    tid: npt.NDArray[np.int64],
-    start: npt.NDArray[np.int64],
-    end: npt.NDArray[np.int64],
-) -> npt.NDArray[np.int64]:
-    """Depth of each interval among the intervals of its (pid, tid): 0 = outermost.
-
-    An interval is inside another when it starts before the other ends; a range that opens
-    exactly where another closes is its sibling.
-    """
-    depth = np.zeros(len(start), dtype=np.int64)
-    if not len(start):
-        return depth
-    # Longer first on equal starts so the enclosing range is on the stack first.
-    order = np.lexsort((-end, start, tid, pid))
-    stack: list[int] = []
-    owner: tuple[int, int] | None = None
-    for i in order.tolist():
-        thread = (int(pid[i]), int(tid[i]))
-        if thread != owner:
-            stack.clear()
-            owner = thread
-        s = int(start[i])
-        while stack and stack[-1] <= s:
-            stack.pop()
-        depth[i] = len(stack)
-        stack.append(int(end[i]))
-    return depth
