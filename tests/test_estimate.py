@@ -27,7 +27,8 @@ CAL = Calibration(
     eager_launch_host_ns=5 * US,
     eager_launch_host_ns_profiled=10 * US,
     graph_launch_host_ns=((1, 2 * US),),
-    graph_launch_latency_ns=4 * US,
+    # measured as wall(1-node replay + sync) − kernel: 4 µs to the GPU + 0.9 µs node + 2 µs sync
+    graph_launch_latency_ns=6_900,
     graph_node_overhead_ns=900,
     sync_ns=2 * US,
     node_overhead_table=(
@@ -51,15 +52,19 @@ def timeline(
     kinds: Sequence[str] | None = None,
     copy_kinds: Sequence[str] | None = None,
     extra_host: Sequence[tuple[str, int, int]] = (),
+    launch_streams: Sequence[int] | None = None,
 ) -> Timeline:
     """GPU activities ``(stream, start_ns, end_ns)``, each launched by the host call
     ``launches[i] = (start_ns, end_ns)`` (``cudaLaunchKernel``), plus named host calls
-    ``extra_host = (name, start_ns, end_ns)``. Activities must be given in start order."""
+    ``extra_host = (name, start_ns, end_ns)`` (kind ``sync`` for ``*Synchronize``, else
+    ``event``). Activities must be given in start order."""
     n = len(activities)
     host_calls = [
         ("cudaLaunchKernel", "launch", s, e, i) for i, (s, e) in enumerate(launches or [])
     ]
-    host_calls += [(name, "event", s, e, -1) for name, s, e in extra_host]
+    host_calls += [
+        (name, "sync" if "Synchronize" in name else "event", s, e, -1) for name, s, e in extra_host
+    ]
     host_calls.sort(key=lambda c: c[2])
     launch_row = [-1] * n
     for pos, call in enumerate(host_calls):
@@ -268,6 +273,7 @@ def test_region_medians_range_and_measured_saving() -> None:
         "launch",
         "gpu_work",
         "node_overhead",
+        "host_syncs",
         "completion",
         "gpu_busy",
     }
@@ -280,11 +286,12 @@ def test_eager_from_trace_is_deflated_by_the_profiler_launch_inflation() -> None
     est = estimate_region(tl, [all_rows(tl)], [120 * US], CAL, assume_input_copy=False)
     assert est is not None
     assert est.eager_source == "trace-deflated"
-    assert est.eager_ns == 120 * US - 10 * 5 * US
+    # (120 µs − 10 × 5 µs inflation) + 2 µs for the caller's synchronize
+    assert est.eager_ns == 72 * US
     # without inflation in the calibration, the traced wall is the eager time
     flat = replace(CAL, eager_launch_host_ns_profiled=5 * US)
     est2 = estimate_region(tl, [all_rows(tl)], [120 * US], flat, assume_input_copy=False)
-    assert est2 is not None and est2.eager_source == "trace" and est2.eager_ns == 120 * US
+    assert est2 is not None and est2.eager_source == "trace" and est2.eager_ns == 122 * US
 
 
 def test_region_without_gpu_work_has_no_estimate() -> None:
@@ -292,3 +299,66 @@ def test_region_without_gpu_work_has_no_estimate() -> None:
     assert estimate_region(tl, [np.array([], np.int64)], [10 * US], CAL) is None
     with pytest.raises(ValueError):
         estimate_region(tl, [np.array([0])], [], CAL)
+
+
+def test_host_sync_splits_the_work_into_two_graphs_with_an_eager_readback() -> None:
+    # GIVEN k0, k1, then a device-to-host copy and a stream synchronize (an .item()), then k2
+    acts = [
+        (7, 100 * US, 101 * US),
+        (7, 110 * US, 111 * US),
+        (7, 120 * US, 121 * US),
+        (7, 140 * US, 141 * US),
+    ]
+    launches = [
+        (90 * US, 95 * US),
+        (100 * US, 105 * US),
+        (112 * US, 118 * US),
+        (130 * US, 135 * US),
+    ]
+    tl = timeline(
+        acts,
+        launches,
+        kinds=["kernel", "kernel", "memcpy", "kernel"],
+        copy_kinds=["", "", "DtoH", ""],
+        extra_host=[("cudaStreamSynchronize", 119 * US, 122 * US)],
+    )
+    est = estimate_occurrence(tl, all_rows(tl), CAL, assume_input_copy=False)
+    # THEN graph 0 = {k0, k1} runs 4 → 7.8 µs; the host (free at 2 µs) launches the copy
+    # (6 µs host) which runs 8 → 9 µs, syncs until 11 µs; graph 1 = {k2} runs 15 → 16.9 µs;
+    # + 2 µs completion
+    assert (est.graphs, est.host_syncs, est.nodes) == (2, 1, 3)
+    assert est.graphed_ns == 18_900
+    assert est.parts == {
+        "input_copies": 0,
+        "launch": 8_000,
+        "gpu_work": 3_000,
+        "node_overhead": 2_700,
+        "host_syncs": 3_200,
+        "completion": 2_000,
+        "gpu_busy": 3_000,
+    }
+
+
+def test_fork_join_events_give_both_branch_dependencies() -> None:
+    # GIVEN main forks to side streams 20 and 21 (record + wait each), a0 (50 µs) on 20 and
+    # b0 (30 µs) on 21 run concurrently, then main joins both (record + wait each) and runs c
+    acts = [(20, 10 * US, 60 * US), (21, 11 * US, 41 * US), (7, 61 * US, 62 * US)]
+    launches = [(5 * US, 6 * US), (7 * US, 8 * US), (14 * US, 15 * US)]
+    events = [
+        ("cudaEventRecord", 0, 1 * US),
+        ("cudaStreamWaitEvent", 1 * US, 2 * US),
+        ("cudaEventRecord", 2 * US, 3 * US),
+        ("cudaStreamWaitEvent", 3 * US, 4 * US),
+        ("cudaEventRecord", 9 * US, 10 * US),
+        ("cudaStreamWaitEvent", 10 * US, 11 * US),
+        ("cudaEventRecord", 11 * US, 12 * US),
+        ("cudaStreamWaitEvent", 12 * US, 13 * US),
+    ]
+    tl = timeline(acts, launches, extra_host=events)
+    # THEN c depends on both branches' last activities (a0 = 0, b0 = 1)
+    assert infer_dependencies(tl, all_rows(tl)) == [(0, 2), (1, 2)]
+    est = estimate_occurrence(tl, all_rows(tl), CAL, assume_input_copy=False)
+    # AND the path is a0 + c: 50 µs + 220 ns overhead (log-interpolated) + 1 µs + 0.9 µs
+    assert est.parts["gpu_work"] == 51 * US
+    assert est.parts["node_overhead"] == 1_120
+    assert est.streams == 3 and est.dependencies == 2

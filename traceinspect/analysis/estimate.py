@@ -49,6 +49,7 @@ from traceinspect.calibration import Calibration
 from traceinspect.model import Timeline
 
 IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
 EagerSource = Literal["measured", "trace", "trace-deflated"]
 
 #: A node on another stream whose end precedes an activity's start by at most this much is
@@ -93,6 +94,9 @@ class OccurrenceEstimate:
     streams: int = 0
     dependencies: int = 0
     input_copies: int = 0
+    #: Graphs the work splits into (host syncs inside the occurrence cut it).
+    graphs: int = 1
+    host_syncs: int = 0
 
 
 @dataclass(frozen=True)
@@ -113,6 +117,8 @@ class RegionEstimate:
     streams: int
     dependencies: int
     input_copies: int
+    graphs: int = 1
+    host_syncs: int = 0
     notes: tuple[str, ...] = field(default=())
 
     def to_json(self) -> dict[str, Any]:
@@ -133,6 +139,8 @@ class RegionEstimate:
                 "streams": self.streams,
                 "cross_stream_dependencies": self.dependencies,
                 "input_copies": self.input_copies,
+                "graphs": self.graphs,
+                "host_syncs": self.host_syncs,
             },
             "notes": list(self.notes),
         }
@@ -205,6 +213,8 @@ def estimate_region(
         streams=max(e.streams for e in estimates),
         dependencies=_median([e.dependencies for e in estimates]),
         input_copies=_median([e.input_copies for e in estimates]),
+        graphs=_median([e.graphs for e in estimates]),
+        host_syncs=_median([e.host_syncs for e in estimates]),
         notes=tuple(notes),
     )
 
@@ -219,86 +229,134 @@ def estimate_occurrence(
     """Predicted graphed wall time of the activities at ``rows`` of ``timeline.gpu``."""
     gpu = timeline.gpu
     rows = np.asarray(rows, np.int64)
-    order = np.argsort(gpu["start_ns"].to_numpy()[rows], kind="stable")
-    rows = rows[order]
+    rows = rows[np.argsort(gpu["start_ns"].to_numpy()[rows], kind="stable")]
     start = gpu["start_ns"].to_numpy()[rows]
-    end = gpu["end_ns"].to_numpy()[rows]
+    duration = gpu["end_ns"].to_numpy()[rows] - start
     kind = gpu["kind"].to_numpy()[rows]
-    duration = end - start
+    copy_kind = gpu["copy_kind"].to_numpy()[rows]
 
-    is_input = _input_copies(kind, gpu["copy_kind"].to_numpy()[rows])
-    node = ~is_input
+    segment = _segments(timeline, rows)
+    last_segment = int(segment.max()) if len(segment) else 0
+    is_input = _input_copies(kind, copy_kind) & (segment == 0)
+    is_readback = _readbacks(timeline, rows, segment, last_segment)
+    node = ~(is_input | is_readback)
     copy_durations = [int(d) for d in duration[is_input]]
     if not copy_durations and assume_input_copy:
         copy_durations = [calibration.copy_gpu_ns]
 
-    stream_key = _stream_keys(
-        gpu["device"].to_numpy()[rows[node]], gpu["stream"].to_numpy()[rows[node]]
-    )
-    deps = infer_dependencies(timeline, rows[node])
-    node_kind = kind[node]
-    node_dur = duration[node]
     # A whole-graph activity (graph nodes hidden) already contains its nodes' overheads.
-    overhead = np.where(node_kind == "graph", 0.0, calibration.node_overhead_for(node_dur))
-    bare_path = critical_path_ns(stream_key, node_dur.astype(np.float64), deps)
+    overhead = np.where(kind == "graph", 0.0, calibration.node_overhead_for(duration))
+    keys = _stream_keys(gpu["device"].to_numpy()[rows], gpu["stream"].to_numpy()[rows])
+    graphs: list[_Graph] = []
+    dependencies = 0
+    for k in range(last_segment + 1):
+        members = np.flatnonzero(node & (segment == k))
+        deps = infer_dependencies(timeline, rows[members])
+        dependencies += len(deps)
+        graphs.append(
+            _Graph(
+                keys=keys[members],
+                duration=duration[members].astype(np.float64),
+                overhead=overhead[members],
+                deps=deps,
+                readbacks=[int(d) for d in duration[is_readback & (segment == k)]],
+            )
+        )
 
     def wall(scale: float) -> tuple[int, dict[str, int]]:
-        path = critical_path_ns(stream_key, node_dur + overhead * scale, deps)
-        return _replay_wall(copy_durations, path, bare_path, int(node.sum()), calibration, scale)
+        return _replay_wall(copy_durations, graphs, calibration, scale)
 
     graphed, parts = wall(1.0)
     low, _ = wall(1.0 - calibration.spread_frac)
     high, _ = wall(1.0 + calibration.spread_frac)
-    parts["gpu_busy"] = int(node_dur.sum())
+    parts["gpu_busy"] = int(duration[node].sum())
     return OccurrenceEstimate(
         graphed_ns=graphed,
         low_ns=min(low, graphed),
         high_ns=max(high, graphed),
         parts=parts,
         nodes=int(node.sum()),
-        streams=len(set(stream_key.tolist())),
-        dependencies=len(deps),
+        streams=len(np.unique(keys[node])),
+        dependencies=dependencies,
         input_copies=int(is_input.sum()),
+        graphs=sum(1 for g in graphs if len(g.keys)),
+        host_syncs=last_segment,
     )
+
+
+@dataclass(frozen=True)
+class _Graph:
+    """The nodes between two host syncs, and the readbacks the host waits for after them."""
+
+    keys: IntArray
+    duration: FloatArray
+    overhead: FloatArray
+    deps: list[tuple[int, int]]
+    readbacks: list[int]
+
+    def path_ns(self, overhead_scale: float) -> float:
+        return critical_path_ns(
+            self.keys, self.duration + self.overhead * overhead_scale, self.deps
+        )
 
 
 def _replay_wall(
     copy_durations: Sequence[int],
-    path_ns: float,
-    bare_path_ns: float,
-    nodes: int,
+    graphs: Sequence[_Graph],
     calibration: Calibration,
     scale: float,
 ) -> tuple[int, dict[str, int]]:
-    """Simulate host and GPU of one synchronized request: input copies, replay(), sync.
+    """Simulate the host and the GPU of one synchronized request: eager input copies, then
+    per graph replay() and, between graphs, the eager readbacks and the host sync.
 
-    Returns the wall time and its parts (summing to it)."""
-    host = 0.0
-    gpu_free = 0.0
+    Returns the wall time and its parts, which sum to it; ``scale`` multiplies every
+    calibrated overhead (the range)."""
+    host = 0.0  # when the host is free to issue the next call
+    gpu_free = 0.0  # when the stream is free
     copy_host = calibration.copy_launch_host_ns * scale
+    sync = calibration.sync_ns * scale
     for duration in copy_durations:
-        # The copy is on the GPU once its launch call has submitted it.
-        host += copy_host
+        host += copy_host  # the copy is on the GPU once its launch call has submitted it
         gpu_free = max(gpu_free, host) + duration
-    copies_done = max(host, gpu_free) if copy_durations else 0.0
-    replay_start = host
-    gpu_start = max(gpu_free, replay_start + calibration.graph_launch_latency_ns * scale)
-    gpu_end = gpu_start + path_ns
-    host = replay_start + calibration.graph_launch_host_for(nodes) * scale
-    done = max(host, gpu_end)
-    total = done + calibration.sync_ns * scale
-    input_copies = min(copies_done, gpu_start)
+    input_copies = max(host, gpu_free) if copy_durations else 0.0
+    gpu_work = node_overhead = host_syncs = 0.0
+    for i, graph in enumerate(graphs):
+        if len(graph.keys):
+            bare = graph.path_ns(0.0)
+            path = graph.path_ns(scale)
+            gpu_work += bare
+            node_overhead += path - bare
+            gpu_start = max(gpu_free, host + calibration.replay_latency_ns * scale)
+            gpu_free = gpu_start + path
+            host += calibration.graph_launch_host_for(len(graph.keys)) * scale
+        if i == len(graphs) - 1:
+            break
+        before = max(host, gpu_free)
+        for duration in graph.readbacks:
+            host += copy_host
+            gpu_free = max(gpu_free, host) + duration
+        host = max(host, gpu_free) + sync
+        host_syncs += host - before
+    total = max(host, gpu_free) + sync
     parts = {
         "input_copies": int(round(input_copies)),
-        "gpu_work": int(round(bare_path_ns)),
-        "node_overhead": int(round(path_ns - bare_path_ns)),
-        "completion": int(round(calibration.sync_ns * scale)),
+        "gpu_work": int(round(gpu_work)),
+        "node_overhead": int(round(node_overhead)),
+        "host_syncs": int(round(host_syncs)),
+        "completion": int(round(sync)),
     }
     parts["launch"] = int(round(total)) - sum(parts.values())
     return int(round(total)), {k: parts[k] for k in _PART_ORDER}
 
 
-_PART_ORDER: Final = ("input_copies", "launch", "gpu_work", "node_overhead", "completion")
+_PART_ORDER: Final = (
+    "input_copies",
+    "launch",
+    "gpu_work",
+    "node_overhead",
+    "host_syncs",
+    "completion",
+)
 
 
 def _input_copies(kind: npt.NDArray[Any], copy_kind: npt.NDArray[Any]) -> npt.NDArray[np.bool_]:
@@ -308,6 +366,82 @@ def _input_copies(kind: npt.NDArray[Any], copy_kind: npt.NDArray[Any]) -> npt.ND
     leading = np.arange(len(kind)) < first_kernel
     is_input: npt.NDArray[np.bool_] = leading & (kind == "memcpy") & (copy_kind == "HtoD")
     return is_input
+
+
+def _launch_times(timeline: Timeline, rows: IntArray) -> tuple[IntArray, IntArray]:
+    """Host start of each activity's launch call (-1 unknown), and the launch rows."""
+    launch_row = timeline.gpu["launch_row"].to_numpy()[rows]
+    return _host_column(timeline, "start_ns", launch_row), launch_row
+
+
+def _host_column(timeline: Timeline, column: str, launch_row: IntArray) -> IntArray:
+    """``timeline.host[column]`` at each launch row, -1 where the row is -1."""
+    if not len(timeline.host):
+        return np.full(len(launch_row), -1, np.int64)
+    values = timeline.host[column].to_numpy()
+    return np.where(launch_row >= 0, values[np.maximum(launch_row, 0)], -1)
+
+
+def _sync_points(timeline: Timeline, rows: IntArray) -> IntArray:
+    """Host start times of the blocking calls made while the occurrence launched its work:
+    ``sync`` calls and synchronous (non-``Async``) copies, on the launching threads,
+    after the first launch and before the last."""
+    launched_at, launch_row = _launch_times(timeline, rows)
+    known = launch_row >= 0
+    host = timeline.host
+    if not known.any() or not len(host):
+        return np.empty(0, np.int64)
+    first, last = int(launched_at[known].min()), int(launched_at[known].max())
+    lo, hi = _host_window(timeline, first + 1, last - 1)
+    host_kind = host["kind"].to_numpy()[lo:hi]
+    names = host["name"].to_numpy()[lo:hi].astype(str)
+    blocking = (host_kind == "sync") | (
+        (host_kind == "memcpy") & (np.char.find(names, "Async") < 0)
+    )
+    candidates = lo + np.flatnonzero(blocking)
+    pid = host["pid"].to_numpy()
+    tid = host["tid"].to_numpy()
+    host_start = host["start_ns"].to_numpy()
+    threads = {(int(pid[r]), int(tid[r])) for r in launch_row[known]}
+    points = [int(host_start[c]) for c in candidates if (int(pid[c]), int(tid[c])) in threads]
+    return np.array(sorted(points), np.int64)
+
+
+def _segments(timeline: Timeline, rows: IntArray) -> IntArray:
+    """Which graph each activity falls in: the number of host syncs made before its launch
+    (before its GPU start when its launch is unknown)."""
+    points = _sync_points(timeline, rows)
+    if len(points) == 0:
+        return np.zeros(len(rows), np.int64)
+    launched_at, _ = _launch_times(timeline, rows)
+    at = np.where(launched_at >= 0, launched_at, timeline.gpu["start_ns"].to_numpy()[rows])
+    return np.searchsorted(points, at, side="right").astype(np.int64)
+
+
+def _readbacks(
+    timeline: Timeline, rows: IntArray, segment: IntArray, last_segment: int
+) -> npt.NDArray[np.bool_]:
+    """Device-to-host copies that a host sync waits for (``.item()``, ``.cpu()``): those
+    launched after every other activity of a graph that a sync ends. They stay eager."""
+    gpu = timeline.gpu
+    is_dtoh = (gpu["kind"].to_numpy()[rows] == "memcpy") & (
+        gpu["copy_kind"].to_numpy()[rows] == "DtoH"
+    )
+    readback = np.zeros(len(rows), bool)
+    if not is_dtoh.any() or last_segment == 0:
+        return readback
+    launched_at, _ = _launch_times(timeline, rows)
+    order_key = np.where(launched_at >= 0, launched_at, gpu["start_ns"].to_numpy()[rows])
+    for k in range(last_segment):
+        members = np.flatnonzero(segment == k)
+        if not len(members):
+            continue
+        # Walk back from the last launch while the activities are device-to-host copies.
+        for m in members[np.argsort(order_key[members], kind="stable")][::-1]:
+            if not is_dtoh[m]:
+                break
+            readback[m] = True
+    return readback
 
 
 def _stream_keys(device: IntArray, stream: IntArray) -> IntArray:
@@ -367,14 +501,10 @@ def infer_dependencies(timeline: Timeline, rows: IntArray) -> list[tuple[int, in
         return []
     start = gpu["start_ns"].to_numpy()[rows]
     end = gpu["end_ns"].to_numpy()[rows]
-    launch_row = gpu["launch_row"].to_numpy()[rows]
-    host_start = timeline.host["start_ns"].to_numpy()
-    host_end = timeline.host["end_ns"].to_numpy()
-    known = launch_row >= 0
-    launched_at = np.where(known, host_start[np.maximum(launch_row, 0)], -1)
-    submitted_by = np.where(known, host_end[np.maximum(launch_row, 0)], -1)
+    launched_at, launch_row = _launch_times(timeline, rows)
+    submitted_by = _host_column(timeline, "end_ns", launch_row)
 
-    deps = set(_event_dependencies(timeline, keys, launch_row, launched_at))
+    deps = set(_event_dependencies(timeline, keys, launch_row, launched_at, start, end))
     deps.update(_timing_dependencies(keys, start, end, submitted_by))
     return sorted(deps, key=lambda d: (d[1], d[0]))
 
@@ -406,44 +536,64 @@ def _timing_dependencies(
 
 
 def _event_dependencies(
-    timeline: Timeline, keys: IntArray, launch_row: IntArray, launched_at: IntArray
+    timeline: Timeline,
+    keys: IntArray,
+    launch_row: IntArray,
+    launched_at: IntArray,
+    start: IntArray,
+    end: IntArray,
 ) -> list[tuple[int, int]]:
-    host = timeline.host
-    if not (launch_row >= 0).any() or not len(host):
+    known = np.flatnonzero(launch_row >= 0)
+    if not len(known):
         return []
-    names = host["name"].to_numpy()
+    host = timeline.host
+    first, last = int(launched_at[known].min()), int(launched_at[known].max())
+    lo, hi = _host_window(timeline, first, last)
+    names = host["name"].to_numpy()[lo:hi]
     is_wait = np.isin(names, list(STREAM_WAIT_APIS))
     if not is_wait.any():
         return []
     is_record = np.isin(names, list(EVENT_RECORD_APIS))
-    tid = host["tid"].to_numpy()
-    pid = host["pid"].to_numpy()
-    start = host["start_ns"].to_numpy()
-    known = np.flatnonzero(launch_row >= 0)
-    lo = int(launched_at[known].min())
-    hi = int(launched_at[known].max())
-    threads = {(int(pid[r]), int(tid[r])) for r in launch_row[known]}
-    deps: list[tuple[int, int]] = []
+    pid = host["pid"].to_numpy()[lo:hi]
+    tid = host["tid"].to_numpy()[lo:hi]
+    call_start = host["start_ns"].to_numpy()[lo:hi]
+    all_pid = host["pid"].to_numpy()
+    all_tid = host["tid"].to_numpy()
+    threads = {(int(all_pid[r]), int(all_tid[r])) for r in launch_row[known]}
     by_launch = known[np.argsort(launched_at[known], kind="stable")]
     launch_times = launched_at[by_launch]
-    for w in np.flatnonzero(is_wait & (start >= lo) & (start <= hi)):
+    deps: list[tuple[int, int]] = []
+    for w in np.flatnonzero(is_wait):
         thread = (int(pid[w]), int(tid[w]))
         if thread not in threads:
             continue
-        same_thread = (pid == thread[0]) & (tid == thread[1])
-        records = np.flatnonzero(is_record & same_thread & (start <= start[w]))
-        cutoff = int(start[records[-1]]) if len(records) else int(start[w])
-        after = int(np.searchsorted(launch_times, start[w], side="right"))
+        after = int(np.searchsorted(launch_times, call_start[w], side="right"))
         if after >= len(by_launch):
             continue
         dst = int(by_launch[after])
-        before = int(np.searchsorted(launch_times, cutoff, side="left"))
-        for pos in range(before - 1, -1, -1):
+        records = np.flatnonzero(is_record[:w] & (pid[:w] == thread[0]) & (tid[:w] == thread[1]))
+        cutoff = int(call_start[records[-1]]) if len(records) else int(call_start[w])
+        # The last activity of each other stream launched before the record; one still
+        # running when dst started cannot be what dst waited for.
+        seen: set[int] = {int(keys[dst])}
+        for pos in range(int(np.searchsorted(launch_times, cutoff, side="left")) - 1, -1, -1):
             src = int(by_launch[pos])
-            if keys[src] != keys[dst]:
+            key = int(keys[src])
+            if key in seen:
+                continue
+            seen.add(key)
+            if end[src] <= start[dst] + CLOCK_SLACK_NS and src < dst:
                 deps.append((src, dst))
-                break
-    return [(s, d) for s, d in deps if s < d]
+    return deps
+
+
+def _host_window(timeline: Timeline, first_ns: int, last_ns: int) -> tuple[int, int]:
+    """Row range of ``timeline.host`` (sorted by start) whose calls start in
+    ``[first_ns, last_ns]``."""
+    host_start = timeline.host["start_ns"].to_numpy()
+    lo = int(np.searchsorted(host_start, first_ns, side="left"))
+    hi = int(np.searchsorted(host_start, last_ns, side="right"))
+    return lo, hi
 
 
 def deflated_eager_ns(
@@ -453,19 +603,27 @@ def deflated_eager_ns(
     calibration: Calibration,
     estimate: OccurrenceEstimate,
 ) -> int:
-    """Unprofiled eager time of one occurrence, estimated from its profiled trace.
+    """Unprofiled eager time of one synchronized occurrence, estimated from its profiled
+    trace.
 
-    The profiler inflates every host launch by ``profiled − unprofiled`` calibrated launch
-    cost; removing that from the traced wall gives the host-bound estimate. The GPU bound
-    (the replayed GPU path plus launch latency and completion) is a floor.
+    The traced span is the later of the region's wall and its last GPU activity's end
+    (counted from the first launch). The profiler inflates every launch call by
+    ``profiled − unprofiled`` calibrated launch cost, and a launch-bound GPU follows the
+    host, so the span shrinks by that much per launch; the GPU work itself (its critical
+    path) plus the fixed replay cost is a floor. The caller's synchronize adds ``sync_ns``.
     """
-    launch_row = timeline.gpu["launch_row"].to_numpy()[np.asarray(rows, np.int64)]
-    launches = len(np.unique(launch_row[launch_row >= 0]))
+    rows = np.asarray(rows, np.int64)
+    launched_at, launch_row = _launch_times(timeline, rows)
+    known = launch_row >= 0
+    launches = len(np.unique(launch_row[known]))
+    span = wall_ns
+    if known.any():
+        last_end = int(timeline.gpu["end_ns"].to_numpy()[rows].max())
+        span = max(span, last_end - int(launched_at[known].min()))
     inflation = max(0, calibration.eager_launch_host_ns_profiled - calibration.eager_launch_host_ns)
-    host_bound = wall_ns - launches * inflation
-    parts = estimate.parts
-    gpu_bound = parts["gpu_work"] + calibration.graph_launch_latency_ns + calibration.sync_ns
-    return int(max(host_bound, gpu_bound))
+    deflated = span - launches * inflation
+    floor = estimate.parts["gpu_work"] + calibration.replay_fixed_ns - calibration.sync_ns
+    return int(max(deflated, floor)) + calibration.sync_ns
 
 
 def _median(values: Sequence[int]) -> int:

@@ -4,27 +4,35 @@ A profile is a JSON file written by ``traceinspect calibrate`` (which runs
 :func:`traceinspect.collect.calibrate.measure` on the GPU). Built-in profiles live beside
 this module as ``<device-slug>.json`` (``nvidia-h200.json`` for "NVIDIA H200").
 
-Profile fields (``schema_version`` 1; times in integer or fractional nanoseconds):
+Profile fields (``schema_version`` 1; times in integer or fractional nanoseconds), as
+:func:`traceinspect.collect.calibrate.measure` writes them:
 
 =================================  =========================================================
 ``device_name``                    ``torch.cuda.get_device_name()`` of the measured GPU
 ``torch`` ``cuda`` ``driver``      software versions it was measured with
 ``measured_at``                    ISO-8601 time of the measurement
-``eager_launch_host_ns``           host time of one eager op launch, unprofiled
+``eager_launch_host_ns``           host time of one tiny eager op launch, unprofiled
 ``eager_launch_host_ns_profiled``  the same under the PyTorch profiler (optional: 2× the
                                    unprofiled cost when absent, the H200 ratio)
-``graph_launch_host_ns``           host time of one ``CUDAGraph.replay()`` call; a number, or a
-                                   mapping ``{"<nodes>": ns}`` interpolated in the node count
-``graph_launch_latency_ns``        replay() call start to the graph's first node on the GPU
-``graph_node_overhead_ns``         per-node cost inside a replayed graph for tiny kernels
+``graph_launch_host_ns``           host time of one ``CUDAGraph.replay()`` of a 1-node graph;
+                                   a number, or a mapping ``{"<nodes>": ns}``
+``graph_launch_host_table``        rows ``{nodes, host_ns}``: replay() host time by graph
+                                   size (optional; preferred over the single number)
+``graph_launch_latency_ns``        wall of replay() + synchronize of a 1-node graph of a tiny
+                                   kernel, minus that kernel's duration: the fixed cost of
+                                   one synchronized replay plus one node's overhead
+``graph_node_overhead_ns``         per-node cost inside a replayed graph of tiny kernels
 ``node_overhead_table``            rows ``{nodes, kernel_ns, graph_gpu_ns, graph_wall_ns,
                                    per_node_ns}``: a chain of ``nodes`` kernels of
                                    ``kernel_ns`` each, replayed; ``per_node_ns`` is what each
                                    node costs beyond its kernel (optional)
-``sync_ns``                        cost of noticing completion (synchronize after the GPU is
-                                   done)
-``copy_launch_host_ns``            host time of one eager ``Tensor.copy_`` (optional)
-``copy_gpu_ns``                    GPU time of a small device-to-device copy (optional)
+``sync_ns``                        ``torch.cuda.synchronize()`` on an idle device
+``copy_table``                     rows ``{bytes, host_ns, device_ns}`` of eager
+                                   device-to-device ``copy_`` calls (optional)
+``copy_fixed_ns``,                 fixed device cost and bandwidth of a device-to-device
+``copy_bandwidth_bytes_per_us``    copy (optional)
+``copy_launch_host_ns``,           host / device time of a small input copy (optional;
+``copy_gpu_ns``                    else the smallest ``copy_table`` row, else defaults)
 ``spread_frac``                    relative run-to-run spread of the overheads (optional)
 =================================  =========================================================
 
@@ -90,6 +98,10 @@ _KNOWN: Final = frozenset(
         "node_overhead_table",
         "copy_launch_host_ns",
         "copy_gpu_ns",
+        "copy_table",
+        "copy_fixed_ns",
+        "copy_bandwidth_bytes_per_us",
+        "graph_launch_host_table",
         "spread_frac",
         *_REQUIRED,
     }
@@ -127,6 +139,8 @@ class Calibration:
     node_overhead_table: tuple[NodeOverheadPoint, ...] = ()
     copy_launch_host_ns: int = DEFAULT_COPY_LAUNCH_HOST_NS
     copy_gpu_ns: int = DEFAULT_COPY_GPU_NS
+    #: Device-to-device copy bandwidth, bytes per ns (0: unknown).
+    copy_bytes_per_ns: float = 0.0
     spread_frac: float = DEFAULT_SPREAD_FRAC
     versions: Mapping[str, str] = field(default_factory=dict)
     extra: Mapping[str, float] = field(default_factory=dict)
@@ -141,6 +155,33 @@ class Calibration:
         """One line naming the profile, e.g. ``nvidia-h200 (built-in, NVIDIA H200)``."""
         text = f"{self.name} ({self.source}, {self.device_name})"
         return f"{text}; {self.fallback_note}" if self.fallback_note else text
+
+    @property
+    def replay_fixed_ns(self) -> int:
+        """Fixed cost of one synchronized replay: replay() call to the first node, plus the
+        GPU finishing to synchronize() returning (``graph_launch_latency_ns`` less the one
+        node's overhead it includes)."""
+        xs, _ = _overhead_curve(self.node_overhead_table)
+        tiny = float(np.exp(xs[0])) if len(xs) else 0.0
+        one_node = (
+            float(self.node_overhead_for([tiny])[0])
+            if len(xs)
+            else float(self.graph_node_overhead_ns)
+        )
+        return max(0, int(round(self.graph_launch_latency_ns - one_node)))
+
+    @property
+    def replay_latency_ns(self) -> int:
+        """replay() call start to the first node on the GPU: the fixed cost less the
+        completion notice (``sync_ns``)."""
+        return max(0, self.replay_fixed_ns - self.sync_ns)
+
+    def copy_device_ns(self, nbytes: int) -> int:
+        """Device time of a device-to-device copy of ``nbytes`` (the small-copy time when the
+        bandwidth is unknown or the copy is small)."""
+        if self.copy_bytes_per_ns <= 0 or nbytes <= 0:
+            return self.copy_gpu_ns
+        return max(self.copy_gpu_ns, int(round(nbytes / self.copy_bytes_per_ns)))
 
     def graph_launch_host_for(self, nodes: int) -> int:
         """Host time of one replay() of a graph with ``nodes`` nodes (linear interpolation,
@@ -241,19 +282,38 @@ def parse_calibration(data: Mapping[str, Any], *, name: str, source: str) -> Cal
         raise ValueError("spread_frac must be a number in [0, 1)")
     versions = {k: str(data[k]) for k in ("torch", "cuda", "driver", "measured_at") if k in data}
     extra = {k: float(v) for k, v in data.items() if k not in _KNOWN and _is_number(v)}
+    copies = _copy_rows(data.get("copy_table") or [])
+    smallest = min(copies, default=None)
+    launch_table = data.get("graph_launch_host_table")
+    launch_points = (
+        _launch_points({str(_ns(r, "nodes")): _ns(r, "host_ns") for r in launch_table})
+        if isinstance(launch_table, list)
+        and launch_table
+        and all(isinstance(r, Mapping) for r in launch_table)
+        else _launch_points(data["graph_launch_host_ns"])
+    )
+    bandwidth: Any = data.get("copy_bandwidth_bytes_per_us")
     return Calibration(
         name=name,
         device_name=device_name,
         source=source,
         eager_launch_host_ns=eager,
         eager_launch_host_ns_profiled=profiled,
-        graph_launch_host_ns=_launch_points(data["graph_launch_host_ns"]),
+        graph_launch_host_ns=launch_points,
         graph_launch_latency_ns=_ns(data, "graph_launch_latency_ns"),
-        graph_node_overhead_ns=_ns(data, "graph_node_overhead_ns"),
+        # Measured as (GPU time - kernels) / nodes, so it can come out slightly negative.
+        graph_node_overhead_ns=max(0, _signed_ns(data, "graph_node_overhead_ns")),
         sync_ns=_ns(data, "sync_ns"),
         node_overhead_table=_table(data.get("node_overhead_table") or []),
-        copy_launch_host_ns=_ns(data, "copy_launch_host_ns", DEFAULT_COPY_LAUNCH_HOST_NS),
-        copy_gpu_ns=_ns(data, "copy_gpu_ns", DEFAULT_COPY_GPU_NS),
+        copy_launch_host_ns=_ns(
+            data,
+            "copy_launch_host_ns",
+            smallest[1] if smallest else DEFAULT_COPY_LAUNCH_HOST_NS,
+        ),
+        copy_gpu_ns=_ns(data, "copy_gpu_ns", smallest[2] if smallest else DEFAULT_COPY_GPU_NS),
+        copy_bytes_per_ns=(
+            float(bandwidth) / 1000.0 if _is_number(bandwidth) and bandwidth > 0 else 0.0
+        ),
         spread_frac=float(spread),
         versions=versions,
         extra=extra,
@@ -310,6 +370,25 @@ def _ns(data: Mapping[str, Any], key: str, default: int | None = None) -> int:
     if not _is_number(value) or value < 0:
         raise ValueError(f"{key} must be a non-negative number of ns, got {value!r}")
     return int(round(float(value)))
+
+
+def _signed_ns(data: Mapping[str, Any], key: str) -> int:
+    value: Any = data.get(key)
+    if not _is_number(value):
+        raise ValueError(f"{key} must be a number of ns, got {value!r}")
+    return int(round(float(value)))
+
+
+def _copy_rows(rows: Any) -> list[tuple[int, int, int]]:
+    """``copy_table`` as (bytes, host_ns, device_ns) tuples."""
+    if not isinstance(rows, list):
+        raise ValueError("copy_table must be a list")
+    out = []
+    for i, row in enumerate(rows):
+        if not isinstance(row, Mapping):
+            raise ValueError(f"copy_table[{i}] must be an object")
+        out.append((_ns(row, "bytes"), _ns(row, "host_ns"), _ns(row, "device_ns")))
+    return out
 
 
 def _launch_points(value: Any) -> tuple[tuple[int, int], ...]:
