@@ -80,6 +80,64 @@ def analyze(
     )
 
 
+@app.command()
+def profile(
+    script: Annotated[
+        Path, typer.Argument(help="The Python script to run, as `python SCRIPT ARGS`.")
+    ],
+    script_args: Annotated[
+        list[str] | None,
+        typer.Argument(
+            help="Arguments for the script; put them after `--` when they start with `-`.",
+            show_default=False,
+        ),
+    ] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out", "-o", help="Output folder (default: traceinspect-out/<script stem>/)."
+        ),
+    ] = None,
+    force: Annotated[bool, typer.Option(help="Overwrite outputs of an earlier run.")] = False,
+    candidates: Annotated[
+        bool, typer.Option(help="Measure the graph candidates the script registers.")
+    ] = True,
+    iters: Annotated[
+        int, typer.Option(min=1, help="Timed steps per candidate, bucket and mode.")
+    ] = 100,
+    warmup: Annotated[int, typer.Option(min=1, help="Warm-up calls before timing/capture.")] = 3,
+    profile_steps: Annotated[
+        int, typer.Option(min=1, help="Steps recorded in each candidate's eager/graphed trace.")
+    ] = 5,
+    mix_requests: Annotated[
+        int, typer.Option(min=1, help="Requests replayed from a candidate's request mix.")
+    ] = 200,
+    record_shapes: Annotated[
+        bool, typer.Option(help="Record operator input shapes in the script's trace.")
+    ] = True,
+) -> None:
+    """Run a script under the PyTorch profiler, measure its CUDA graph candidates, diagnose.
+
+    The exit status is the script's own.
+    """
+    from traceinspect.collect.replay import MeasureOptions
+    from traceinspect.commands.profile import run_profile
+
+    options = MeasureOptions(
+        iters=iters, warmup=warmup, profile_steps=profile_steps, mix_requests=mix_requests
+    )
+    status = run_profile(
+        script,
+        script_args or [],
+        out=out,
+        force=force,
+        options=options,
+        candidates=candidates,
+        record_shapes=record_shapes,
+    )
+    raise typer.Exit(status)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point for ``traceinspect`` and ``python -m traceinspect``; returns the exit code.
 

@@ -1,0 +1,654 @@
+"""Measure graph candidates: eager calls against captured-and-replayed CUDA graphs, per bucket.
+
+The replay contract followed for each bucket:
+
+1. eager: warm up, then time ``fn(*inputs)`` step by step, synchronized after each step;
+2. capture: static copies of the inputs, warm-up calls on a side stream, then
+   ``torch.cuda.graph`` with a private memory pool (the capture time includes instantiation);
+3. replay: each step copies new inputs into the static buffers and replays the graph;
+4. correctness: the replayed outputs against eager outputs for the same new inputs;
+5. profiled traces: a few eager and a few graphed steps, each under its own profiler.
+
+Timings run with no profiler on. Each (bucket, mode) row reports the host wall clock per
+step (``perf_counter_ns`` around the step and a device synchronize) and, in a separate pass,
+the GPU time between CUDA events recorded before and after the step. Anything not measured
+stays ``None``.
+
+The new inputs are the example inputs rotated by one row along the batch dimension, so a
+graph that baked in the captured values shows up as incorrect (with a batch of 1 the rotation
+changes nothing and the check only compares replay with eager).
+"""
+
+from __future__ import annotations
+
+import gc
+import importlib
+import math
+import os
+import random
+import re
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+from traceinspect.collect.buckets import (
+    BucketRecommendation,
+    evaluate_bucket_set,
+    recommend_buckets,
+    serving_bucket,
+)
+from traceinspect.collect.candidates import GraphCandidate
+from traceinspect.collect.failures import classify_exception, first_error
+
+#: Columns of a results row, in order. Every row has all of them; ``None`` = not measured.
+ROW_FIELDS: Final = (
+    "callable",
+    "bucket",
+    "mode",
+    "in_bucket_set",
+    "status",
+    "capture_ns",
+    "first_replay_ns",
+    "iterations",
+    "host_p50_ns",
+    "host_p95_ns",
+    "gpu_p50_ns",
+    "gpu_p95_ns",
+    "peak_allocated_bytes",
+    "peak_reserved_bytes",
+    "graph_pool_bytes",
+    "correct",
+    "max_abs_error",
+    "tolerance",
+    "failure",
+    "trace",
+    "predicted_ns",
+    "predicted_low_ns",
+    "predicted_high_ns",
+    "prediction_error",
+)
+
+#: (rtol, atol) per output dtype: torch.testing.assert_close's defaults. Other dtypes
+#: (integers, bool) must match exactly.
+TOLERANCES: Final[Mapping[str, tuple[float, float]]] = {
+    "float64": (1e-7, 1e-7),
+    "float32": (1.3e-6, 1e-5),
+    "float16": (1e-3, 1e-5),
+    "bfloat16": (1.6e-2, 1e-5),
+    "complex128": (1e-7, 1e-7),
+    "complex64": (1.3e-6, 1e-5),
+}
+
+#: Distinct request sizes of a mix that are timed eagerly, most frequent first (bounds the
+#: run time; sizes beyond it have no eager latency and the estimates needing them are null).
+MAX_MIX_SIZES: Final = 64
+
+_SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+@dataclass(frozen=True)
+class MeasureOptions:
+    """How hard to measure. Defaults keep one bucket under a second for millisecond steps."""
+
+    iters: int = 100  # timed steps per (bucket, mode) and per pass
+    warmup: int = 3  # eager warm-up calls, and side-stream calls before a capture
+    profile_steps: int = 5  # steps recorded in each per-bucket trace
+    mix_requests: int = 200  # requests replayed from a request mix
+    traces: bool = True  # record the per-bucket eager/graphed traces
+
+
+@dataclass
+class CandidateResult:
+    """One candidate's rows and summaries, ready for the results JSON."""
+
+    name: str
+    status: str  # measured | cuda_unavailable | error
+    buckets: list[int | None]
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    request_mix: dict[str, Any] | None = None
+    recommendation: BucketRecommendation | None = None
+    error: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "status": self.status,
+            "buckets": self.buckets,
+            "error": self.error,
+            "request_mix": self.request_mix,
+            "recommendation": None
+            if self.recommendation is None
+            else self.recommendation.to_json(),
+        }
+
+
+def new_row(name: str, bucket: int | None, mode: str, *, in_bucket_set: bool) -> dict[str, Any]:
+    row: dict[str, Any] = dict.fromkeys(ROW_FIELDS)
+    row.update(callable=name, bucket=bucket, mode=mode, in_bucket_set=in_bucket_set)
+    return row
+
+
+def trace_name(candidate: str, bucket: int | None, mode: str) -> str:
+    """File name of a per-bucket trace: ``<name>.b<bucket>.<mode>.json.gz``."""
+    safe = _SAFE_NAME.sub("_", candidate).strip("._") or "candidate"
+    size = "x" if bucket is None else str(bucket)
+    return f"{safe}.b{size}.{mode}.json.gz"
+
+
+def nearest_rank(values: Sequence[int], share: float) -> int:
+    """The nearest-rank percentile (``share`` in (0, 1]) of a non-empty sample."""
+    if not values:
+        raise ValueError("no values")
+    ordered = sorted(values)
+    # round() first: 0.95 * 100 is 95.00000000000001 in binary floating point.
+    rank = max(1, math.ceil(round(share * len(ordered), 9)))
+    return ordered[min(rank, len(ordered)) - 1]
+
+
+def candidate_buckets(candidate: GraphCandidate) -> list[int | None]:
+    """The batch sizes captured: the registered buckets, else the example's own size."""
+    if candidate.buckets is not None:
+        return list(candidate.buckets)
+    return [_batch_size(candidate.example_inputs or (), candidate.batch_dim)]
+
+
+def unavailable_result(candidate: GraphCandidate, reason: str) -> CandidateResult:
+    """Rows for a machine without CUDA: every measurement null, nothing guessed.
+
+    The request mix's fallback and padding shares depend only on the mix and the buckets,
+    so they are still given.
+    """
+    buckets = candidate_buckets(candidate)
+    result = CandidateResult(candidate.name, "cuda_unavailable", buckets, error=reason)
+    for bucket in buckets:
+        for mode in ("eager", "graphed"):
+            row = new_row(candidate.name, bucket, mode, in_bucket_set=True)
+            row["status"] = "cuda_unavailable"
+            row["failure"] = {"phase": "setup", "kind": "cuda_unavailable", "message": reason}
+            result.rows.append(row)
+    if candidate.request_mix is not None:
+        known = [b for b in buckets if b is not None]
+        estimate = evaluate_bucket_set(known, candidate.request_mix, {}, {}, {})
+        result.request_mix = {
+            "sizes": _mix_json(candidate.request_mix),
+            "registered_set": estimate.to_json(),
+            "measured": None,
+        }
+    return result
+
+
+def measure_candidate(
+    candidate: GraphCandidate,
+    out_dir: Path,
+    options: MeasureOptions,
+    log: Callable[[str], None],
+) -> CandidateResult:
+    """Measure one candidate on the current CUDA device (see the module docstring)."""
+    torch = _torch()
+    buckets = candidate_buckets(candidate)
+    result = CandidateResult(candidate.name, "measured", buckets)
+    session = _Measurement(candidate, out_dir, options, log, torch)
+    try:
+        for bucket in buckets:
+            result.rows.extend(session.bucket(bucket))
+        if candidate.request_mix is not None:
+            result.rows.extend(session.mix_sizes(candidate.request_mix))
+            result.request_mix, result.recommendation = session.mix(candidate.request_mix)
+    finally:
+        session.release()
+    return result
+
+
+class _Measurement:
+    """State kept across one candidate's buckets: live graphs and their static buffers."""
+
+    def __init__(
+        self,
+        candidate: GraphCandidate,
+        out_dir: Path,
+        options: MeasureOptions,
+        log: Callable[[str], None],
+        torch: Any,
+    ) -> None:
+        self.c = candidate
+        self.out_dir = out_dir
+        self.opt = options
+        self.log = log
+        self.torch = torch
+        self.graphs: dict[int, tuple[Any, tuple[Any, ...], Any]] = {}  # bucket -> graph, ins, out
+        self.eager_ns: dict[int, int | None] = {}
+        self.graphed_ns: dict[int, int | None] = {}
+        self.pool_bytes: dict[int, int | None] = {}
+        self.inputs: dict[int, tuple[Any, ...]] = {}
+        self.broken: str | None = None  # set when the CUDA context is no longer usable
+
+    # -- one bucket -------------------------------------------------------------------
+
+    def bucket(self, bucket: int | None) -> list[dict[str, Any]]:
+        name = self.c.name
+        eager = new_row(name, bucket, "eager", in_bucket_set=True)
+        graphed = new_row(name, bucket, "graphed", in_bucket_set=True)
+        if self.broken is not None:
+            for row in (eager, graphed):
+                _fail(row, "skipped", "setup", "cuda_unusable", self.broken)
+            return [eager, graphed]
+        try:
+            inputs = self._inputs(bucket)
+            new_inputs = tuple(_rotate(x, self.c.batch_dim, self.torch) for x in inputs)
+        except Exception as exc:  # noqa: BLE001 - the user's input factory failed
+            for row in (eager, graphed):
+                _fail_exc(row, "inputs", exc)
+            return [eager, graphed]
+        expected = self._eager(eager, new_inputs)
+        if eager["status"] != "ok":
+            _fail(graphed, "skipped", "eager", "eager_failed", "the eager call failed")
+            return [eager, graphed]
+        self._graphed(graphed, bucket, inputs, new_inputs, expected)
+        self.log(_progress(name, bucket, eager, graphed))
+        if bucket is not None:
+            self.eager_ns[bucket] = eager["host_p50_ns"]
+            self.graphed_ns[bucket] = graphed["host_p50_ns"]
+            self.pool_bytes[bucket] = graphed["graph_pool_bytes"]
+        return [eager, graphed]
+
+    def _eager(self, row: dict[str, Any], inputs: tuple[Any, ...], *, trace: bool = True) -> Any:
+        torch, fn = self.torch, self.c.fn
+        try:
+            for _ in range(self.opt.warmup):
+                fn(*inputs)
+            torch.cuda.synchronize()
+            torch.cuda.reset_peak_memory_stats()
+            host, gpu = _time_steps(lambda: fn(*inputs), self.opt.iters, torch)
+            expected = _clone_tensors(fn(*inputs), torch)
+            torch.cuda.synchronize()
+        except Exception as exc:  # noqa: BLE001 - reported in the row
+            _fail_exc(row, "eager", exc)
+            self._check_context()
+            return None
+        _fill_timing(row, host, gpu)
+        row["peak_allocated_bytes"] = int(torch.cuda.max_memory_allocated())
+        row["peak_reserved_bytes"] = int(torch.cuda.max_memory_reserved())
+        row["status"] = "ok"
+        if trace and self.opt.traces:
+            row["trace"] = self._trace(row["bucket"], "eager", lambda: fn(*inputs))
+        return expected
+
+    def _graphed(
+        self,
+        row: dict[str, Any],
+        bucket: int | None,
+        inputs: tuple[Any, ...],
+        new_inputs: tuple[Any, ...],
+        expected: Any,
+    ) -> None:
+        torch, fn = self.torch, self.c.fn
+        static = tuple(x.clone() if isinstance(x, torch.Tensor) else x for x in inputs)
+        try:
+            side = torch.cuda.Stream()
+            side.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(side):
+                for _ in range(self.opt.warmup):
+                    fn(*static)
+            torch.cuda.current_stream().wait_stream(side)
+            torch.cuda.synchronize()
+        except Exception as exc:  # noqa: BLE001
+            _fail_exc(row, "warmup", exc)
+            self._check_context()
+            return
+        # torch.cuda.graph empties the allocator cache before capturing; doing it first makes
+        # the growth of reserved memory across the capture the private pool's own segments.
+        gc.collect()
+        torch.cuda.empty_cache()
+        torch.cuda.reset_peak_memory_stats()
+        reserved_before = int(torch.cuda.memory_reserved())
+        graph = torch.cuda.CUDAGraph()
+        try:
+            start = time.perf_counter_ns()
+            with torch.cuda.graph(graph, pool=torch.cuda.graph_pool_handle()):
+                static_out = fn(*static)
+            torch.cuda.synchronize()
+            row["capture_ns"] = time.perf_counter_ns() - start
+        except Exception as exc:  # noqa: BLE001 - a failed capture is a result
+            failure = classify_exception(exc)
+            row["status"] = "capture_failed"
+            row["failure"] = {"phase": "capture", **failure.to_json()}
+            self.log(
+                f"  {self.c.name} b{bucket}: capture failed ({failure.kind}): {failure.message}"
+            )
+            del graph
+            self._check_context()
+            return
+        row["graph_pool_bytes"] = int(torch.cuda.memory_reserved()) - reserved_before
+
+        def step() -> None:
+            for buffer, value in zip(static, new_inputs, strict=True):
+                if isinstance(buffer, torch.Tensor):
+                    buffer.copy_(value)
+            graph.replay()
+
+        try:
+            start = time.perf_counter_ns()
+            step()
+            torch.cuda.synchronize()
+            row["first_replay_ns"] = time.perf_counter_ns() - start
+            host, gpu = _time_steps(step, self.opt.iters, torch)
+            correct, max_error, tolerance = _compare(expected, static_out, torch)
+        except Exception as exc:  # noqa: BLE001
+            _fail_exc(row, "replay", exc)
+            self._check_context()
+            return
+        _fill_timing(row, host, gpu)
+        row["peak_allocated_bytes"] = int(torch.cuda.max_memory_allocated())
+        row["peak_reserved_bytes"] = int(torch.cuda.max_memory_reserved())
+        row.update(correct=correct, max_abs_error=max_error, tolerance=tolerance, status="ok")
+        if self.opt.traces:
+            row["trace"] = self._trace(bucket, "graphed", step)
+        if bucket is not None:
+            self.graphs[bucket] = (graph, static, static_out)
+
+    # -- request mix ------------------------------------------------------------------
+
+    def mix_sizes(self, mix: Mapping[int, float]) -> list[dict[str, Any]]:
+        """Eager rows for the mix's sizes that are not buckets (their fallback latency)."""
+        rows = []
+        by_weight = sorted(mix, key=lambda s: (-mix[s], s))[:MAX_MIX_SIZES]
+        for size in sorted(by_weight):
+            if size in self.eager_ns or self.broken is not None:
+                continue
+            row = new_row(self.c.name, size, "eager", in_bucket_set=False)
+            try:
+                inputs = tuple(_rotate(x, self.c.batch_dim, self.torch) for x in self._inputs(size))
+            except Exception as exc:  # noqa: BLE001
+                _fail_exc(row, "inputs", exc)
+                rows.append(row)
+                continue
+            self._eager(row, inputs, trace=False)
+            self.eager_ns[size] = row["host_p50_ns"]
+            rows.append(row)
+        return rows
+
+    def mix(self, mix: Mapping[int, float]) -> tuple[dict[str, Any], BucketRecommendation]:
+        registered = [b for b in candidate_buckets(self.c) if b is not None]
+        estimate = evaluate_bucket_set(
+            registered, mix, self.graphed_ns, self.eager_ns, self.pool_bytes
+        )
+        recommendation = recommend_buckets(mix, self.graphed_ns, self.eager_ns, self.pool_bytes)
+        measured = None if self.broken is not None else self._replay_mix(mix)
+        summary = {
+            "sizes": _mix_json(mix),
+            "registered_set": estimate.to_json(),
+            "measured": measured,
+        }
+        return summary, recommendation
+
+    def _replay_mix(self, mix: Mapping[int, float]) -> dict[str, Any] | None:
+        """Serve a fixed sequence of requests drawn from the mix with the captured graphs."""
+        torch, fn, dim = self.torch, self.c.fn, self.c.batch_dim
+        requests = request_sequence(mix, self.opt.mix_requests)
+        captured = sorted(self.graphs)
+        sizes = sorted(set(requests))
+        try:
+            inputs = {n: self._inputs(n) for n in sizes}
+        except Exception:  # noqa: BLE001 - already reported on the size's own row
+            return None
+        latencies: list[int] = []
+        fallback = padded = computed = 0
+        torch.cuda.synchronize()
+        try:
+            for n in requests:
+                bucket = serving_bucket(n, captured)
+                start = time.perf_counter_ns()
+                if bucket is None:
+                    fn(*inputs[n])
+                else:
+                    graph, static, _ = self.graphs[bucket]
+                    for buffer, value in zip(static, inputs[n], strict=True):
+                        if isinstance(buffer, torch.Tensor) and buffer.dim() > dim:
+                            buffer.narrow(dim, 0, n).copy_(value)
+                    graph.replay()
+                torch.cuda.synchronize()
+                latencies.append(time.perf_counter_ns() - start)
+                if bucket is None:
+                    fallback += 1
+                else:
+                    padded += bucket - n
+                    computed += bucket
+        except Exception as exc:  # noqa: BLE001
+            return {"error": f"{type(exc).__name__}: {exc}"}
+        return {
+            "requests": len(requests),
+            "buckets_used": captured,
+            "mean_ns": round(sum(latencies) / len(latencies)),
+            "p50_ns": nearest_rank(latencies, 0.50),
+            "p95_ns": nearest_rank(latencies, 0.95),
+            "fallback_requests": fallback,
+            "padding_share": padded / computed if computed else None,
+        }
+
+    # -- helpers ----------------------------------------------------------------------
+
+    def _inputs(self, size: int | None) -> tuple[Any, ...]:
+        if size is not None and size in self.inputs:
+            return self.inputs[size]
+        if self.c.make_inputs is not None:
+            if size is None:
+                raise ValueError("an input factory needs a batch size")
+            made = tuple(self.c.make_inputs(size))
+        else:
+            example = self.c.example_inputs or ()
+            made = (
+                example
+                if size is None
+                else tuple(_resize(x, size, self.c.batch_dim, self.torch) for x in example)
+            )
+        if size is not None:
+            self.inputs[size] = made
+        return made
+
+    def _trace(self, bucket: int | None, mode: str, step: Callable[[], Any]) -> str | None:
+        torch = self.torch
+        name = trace_name(self.c.name, bucket, mode)
+        path = self.out_dir / name
+        activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
+        try:
+            with torch.profiler.profile(activities=activities) as prof:
+                for _ in range(self.opt.profile_steps):
+                    with torch.profiler.record_function(self.c.name):
+                        step()
+                torch.cuda.synchronize()
+            export_trace(prof, path)
+        except Exception as exc:  # noqa: BLE001 - a missing trace is noted, not fatal
+            self.log(f"  {self.c.name} b{bucket}: {mode} trace not recorded: {exc}")
+            return None
+        return name
+
+    def _check_context(self) -> None:
+        try:
+            self.torch.cuda.synchronize()
+        except Exception as exc:  # noqa: BLE001
+            self.broken = f"CUDA context unusable after an error: {first_error(exc)}"
+
+    def release(self) -> None:
+        self.graphs.clear()
+        self.inputs.clear()
+        gc.collect()
+        if self.broken is None:
+            try:
+                self.torch.cuda.empty_cache()
+            except Exception:  # noqa: BLE001, S110 - best effort on the way out
+                pass
+
+
+def request_sequence(mix: Mapping[int, float], count: int, seed: int = 0) -> list[int]:
+    """``count`` request sizes in the mix's proportions (largest remainders), shuffled with a
+    fixed seed so every run replays the same sequence."""
+    total = sum(mix.values())
+    quotas = {size: count * weight / total for size, weight in mix.items()}
+    counts = {size: int(q) for size, q in quotas.items()}
+    left = count - sum(counts.values())
+    for size in sorted(quotas, key=lambda s: (-(quotas[s] - counts[s]), s))[:left]:
+        counts[size] += 1
+    sequence = [size for size in sorted(counts) for _ in range(counts[size])]
+    random.Random(seed).shuffle(sequence)
+    return sequence
+
+
+def export_trace(prof: Any, path: Path) -> None:
+    """Export a finished profiler's trace to ``path`` (.json.gz) through a temporary file."""
+    tmp = path.with_name(f".{path.name[: -len('.json.gz')]}.tmp{os.getpid()}.json.gz")
+    try:
+        prof.export_chrome_trace(str(tmp))
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+# -- module helpers ---------------------------------------------------------------------
+
+
+def _torch() -> Any:
+    return importlib.import_module("torch")
+
+
+def _time_steps(step: Callable[[], Any], iters: int, torch: Any) -> tuple[list[int], list[int]]:
+    """Host wall clock per synchronized step, then (second pass) GPU time by CUDA events."""
+    host: list[int] = []
+    torch.cuda.synchronize()
+    for _ in range(iters):
+        start = time.perf_counter_ns()
+        step()
+        torch.cuda.synchronize()
+        host.append(time.perf_counter_ns() - start)
+    gpu: list[int] = []
+    begin = torch.cuda.Event(enable_timing=True)
+    end = torch.cuda.Event(enable_timing=True)
+    for _ in range(iters):
+        begin.record()
+        step()
+        end.record()
+        end.synchronize()
+        gpu.append(round(begin.elapsed_time(end) * 1_000_000))  # ms -> ns
+    return host, gpu
+
+
+def _fill_timing(row: dict[str, Any], host: list[int], gpu: list[int]) -> None:
+    row["iterations"] = len(host)
+    row["host_p50_ns"] = nearest_rank(host, 0.50)
+    row["host_p95_ns"] = nearest_rank(host, 0.95)
+    row["gpu_p50_ns"] = nearest_rank(gpu, 0.50)
+    row["gpu_p95_ns"] = nearest_rank(gpu, 0.95)
+
+
+def _fail(row: dict[str, Any], status: str, phase: str, kind: str, message: str) -> None:
+    row["status"] = status
+    row["failure"] = {"phase": phase, "kind": kind, "message": message}
+
+
+def _fail_exc(row: dict[str, Any], phase: str, exc: BaseException) -> None:
+    first = first_error(exc)
+    message = str(first).strip().split("\n")[0]
+    row["status"] = "error"
+    row["failure"] = {
+        "phase": phase,
+        "kind": "error",
+        "error_type": type(first).__name__,
+        "message": message,
+    }
+
+
+def _batch_size(inputs: Sequence[Any], dim: int) -> int | None:
+    for x in inputs:
+        shape = getattr(x, "shape", None)
+        if shape is not None and len(shape) > dim:
+            return int(shape[dim])
+    return None
+
+
+def _resize(x: Any, size: int, dim: int, torch: Any) -> Any:
+    """``x`` with ``size`` rows along ``dim``, repeating its rows in order."""
+    if not isinstance(x, torch.Tensor) or x.dim() <= dim or x.shape[dim] == size:
+        return x
+    index = torch.arange(size, device=x.device) % x.shape[dim]
+    return x.index_select(dim, index).contiguous()
+
+
+def _rotate(x: Any, dim: int, torch: Any) -> Any:
+    if not isinstance(x, torch.Tensor) or x.dim() <= dim:
+        return x
+    return torch.roll(x, 1, dim).contiguous()
+
+
+def _tensors(value: Any, torch: Any) -> Iterator[Any]:
+    if isinstance(value, torch.Tensor):
+        yield value
+    elif isinstance(value, tuple | list):
+        for item in value:
+            yield from _tensors(item, torch)
+    elif isinstance(value, dict):
+        for key in sorted(value, key=str):
+            yield from _tensors(value[key], torch)
+
+
+def _clone_tensors(value: Any, torch: Any) -> list[Any]:
+    return [t.detach().clone() for t in _tensors(value, torch)]
+
+
+def _compare(
+    expected: list[Any], graph_output: Any, torch: Any
+) -> tuple[bool | None, float | None, str | None]:
+    """(all outputs within tolerance, largest absolute error, the tolerance used)."""
+    actual = list(_tensors(graph_output, torch))
+    if not expected or len(actual) != len(expected):
+        return (None if not expected and not actual else False), None, None
+    correct = True
+    max_error = 0.0
+    tolerances = []
+    for want, got in zip(expected, actual, strict=True):
+        if want.shape != got.shape or want.dtype != got.dtype:
+            return False, None, None
+        dtype = str(want.dtype).removeprefix("torch.")
+        if dtype in TOLERANCES:
+            rtol, atol = TOLERANCES[dtype]
+            ok = bool(torch.allclose(got, want, rtol=rtol, atol=atol, equal_nan=True))
+            tolerances.append(f"{dtype} rtol={rtol:g} atol={atol:g}")
+        else:
+            ok = bool(torch.equal(got, want))
+            tolerances.append(f"{dtype} exact")
+        if want.numel():
+            diff = (
+                (got.double() - want.double()).abs().max()
+                if want.is_floating_point() or want.is_complex()
+                else (got.long() - want.long()).abs().max()
+            )
+            max_error = max(max_error, float(diff))
+        correct = correct and ok
+    return correct, max_error, "; ".join(sorted(set(tolerances)))
+
+
+def _mix_json(mix: Mapping[int, float]) -> dict[str, float]:
+    return {str(size): weight for size, weight in mix.items()}
+
+
+def _progress(name: str, bucket: int | None, eager: dict[str, Any], graphed: dict[str, Any]) -> str:
+    def us(ns: int | None) -> str:
+        return "-" if ns is None else f"{ns / 1000:.1f} µs"
+
+    size = "?" if bucket is None else bucket
+    return (
+        f"  {name} b{size}: eager p50 {us(eager['host_p50_ns'])}, "
+        f"graphed p50 {us(graphed['host_p50_ns'])} ({graphed['status']})"
+    )
+
+
+__all__ = [
+    "ROW_FIELDS",
+    "CandidateResult",
+    "MeasureOptions",
+    "measure_candidate",
+    "nearest_rank",
+    "request_sequence",
+    "trace_name",
+    "unavailable_result",
+]

@@ -1,0 +1,416 @@
+"""``traceinspect profile``: run a script under the PyTorch profiler, measure its graph
+candidates, analyze the trace.
+
+Outputs, in ``--out`` (default ``traceinspect-out/<script stem>/``), never overwritten
+without ``--force``:
+
+``trace.json.gz``
+    the script's run (CPU and CUDA activity; CPU only without CUDA). Exported even when the
+    script raises, exits or is interrupted.
+``<name>.b<bucket>.eager.json.gz`` / ``.graphed.json.gz``
+    a few profiled steps of each graph candidate, per bucket, eager and replayed.
+``results.json``
+    how the script ended, one row per (candidate, bucket, mode) with the unprofiled
+    measurements (:data:`~traceinspect.collect.replay.ROW_FIELDS`), request-mix estimates and
+    the recommended bucket set. Times are integer ns, memory bytes, unknowns ``null``.
+
+The exit status is the script's own; when the script succeeded but its trace could not be
+analyzed, it is 1.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import platform
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any, Final
+
+from rich.console import Console
+from rich.table import Table
+
+from traceinspect.collect.candidates import GraphCandidate
+from traceinspect.collect.replay import (
+    CandidateResult,
+    MeasureOptions,
+    export_trace,
+    measure_candidate,
+    unavailable_result,
+)
+from traceinspect.collect.runner import INTERRUPTED_STATUS, ScriptOutcome, run_script
+from traceinspect.collect.session import Session, activate
+from traceinspect.errors import TraceinspectError, UsageError
+from traceinspect.report.output import write_text
+
+SCHEMA_VERSION: Final = 1
+TRACE_NAME: Final = "trace.json.gz"
+RESULTS_NAME: Final = "results.json"
+ANALYSIS_NAME: Final = "analysis.json"
+DEFAULT_OUT_ROOT: Final = Path("traceinspect-out")
+#: Files ``--force`` may replace in an existing output folder (nothing else is touched).
+OUTPUT_PATTERNS: Final = (
+    TRACE_NAME,
+    RESULTS_NAME,
+    ANALYSIS_NAME,
+    "*.eager.json.gz",
+    "*.graphed.json.gz",
+)
+
+
+def run_profile(
+    script: Path,
+    script_args: Sequence[str] = (),
+    *,
+    out: Path | None = None,
+    force: bool = False,
+    options: MeasureOptions | None = None,
+    candidates: bool = True,
+    record_shapes: bool = True,
+    console: Console | None = None,
+) -> int:
+    """Run ``script`` with ``script_args`` under the profiler; return its exit status."""
+    options = options or MeasureOptions()
+    console = console or Console(highlight=False, width=None if sys.stdout.isatty() else 120)
+    err = Console(stderr=True, highlight=False)
+    if not script.is_file():
+        raise UsageError(f"{script}: no such script")
+    out_dir = DEFAULT_OUT_ROOT / script.stem if out is None else out
+    prepare_out_dir(out_dir, force=force)
+    torch = _import_torch()
+    cuda = bool(torch.cuda.is_available())
+    if not cuda:
+        err.print(
+            "traceinspect: CUDA is not available: recording CPU activity only; "
+            "graph candidates are listed but not measured"
+        )
+    session = Session()
+    trace_path = out_dir / TRACE_NAME
+    outcome = record_script(
+        script, script_args, trace_path, session, cuda=cuda, record_shapes=record_shapes
+    )
+    err.print(f"traceinspect: trace written to {trace_path}")
+    results: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION,
+        "script": {"path": str(script), "args": list(script_args), **outcome.to_json()},
+        "environment": _environment(torch, cuda),
+        "trace": TRACE_NAME,
+        "analysis": None,
+        "activities": ["cpu", "cuda"] if cuda else ["cpu"],
+        "options": {**asdict(options), "record_shapes": record_shapes},
+        "candidates": [],
+        "rows": [],
+        "notes": [],
+    }
+    status = outcome.exit_status
+    if outcome.interrupted:
+        results["notes"].append("interrupted: graph candidates not measured, trace not analyzed")
+        _write_results(out_dir, results)
+        return INTERRUPTED_STATUS
+    if session.candidates and candidates:
+        measured = _measure_all(session.candidates, out_dir, options, cuda=cuda, err=err)
+        results["candidates"] = [r.to_json() for r in measured]
+        results["rows"] = [row for r in measured for row in r.rows]
+        _add_predictions(results["rows"], out_dir, err)
+    elif session.candidates:
+        results["notes"].append("graph candidates registered but not measured (--no-candidates)")
+    try:
+        analyze_trace(trace_path, out_dir / ANALYSIS_NAME)
+        results["analysis"] = ANALYSIS_NAME
+    except (TraceinspectError, ImportError) as exc:
+        err.print(f"traceinspect: could not analyze {trace_path}: {exc}")
+        results["notes"].append(f"trace not analyzed: {exc}")
+        status = status or 1
+    if results["rows"]:
+        render_candidates(results, console)
+    _write_results(out_dir, results)
+    err.print(f"traceinspect: results written to {out_dir / RESULTS_NAME}")
+    return status
+
+
+def prepare_out_dir(out_dir: Path, *, force: bool) -> None:
+    """Create ``out_dir``; refuse one holding files unless ``force``, then clear only ours."""
+    if out_dir.exists() and not out_dir.is_dir():
+        raise UsageError(f"{out_dir}: exists and is not a folder")
+    if out_dir.is_dir() and any(out_dir.iterdir()):
+        if not force:
+            raise UsageError(f"{out_dir}: already holds outputs (use --force to overwrite)")
+        for pattern in OUTPUT_PATTERNS:
+            for old in out_dir.glob(pattern):
+                if old.is_file():
+                    old.unlink()
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"{out_dir}: cannot create ({exc.strerror})") from None
+
+
+def record_script(
+    script: Path,
+    script_args: Sequence[str],
+    trace_path: Path,
+    session: Session,
+    *,
+    cuda: bool,
+    record_shapes: bool = True,
+) -> ScriptOutcome:
+    """Run the script under ``torch.profiler`` with ``session`` active; the trace is exported
+    whatever way the script ends."""
+    torch = _import_torch()
+    activity = torch.profiler.ProfilerActivity
+    activities = [activity.CPU, activity.CUDA] if cuda else [activity.CPU]
+    prof = torch.profiler.profile(activities=activities, record_shapes=record_shapes)
+    with activate(session):
+        prof.start()
+        try:
+            outcome = run_script(script, script_args)
+        finally:
+            if cuda:
+                _synchronize(torch)
+            prof.stop()
+            export_trace(prof, trace_path)
+    return outcome
+
+
+def analyze_trace(trace_path: Path, json_path: Path) -> None:
+    """Analyze the recorded trace as ``traceinspect analyze TRACE --json JSON`` would, printing
+    its report and writing its JSON beside the trace."""
+    from traceinspect.commands.analyze import run_analyze
+
+    run_analyze(trace_path, json_out=str(json_path), force=True)
+
+
+def _measure_all(
+    registered: Sequence[GraphCandidate],
+    out_dir: Path,
+    options: MeasureOptions,
+    *,
+    cuda: bool,
+    err: Console,
+) -> list[CandidateResult]:
+    results = []
+    log: Callable[[str], None] = lambda line: err.print(line, markup=False)  # noqa: E731
+    for candidate in registered:
+        if not cuda:
+            results.append(unavailable_result(candidate, "CUDA not available"))
+            continue
+        err.print(f"traceinspect: measuring graph candidate {candidate.name!r}", markup=False)
+        try:
+            results.append(measure_candidate(candidate, out_dir, options, log))
+        except KeyboardInterrupt:
+            err.print("traceinspect: interrupted; remaining candidates not measured")
+            break
+        except Exception as exc:  # noqa: BLE001 - one candidate's failure ends only it
+            error = f"{type(exc).__name__}: {exc}"
+            err.print(f"traceinspect: candidate {candidate.name!r} failed: {error}", markup=False)
+            failed = unavailable_result(candidate, error)
+            failed.status = "error"
+            for row in failed.rows:
+                row["status"] = "error"
+                row["failure"] = {"phase": "setup", "kind": "error", "message": error}
+            results.append(failed)
+    return results
+
+
+def _add_predictions(rows: list[dict[str, Any]], out_dir: Path, err: Console) -> None:
+    """Put the estimator's prediction of the graphed step, made from the bucket's eager trace
+    and its unprofiled eager time, beside the measured graphed time.
+
+    The prediction stays ``null`` when the estimator is unavailable or cannot answer.
+    """
+    try:
+        from traceinspect.analysis.diagnose import diagnose
+    except ImportError:
+        return
+    from traceinspect.parse import load_trace
+
+    eager_rows = {
+        (r["callable"], r["bucket"]): r
+        for r in rows
+        if r["mode"] == "eager" and r["trace"] is not None and r["in_bucket_set"]
+    }
+    for row in rows:
+        eager = eager_rows.get((row["callable"], row["bucket"]))
+        if row["mode"] != "graphed" or eager is None:
+            continue
+        try:
+            diagnosis = diagnose(
+                load_trace(out_dir / eager["trace"]), eager_unprofiled_ns=eager["host_p50_ns"]
+            )
+        except Exception as exc:  # noqa: BLE001 - a failed prediction stays null
+            err.print(f"traceinspect: no prediction from {eager['trace']}: {exc}", markup=False)
+            continue
+        estimate = next(
+            (
+                d.estimate
+                for d in diagnosis.regions
+                if d.region.name == row["callable"] and d.region.depth == 0
+            ),
+            None,
+        )
+        if estimate is None:
+            continue
+        row["predicted_ns"] = int(estimate.graphed_ns)
+        row["predicted_low_ns"] = int(estimate.low_ns)
+        row["predicted_high_ns"] = int(estimate.high_ns)
+        if row["host_p50_ns"]:
+            row["prediction_error"] = row["predicted_ns"] / row["host_p50_ns"] - 1
+
+
+def render_candidates(results: dict[str, Any], console: Console) -> None:
+    """The measured rows, the request mixes, and the recommended bucket sets."""
+    rows = results["rows"]
+    if all(r["status"] == "cuda_unavailable" for r in rows):
+        names = ", ".join(
+            f"{c['name']} (buckets {', '.join(map(str, c['buckets']))})"
+            for c in results["candidates"]
+        )
+        console.print(f"Graph candidates not measured (CUDA not available): {names}", markup=False)
+    else:
+        console.print(_rows_table(rows))
+    for candidate in results["candidates"]:
+        for row in rows:
+            failure = row["failure"]
+            if row["callable"] == candidate["name"] and failure and failure.get("hint"):
+                console.print(
+                    f"{candidate['name']} b{row['bucket']}: capture failed "
+                    f"({failure['kind']}): {failure['message']}\n  hint: {failure['hint']}",
+                    markup=False,
+                )
+                break
+        _render_mix(candidate, console)
+
+
+def _rows_table(rows: list[dict[str, Any]]) -> Table:
+    table = Table(
+        title="CUDA graph candidates: unprofiled µs per step (p50 host wall clock unless noted)",
+        title_justify="left",
+    )
+    left = ("callable", "mode", "status")
+    for col in (
+        "callable",
+        "bucket",
+        "mode",
+        "status",
+        "capture ms",
+        "1st replay",
+        "p50",
+        "p95",
+        "GPU p50",
+        "pool MiB",
+        "correct",
+        "predicted",
+        "error",
+    ):
+        table.add_column(col, justify="left" if col in left else "right")
+    for row in rows:
+        failure = row["failure"] or {}
+        status = row["status"] or "-"
+        if status != "ok" and failure.get("kind") not in (None, "error"):
+            status = f"{status}: {failure['kind']}"
+        table.add_row(
+            row["callable"],
+            "-" if row["bucket"] is None else str(row["bucket"]),
+            row["mode"] + ("" if row["in_bucket_set"] else " (mix)"),
+            status,
+            _num(row["capture_ns"], 1e6, ".2f"),
+            _num(row["first_replay_ns"], 1e3, ".1f"),
+            _num(row["host_p50_ns"], 1e3, ".1f"),
+            _num(row["host_p95_ns"], 1e3, ".1f"),
+            _num(row["gpu_p50_ns"], 1e3, ".1f"),
+            _num(row["graph_pool_bytes"], 2**20, ".1f"),
+            "-" if row["correct"] is None else ("yes" if row["correct"] else "NO"),
+            _num(row["predicted_ns"], 1e3, ".1f"),
+            "-" if row["prediction_error"] is None else f"{row['prediction_error']:+.0%}",
+        )
+    return table
+
+
+def _render_mix(candidate: dict[str, Any], console: Console) -> None:
+    mix = candidate["request_mix"]
+    if mix is None:
+        return
+    registered = mix["registered_set"]
+    measured = mix["measured"] or {}
+    line = (
+        f"{candidate['name']}: request mix {mix['sizes']} on buckets {registered['buckets']}: "
+        f"{registered['fallback_share']:.0%} of requests fall back to eager, padding "
+        + (
+            "-"
+            if registered["padding_share"] is None
+            else f"{registered['padding_share']:.0%} of graphed rows"
+        )
+        + f", expected {_num(registered['expected_latency_ns'], 1e3, '.1f')} µs/request"
+    )
+    if measured.get("mean_ns") is not None:
+        line += f", measured {measured['mean_ns'] / 1e3:.1f} µs over {measured['requests']}"
+    console.print(line, markup=False)
+    rec = candidate["recommendation"]
+    if rec is None:
+        return
+    table = Table(title=f"{candidate['name']}: bucket sets for this mix", title_justify="left")
+    for col in ("buckets", "expected µs/request", "fallback", "padding", "graph MiB", ""):
+        table.add_column(col, justify="left" if col == "buckets" else "right")
+    chosen = rec["chosen"]["buckets"] if rec["chosen"] else None
+    for s in rec["candidates"]:
+        table.add_row(
+            "none (eager)" if not s["buckets"] else ",".join(map(str, s["buckets"])),
+            _num(s["expected_latency_ns"], 1e3, ".1f"),
+            f"{s['fallback_share']:.0%}",
+            "-" if s["padding_share"] is None else f"{s['padding_share']:.0%}",
+            _num(s["graph_memory_bytes"], 2**20, ".1f"),
+            "← pick" if s["buckets"] == chosen else "",
+        )
+    console.print(table)
+    console.print(f"rule: {rec['rule']} ({rec['sets_evaluated']} sets evaluated)", markup=False)
+
+
+def _num(value: float | None, scale: float, spec: str) -> str:
+    return "-" if value is None else format(value / scale, spec)
+
+
+def _write_results(out_dir: Path, results: dict[str, Any]) -> None:
+    write_text(out_dir / RESULTS_NAME, json.dumps(results, indent=1), force=True)
+
+
+def _environment(torch: Any, cuda: bool) -> dict[str, Any]:
+    env: dict[str, Any] = {
+        "python": platform.python_version(),
+        "torch": str(torch.__version__),
+        "cuda_runtime": torch.version.cuda,
+        "device": None,
+        "device_capability": None,
+    }
+    if cuda:
+        env["device"] = torch.cuda.get_device_name()
+        env["device_capability"] = ".".join(map(str, torch.cuda.get_device_capability()))
+    return env
+
+
+def _synchronize(torch: Any) -> None:
+    # Let queued GPU work land in the trace; a script that broke its CUDA context must not
+    # stop the export.
+    try:
+        torch.cuda.synchronize()
+    except Exception as exc:  # noqa: BLE001
+        print(f"traceinspect: CUDA synchronize failed after the script: {exc}", file=sys.stderr)
+
+
+def _import_torch() -> Any:
+    try:
+        return importlib.import_module("torch")
+    except ImportError:
+        raise UsageError(
+            "`traceinspect profile` needs PyTorch: pip install 'traceinspect[collect]'"
+        ) from None
+
+
+def _jsonable(data: Any) -> Any:
+    to_json = getattr(data, "to_json", None)
+    if callable(to_json):
+        return to_json()
+    if isinstance(data, dict):
+        return data
+    return json.loads(json.dumps(data, default=str))
