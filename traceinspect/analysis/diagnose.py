@@ -1,0 +1,264 @@
+"""The diagnosis of one trace: per region, where the GPU's time went, a verdict, the
+capture pre-flight and the replay estimate; plus warnings about the trace itself.
+
+:func:`diagnose` is pure: a :class:`~traceinspect.model.Timeline` in, a :class:`Diagnosis`
+out. Per-occurrence figures are reported as medians over a region's occurrences.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from traceinspect.analysis.arrays import TimelineArrays, index_timeline
+from traceinspect.analysis.capture import CaptureChecker, CaptureReport
+from traceinspect.analysis.gaps import CAUSES, OTHER_DETAILS, GroupGaps, group_gaps
+from traceinspect.analysis.health import HealthWarning, check_health
+from traceinspect.analysis.intervals import IntArray
+from traceinspect.analysis.regions import Region, find_regions
+from traceinspect.analysis.verdict import LAUNCH_COST_NS, RegionShape, Verdict, decide
+from traceinspect.errors import TraceinspectError
+from traceinspect.model import Timeline
+
+
+@dataclass(frozen=True)
+class LaunchStats:
+    """How the region's activities were launched (ns; medians over its launch calls)."""
+
+    launches: int  # launch calls (a graph launch counts once)
+    median_call_ns: float | None  # host duration of the launch call
+    median_latency_ns: float | None  # launch call start -> activity start
+    p95_latency_ns: float | None
+    median_queue_depth: float | None  # activities in flight when the call started
+    starved_share: float | None  # launches that found nothing queued on the GPU
+
+
+@dataclass(frozen=True)
+class StreamIdle:
+    device: int
+    stream: int
+    busy_ns: float  # medians over the occurrences that used the stream
+    idle_ns: Mapping[str, float]
+
+
+@dataclass(frozen=True)
+class RegionDiagnosis:
+    region: Region
+    wall_ns: float  # median occurrence wall time (the annotation's host interval)
+    wall_p95_ns: float
+    window_ns: float  # median first-activity-start -> last-activity-end
+    gpu_busy_ns: float  # median union of the occurrence's activities
+    activities: float  # median per occurrence
+    kernels: float
+    median_activity_ns: float | None
+    median_kernel_ns: float | None
+    idle_ns: Mapping[str, float]  # median per occurrence, by cause
+    other_idle_ns: Mapping[str, float]  # the ``other`` cause split by what it was
+    streams: list[StreamIdle]
+    launch: LaunchStats
+    graph_share: float
+    verdict: Verdict
+    evidence: list[str]
+    capture: CaptureReport
+    estimate: Any | None = None  # RegionEstimate from analysis.estimate
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    timeline: Timeline
+    regions: list[RegionDiagnosis]
+    health: list[HealthWarning] = field(default_factory=list)
+    calibration: Any | None = None  # traceinspect.calibration.Calibration
+
+
+def diagnose(
+    timeline: Timeline,
+    *,
+    calibration: Any | None = None,
+    eager_unprofiled_ns: int | None = None,
+    estimate: bool = True,
+) -> Diagnosis:
+    """Diagnose every region of ``timeline``.
+
+    ``calibration`` (a :class:`traceinspect.calibration.Calibration`) feeds the replay
+    estimate; by default the built-in profile matching the trace's GPU.
+    ``eager_unprofiled_ns``, an unprofiled measurement of one step, applies to the
+    outermost step region (the profiler steps, else the longest top-level region).
+    """
+    arrays = index_timeline(timeline)
+    regions = find_regions(timeline, arrays)
+    launch_cost = LAUNCH_COST_NS
+    notes: list[HealthWarning] = []
+    if estimate and calibration is None and timeline.has_gpu_activity:
+        try:
+            from traceinspect.calibration import calibration_for
+
+            calibration = calibration_for(timeline)
+        except ImportError:  # pragma: no cover - the estimator ships with the package
+            calibration = None
+        except TraceinspectError as exc:
+            notes.append(HealthWarning("no_calibration", f"no replay estimate: {exc}"))
+    if calibration is not None:
+        launch_cost = int(getattr(calibration, "eager_launch_host_ns", launch_cost))
+    checker = CaptureChecker(arrays, regions)
+    step = _step_region(regions)
+    diagnosed = []
+    for region in regions:
+        result = _diagnose_region(arrays, region, checker, launch_cost)
+        if (
+            estimate
+            and calibration is not None
+            and result.verdict
+            not in (
+                "idle",
+                "already-graphed",
+            )
+        ):
+            eager = eager_unprofiled_ns if region is step else None
+            est, warning = _estimate(timeline, region, calibration, eager)
+            if warning is not None:
+                notes.append(warning)
+            result = _with_estimate(result, est)
+        diagnosed.append(result)
+    health = check_health(timeline, arrays, diagnosed) + notes
+    return Diagnosis(timeline, diagnosed, health, calibration)
+
+
+def _step_region(regions: list[Region]) -> Region | None:
+    steps = [r for r in regions if r.source == "profiler_step"]
+    if steps:
+        return steps[0]
+    top = [r for r in regions if r.depth == 0]
+    return max(top, key=lambda r: int(r.wall_ns.sum()), default=None)
+
+
+def _estimate(
+    timeline: Timeline, region: Region, calibration: Any, eager_ns: int | None
+) -> tuple[Any | None, HealthWarning | None]:
+    try:
+        from traceinspect.analysis.estimate import estimate_region
+    except ImportError:  # pragma: no cover - the estimator ships with the package
+        return None, None
+    try:
+        walls = [int(w) for w in region.wall_ns]
+        return (
+            estimate_region(
+                timeline, region.rows, walls, calibration, eager_unprofiled_ns=eager_ns
+            ),
+            None,
+        )
+    except (ValueError, KeyError, IndexError) as exc:
+        return None, HealthWarning(
+            "estimate_failed", f"replay estimate for region {region.name!r} failed: {exc}"
+        )
+
+
+def _with_estimate(result: RegionDiagnosis, est: Any | None) -> RegionDiagnosis:
+    from dataclasses import replace
+
+    return replace(result, estimate=est)
+
+
+def _diagnose_region(
+    arrays: TimelineArrays, region: Region, checker: CaptureChecker, launch_cost_ns: int
+) -> RegionDiagnosis:
+    n = region.occurrences
+    counts = np.array([len(r) for r in region.rows], np.int64)
+    occ = np.repeat(np.arange(n, dtype=np.int64), counts)
+    rows = np.concatenate(region.rows) if n else np.empty(0, np.int64)
+    wall = region.wall_ns.astype(np.float64)
+    gaps = group_gaps(arrays, occ, rows, n)
+    used = gaps.first_start >= 0
+    span = gaps.span
+    duration = arrays.end[rows] - arrays.start[rows]
+    kernel = arrays.is_kernel[rows]
+    kernels_per_occ = np.bincount(occ[kernel], minlength=n)
+    idle_med = {c: _median(gaps.idle[used, i]) for i, c in enumerate(CAUSES)}
+    safe_span = np.maximum(span[used], 1).astype(np.float64)
+    shares = {c: _median(gaps.idle[used, i] / safe_span) for i, c in enumerate(CAUSES)}
+    busy_share = _median(gaps.busy[used] / safe_span) if used.any() else 0.0
+    launch = _launch_stats(arrays, rows)
+    graph_share = float(arrays.is_graph[rows].mean()) if len(rows) else 0.0
+    median_activity = float(np.median(duration)) if len(rows) else None
+    shape = RegionShape(
+        occurrences=n,
+        activities=_median(counts),
+        window_ns=_median(span[used]),
+        busy_share=busy_share,
+        idle_share=shares,
+        median_activity_ns=median_activity or 0.0,
+        graph_share=graph_share,
+        median_launch_call_ns=launch.median_call_ns,
+        median_queue_depth=launch.median_queue_depth,
+    )
+    verdict, evidence = decide(shape, launch_cost_ns=launch_cost_ns)
+    capture = checker.check(region, graphed=verdict == "already-graphed")
+    return RegionDiagnosis(
+        region=region,
+        wall_ns=_median(wall),
+        wall_p95_ns=float(np.percentile(wall, 95)) if n else 0.0,
+        window_ns=_median(span[used]),
+        gpu_busy_ns=_median(gaps.busy[used]),
+        activities=_median(counts),
+        kernels=_median(kernels_per_occ),
+        median_activity_ns=median_activity,
+        median_kernel_ns=float(np.median(duration[kernel])) if kernel.any() else None,
+        idle_ns=idle_med,
+        other_idle_ns={d: _median(gaps.other_detail[used, i]) for i, d in enumerate(OTHER_DETAILS)},
+        streams=_stream_idle(arrays, occ, rows, n),
+        launch=launch,
+        graph_share=graph_share,
+        verdict=verdict,
+        evidence=evidence,
+        capture=capture,
+    )
+
+
+def _launch_stats(arrays: TimelineArrays, rows: IntArray) -> LaunchStats:
+    launched = rows[arrays.launch_row[rows] >= 0]
+    if len(launched) == 0:
+        return LaunchStats(0, None, None, None, None, None)
+    calls, first = np.unique(arrays.launch_row[launched], return_index=True)
+    call_ns = arrays.host_end[calls] - arrays.host_start[calls]
+    direct = launched[~arrays.is_graph[launched]]
+    latency = arrays.launch_latency[direct if len(direct) else launched]
+    depth = arrays.queue_depth[launched[first]]
+    return LaunchStats(
+        launches=len(calls),
+        median_call_ns=float(np.median(call_ns)),
+        median_latency_ns=float(np.median(latency)),
+        p95_latency_ns=float(np.percentile(latency, 95)),
+        median_queue_depth=float(np.median(depth)),
+        starved_share=float(np.mean(depth == 0)),
+    )
+
+
+def _stream_idle(arrays: TimelineArrays, occ: IntArray, rows: IntArray, n: int) -> list[StreamIdle]:
+    if len(rows) == 0:
+        return []
+    pairs = pd.MultiIndex.from_arrays([arrays.device[rows], arrays.stream[rows]])
+    codes, uniques = pd.factorize(pairs, sort=True)
+    k = len(uniques)
+    gaps: GroupGaps = group_gaps(arrays, occ * k + codes, rows, n * k)
+    out = []
+    for j, (device, stream) in enumerate(uniques):
+        ids = np.arange(n) * k + j
+        used = ids[gaps.first_start[ids] >= 0]
+        out.append(
+            StreamIdle(
+                device=int(device),
+                stream=int(stream),
+                busy_ns=_median(gaps.busy[used]),
+                idle_ns={c: _median(gaps.idle[used, i]) for i, c in enumerate(CAUSES)},
+            )
+        )
+    return out
+
+
+def _median(values: Any) -> float:
+    values = np.asarray(values)
+    return float(np.median(values)) if values.size else 0.0

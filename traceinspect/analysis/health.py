@@ -1,0 +1,116 @@
+"""Trace health: warnings when the trace cannot fully support the diagnosis drawn from it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final
+
+import numpy as np
+
+from traceinspect.analysis.arrays import TimelineArrays
+from traceinspect.model import Timeline
+
+if TYPE_CHECKING:
+    from traceinspect.analysis.diagnose import RegionDiagnosis
+
+#: Share of GPU activities without a launch record above which launch gaps and region
+#: membership become guesses (a cut window or API tracing off loses them).
+UNLAUNCHED_SHARE: Final = 0.01
+#: Host duration of a kernel launch call without a profiler attached, ns (cudaLaunchKernel
+#: on a current x86 host, about 2–5 µs).
+NORMAL_LAUNCH_CALL_NS: Final = 5_000
+#: Median launch call this many times the normal one means the profiler (or a slow host)
+#: inflates launches: launch gaps in the trace overstate the unprofiled ones.
+LAUNCH_INFLATION_FACTOR: Final = 2.0
+#: First occurrence slower than the median of the others by this factor: warm-up included.
+WARMUP_FACTOR: Final = 1.5
+
+
+@dataclass(frozen=True)
+class HealthWarning:
+    kind: str
+    message: str
+
+
+def check_health(
+    timeline: Timeline, arrays: TimelineArrays, regions: Sequence[RegionDiagnosis]
+) -> list[HealthWarning]:
+    """Warnings about ``timeline`` and the regions found in it, most important first."""
+    out: list[HealthWarning] = []
+    n = len(timeline.gpu)
+    if n == 0:
+        out.append(HealthWarning("no_gpu_activity", "the trace holds no GPU activity"))
+        return out + _reader_notes(timeline)
+    unlaunched = int(np.count_nonzero(arrays.launch_row < 0))
+    if unlaunched > UNLAUNCHED_SHARE * n:
+        out.append(
+            HealthWarning(
+                "missing_launch_records",
+                f"{unlaunched:,} of {n:,} GPU activities ({unlaunched / n:.0%}) have no launch "
+                "record: their gaps are unexplained and they join regions by time overlap",
+            )
+        )
+    if not timeline.meta.graph_nodes_visible:
+        out.append(
+            HealthWarning(
+                "graph_nodes_hidden",
+                "CUDA graphs were traced as whole graphs (nsys --cuda-graph-trace=graph): "
+                "their kernels are invisible; re-record with --cuda-graph-trace=node",
+            )
+        )
+    out += _launch_inflation(timeline)
+    single = [r.region.name for r in regions if r.region.occurrences == 1 and r.activities]
+    if single and regions[0].region.source != "whole_trace":
+        shown = ", ".join(single[:5]) + (f" (+{len(single) - 5} more)" if len(single) > 5 else "")
+        out.append(
+            HealthWarning(
+                "single_occurrence",
+                f"only one occurrence of {shown}: no medians, warm-up cannot be told apart",
+            )
+        )
+    for r in regions:
+        wall = r.region.wall_ns
+        if len(wall) >= 3 and r.activities:
+            rest = float(np.median(wall[1:]))
+            if rest > 0 and wall[0] > WARMUP_FACTOR * rest:
+                out.append(
+                    HealthWarning(
+                        "warmup_included",
+                        f"first occurrence of {r.region.name} took {wall[0] / 1000:,.1f} µs, "
+                        f"{wall[0] / rest:.1f}× the median of the others "
+                        f"({rest / 1000:,.1f} µs): warm-up is in the trace (medians discount "
+                        "it)",
+                    )
+                )
+        if r.region.overlap_matched:
+            out.append(
+                HealthWarning(
+                    "overlap_matched",
+                    f"{r.region.overlap_matched:,} activities of {r.region.name} joined it by "
+                    "time overlap (no launch record)",
+                )
+            )
+    return out + _reader_notes(timeline)
+
+
+def _launch_inflation(timeline: Timeline) -> list[HealthWarning]:
+    host = timeline.host
+    launches = host[host["kind"] == "launch"]
+    if len(launches) < 10:
+        return []
+    median = float(np.median(launches["end_ns"].to_numpy() - launches["start_ns"].to_numpy()))
+    if median <= LAUNCH_INFLATION_FACTOR * NORMAL_LAUNCH_CALL_NS:
+        return []
+    return [
+        HealthWarning(
+            "launch_inflated",
+            f"median kernel launch call takes {median / 1000:,.1f} µs on the host (about "
+            f"{NORMAL_LAUNCH_CALL_NS / 1000:g} µs unprofiled): the profiler inflates launches, "
+            "so traced launch gaps overstate real ones",
+        )
+    ]
+
+
+def _reader_notes(timeline: Timeline) -> list[HealthWarning]:
+    return [HealthWarning("reader_note", note) for note in timeline.meta.notes]

@@ -1,0 +1,260 @@
+"""Regions: the named ranges a diagnosis is reported for, and the GPU work each one launched.
+
+A region is every occurrence of one annotation name from one source — ``record_function``
+(``torch.profiler.record_function`` / kineto ``user_annotation``), ``nvtx`` ranges, or the
+profiler's ``ProfilerStep#N`` (``profiler_step``) — with a trailing ``#N`` stripped, so
+``ProfilerStep#3`` and ``ProfilerStep#4`` are two occurrences of ``ProfilerStep``. Regions
+nest (``depth`` is the annotation's nesting on its thread). A trace without any of these
+gets one region, ``whole trace`` (source ``whole_trace``), covering everything.
+
+An occurrence owns the GPU activities whose launching host call (``gpu.launch_row``) starts
+inside the occurrence's interval on the same process and thread — or, for occurrences on the
+thread that runs the profiler steps, on any other thread of that process that runs none (the
+autograd engine launches ``loss.backward()``'s kernels from its own thread). Activities
+without a launch record fall back to time: those starting on the GPU inside the interval, in
+the same process (``Region.overlap_matched`` counts them, and trace health says so).
+
+Kineto's ``gpu_user_annotation`` ranges (the GPU projection of a ``record_function``) are
+not regions: they say where the region's kernels ran, which the launch links already give.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Final
+
+import numpy as np
+import pandas as pd
+
+from traceinspect.analysis.arrays import TimelineArrays
+from traceinspect.analysis.intervals import IntArray
+from traceinspect.model import Timeline
+
+#: Annotation sources that make regions.
+REGION_SOURCES: Final = ("record_function", "nvtx", "profiler_step")
+WHOLE_TRACE: Final = "whole trace"
+
+#: At most this many regions are reported (those with the most total wall time; profiler
+#: steps always): traces with per-op ranges would otherwise list thousands.
+MAX_REGIONS: Final = 40
+
+_OCCURRENCE_SUFFIX = re.compile(r"#\d+$")
+
+
+@dataclass(frozen=True)
+class Region:
+    """All occurrences of one named range, oldest first."""
+
+    name: str
+    source: str
+    depth: int
+    start_ns: IntArray  # per occurrence
+    end_ns: IntArray
+    pid: IntArray
+    tid: IntArray
+    #: Positions in ``timeline.gpu`` of the activities each occurrence launched (sorted).
+    rows: list[IntArray] = field(default_factory=list)
+    #: Activities matched by time overlap because they have no launch record.
+    overlap_matched: int = 0
+
+    @property
+    def occurrences(self) -> int:
+        return len(self.start_ns)
+
+    @property
+    def wall_ns(self) -> IntArray:
+        return self.end_ns - self.start_ns
+
+
+def find_regions(
+    timeline: Timeline, arrays: TimelineArrays, *, max_regions: int = MAX_REGIONS
+) -> list[Region]:
+    """Every region of ``timeline`` in display order (parents before the regions they hold),
+    with its occurrences' GPU activities."""
+    ann = timeline.annotations
+    ann = ann[ann["source"].isin(REGION_SOURCES) & (ann["end_ns"] > ann["start_ns"])]
+    if len(ann) == 0:
+        return [_whole_trace(timeline)]
+    names = ann["name"].to_numpy()
+    unique, codes = np.unique(names, return_inverse=True)
+    base = np.array([_OCCURRENCE_SUFFIX.sub("", str(u)) for u in unique], dtype=object)[codes]
+    frame = pd.DataFrame(
+        {
+            "base": base,
+            "source": ann["source"].to_numpy(),
+            "pid": ann["pid"].to_numpy(np.int64),
+            "tid": ann["tid"].to_numpy(np.int64),
+            "start": ann["start_ns"].to_numpy(np.int64),
+            "end": ann["end_ns"].to_numpy(np.int64),
+            "depth": ann["depth"].to_numpy(np.int64),
+        }
+    ).sort_values(["base", "source", "pid", "tid", "start"], kind="stable")
+    candidates = []
+    for (name, source), occ in frame.groupby(["base", "source"], sort=False):
+        occ = _outermost(occ)
+        total = int((occ["end"] - occ["start"]).sum())
+        candidates.append((source == "profiler_step", total, str(name), str(source), occ))
+    candidates.sort(key=lambda c: (not c[0], -c[1], c[2]))
+    matcher = _LaunchMatcher(arrays)
+    # The thread running the profiler steps is the main thread; other threads of its process
+    # (the autograd engine's, which runs backward's kernels) launch on its behalf.
+    steps = ann[ann["source"] == "profiler_step"]
+    main = set(
+        zip(
+            steps["pid"].to_numpy(np.int64).tolist(),
+            steps["tid"].to_numpy(np.int64).tolist(),
+            strict=True,
+        )
+    )
+    regions = []
+    for _, _, name, source, occ in candidates[:max_regions]:
+        occ = occ.sort_values("start", kind="stable")
+        start = occ["start"].to_numpy(np.int64)
+        end = occ["end"].to_numpy(np.int64)
+        pid = occ["pid"].to_numpy(np.int64)
+        tid = occ["tid"].to_numpy(np.int64)
+        rows, overlap = matcher.rows(start, end, pid, tid, main)
+        regions.append(
+            Region(
+                name=name,
+                source=source,
+                depth=int(occ["depth"].min()),
+                start_ns=start,
+                end_ns=end,
+                pid=pid,
+                tid=tid,
+                rows=rows,
+                overlap_matched=overlap,
+            )
+        )
+    regions.sort(key=lambda r: (int(r.start_ns[0]), r.depth, -int(r.wall_ns[0])))
+    return regions
+
+
+def occurrence_rows(timeline: Timeline, region: Region) -> list[IntArray]:
+    """The GPU activities (positions in ``timeline.gpu``) each occurrence of ``region``
+    launched, sorted by start."""
+    return region.rows
+
+
+def _outermost(occ: pd.DataFrame) -> pd.DataFrame:
+    """Drop occurrences nested inside an earlier one of the same name on the same thread
+    (recursion), so occurrences never overlap. ``occ`` is sorted by pid, tid, start."""
+    if len(occ) < 2:
+        return occ
+    start = occ["start"].to_numpy(np.int64)
+    end = occ["end"].to_numpy(np.int64)
+    thread = occ["pid"].to_numpy(np.int64) * (1 << 32) + occ["tid"].to_numpy(np.int64)
+    keep = np.ones(len(occ), bool)
+    reach = end[0]
+    for i in range(1, len(occ)):  # per occurrence of one name: few
+        if thread[i] == thread[i - 1] and start[i] < reach:
+            keep[i] = False
+            continue
+        reach = end[i] if thread[i] != thread[i - 1] else max(reach, end[i])
+    return occ[keep]
+
+
+class _LaunchMatcher:
+    """Finds the activities launched from a thread inside given intervals."""
+
+    def __init__(self, arrays: TimelineArrays) -> None:
+        launched = np.flatnonzero(arrays.launch_row >= 0)
+        order = np.lexsort(
+            (arrays.launch_start[launched], arrays.tid[launched], arrays.pid[launched])
+        )
+        self._launched = launched[order]
+        self._launch_time = arrays.launch_start[self._launched]
+        self._threads = _slices(arrays.pid[self._launched], arrays.tid[self._launched])
+        unlaunched = np.flatnonzero(arrays.launch_row < 0)
+        order = np.lexsort((arrays.start[unlaunched], arrays.pid[unlaunched]))
+        self._unlaunched = unlaunched[order]
+        self._gpu_start = arrays.start[self._unlaunched]
+        self._processes = _slices(arrays.pid[self._unlaunched], None)
+
+    def rows(
+        self,
+        start: IntArray,
+        end: IntArray,
+        pid: IntArray,
+        tid: IntArray,
+        main: set[tuple[int, int]],
+    ) -> tuple[list[IntArray], int]:
+        """Rows per occurrence.
+
+        Launches from the occurrence's thread count; when that thread is a ``main`` one
+        (it runs the profiler steps), so do launches from the other threads of its process
+        (the autograd engine's thread runs the kernels of ``loss.backward()``).
+        """
+        n = len(start)
+        extra: list[list[IntArray]] = [[] for _ in range(n)]
+        helped = np.array(
+            [(q, u) in main for q, u in zip(pid.tolist(), tid.tolist(), strict=True)], bool
+        )
+        for (p, t), (a, b) in self._threads.items():
+            same = (pid == p) & (tid == t)
+            if len(main) and (p, t) not in main:
+                same |= (pid == p) & helped
+            mine = np.flatnonzero(same)
+            if len(mine) == 0:
+                continue
+            times = self._launch_time[a:b]
+            lo = a + np.searchsorted(times, start[mine], side="left")
+            hi = a + np.searchsorted(times, end[mine], side="left")
+            for i, l0, l1 in zip(mine.tolist(), lo.tolist(), hi.tolist(), strict=True):
+                if l1 > l0:
+                    extra[i].append(self._launched[l0:l1])
+        matched = [len(e) for e in extra]
+        # Activities without a launch record, by GPU start time, in the same process (or any
+        # process when the trace does not say which launched them).
+        for (p, _), (a, b) in self._processes.items():
+            mine = np.flatnonzero(pid == p) if p != -1 else np.arange(n)
+            if len(mine) == 0:
+                continue
+            times = self._gpu_start[a:b]
+            ulo = a + np.searchsorted(times, start[mine], side="left")
+            uhi = a + np.searchsorted(times, end[mine], side="left")
+            for i, u0, u1 in zip(mine.tolist(), ulo.tolist(), uhi.tolist(), strict=True):
+                if u1 > u0:
+                    extra[i].append(self._unlaunched[u0:u1])
+        rows: list[IntArray] = []
+        overlap: int = 0
+        for i in range(n):  # per occurrence: slices, no per-activity work
+            if not extra[i]:
+                rows.append(np.empty(0, np.int64))
+                continue
+            overlap += int(sum(len(e) for e in extra[i][matched[i] :]))
+            rows.append(np.sort(np.concatenate(extra[i])))
+        return rows, overlap
+
+
+def _slices(pid: IntArray, tid: IntArray | None) -> dict[tuple[int, int], tuple[int, int]]:
+    """(pid, tid) -> [lo, hi) of the runs of equal keys in arrays sorted by those keys."""
+    if len(pid) == 0:
+        return {}
+    key = np.stack([pid, tid if tid is not None else np.zeros_like(pid)], axis=1)
+    change = np.ones(len(pid), bool)
+    change[1:] = (key[1:] != key[:-1]).any(axis=1)
+    starts = np.flatnonzero(change)
+    ends = np.append(starts[1:], len(pid))
+    return {
+        (int(key[a, 0]), int(key[a, 1])): (int(a), int(b))
+        for a, b in zip(starts, ends, strict=True)
+    }
+
+
+def _whole_trace(timeline: Timeline) -> Region:
+    starts = [int(t["start_ns"].min()) for t in timeline.tables().values() if len(t)]
+    ends = [int(t["end_ns"].max()) for t in timeline.tables().values() if len(t)]
+    start, end = (min(starts), max(ends)) if starts else (0, 0)
+    return Region(
+        name=WHOLE_TRACE,
+        source="whole_trace",
+        depth=0,
+        start_ns=np.array([start], np.int64),
+        end_ns=np.array([end], np.int64),
+        pid=np.array([-1], np.int64),
+        tid=np.array([-1], np.int64),
+        rows=[np.arange(len(timeline.gpu), dtype=np.int64)],
+    )

@@ -1,0 +1,112 @@
+"""One word per region — what limits it — and the numbers that justify the word.
+
+The rule reads the region's GPU *window* (first activity start to last activity end, per
+occurrence) and shares of it, each the median over occurrences, so one slow warm-up
+occurrence cannot swing it. Shares of the window rather than of the profiled wall time:
+the profiler slows the host (about 2× on launch-bound steps), not the GPU. First match wins:
+
+1. ``idle`` — the region launched no GPU work.
+2. ``already-graphed`` — at least :data:`GRAPHED_SHARE` of its activities come from CUDA
+   graph launches: replay is already in use.
+3. ``sync-bound`` — gaps where the host was blocked in a synchronization (or a blocking
+   copy) fill at least :data:`SYNC_IDLE_SHARE` of the window and outweigh launch gaps.
+4. ``compute-bound`` — the GPU is busy for at least :data:`COMPUTE_BUSY_SHARE` of the window
+   and the median activity runs for at least :data:`LAUNCH_COST_NS` (longer than the host
+   needs to issue the next one, so the queue stays full).
+5. ``launch-bound`` — gaps waiting on the host's next launch fill at least
+   :data:`LAUNCH_IDLE_SHARE` of the window, or the GPU is busy for less than
+   :data:`COMPUTE_BUSY_SHARE` of it while the median activity is shorter than
+   :data:`LAUNCH_COST_NS`.
+6. ``idle`` — the GPU is busy for less than :data:`IDLE_BUSY_SHARE` of the window for
+   reasons other than launches (dependencies, other work).
+7. ``mixed`` — anything else: some launch gaps, some long kernels.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Final, Literal
+
+Verdict = Literal["launch-bound", "compute-bound", "sync-bound", "mixed", "idle", "already-graphed"]
+
+#: Share of a region's activities coming from graph launches above which it is graphed.
+GRAPHED_SHARE: Final = 0.5
+#: Share of the GPU window spent waiting on host synchronizations that makes a region
+#: sync-bound: a fifth of the time is worth removing the sync for.
+SYNC_IDLE_SHARE: Final = 0.2
+#: GPU busy share of the window above which the GPU, not the host, sets the pace.
+COMPUTE_BUSY_SHARE: Final = 0.9
+#: Share of the window spent waiting on the next launch that makes a region launch-bound.
+LAUNCH_IDLE_SHARE: Final = 0.3
+#: Unprofiled host cost of one eager PyTorch op launch (dispatcher + cudaLaunchKernel),
+#: ns: activities shorter than this finish before the host can issue the next one.
+LAUNCH_COST_NS: Final = 10_000
+#: GPU busy share of the window below which the GPU is mostly idle.
+IDLE_BUSY_SHARE: Final = 0.1
+
+
+@dataclass(frozen=True)
+class RegionShape:
+    """What the verdict reads: medians over a region's occurrences (ns, shares 0..1)."""
+
+    occurrences: int
+    activities: float  # GPU activities launched per occurrence
+    window_ns: float  # first activity start -> last activity end
+    busy_share: float  # GPU busy / window
+    idle_share: Mapping[str, float]  # idle by cause / window
+    median_activity_ns: float  # over every activity of every occurrence
+    graph_share: float  # activities from graph launches / all activities
+    median_launch_call_ns: float | None = None  # host duration of the launch calls
+    median_queue_depth: float | None = None  # activities in flight at each launch
+
+
+def decide(
+    shape: RegionShape, *, launch_cost_ns: float = LAUNCH_COST_NS
+) -> tuple[Verdict, list[str]]:
+    """The verdict and its evidence (short strings with the numbers).
+
+    ``launch_cost_ns`` replaces :data:`LAUNCH_COST_NS` when a calibration measured it.
+    """
+    if shape.activities == 0:
+        return "idle", ["launches no GPU work"]
+    evidence = [
+        f"GPU busy {shape.busy_share:.0%} of its {_us(shape.window_ns)} window",
+        f"median activity {_us(shape.median_activity_ns)}"
+        + (
+            f" vs launch call {_us(shape.median_launch_call_ns)}"
+            if shape.median_launch_call_ns is not None
+            else ""
+        ),
+    ]
+    idle = shape.idle_share
+    evidence += [
+        f"{cause} gaps {idle[cause]:.0%} of window"
+        for cause in ("host_launch", "sync", "copy", "dependency", "other")
+        if idle.get(cause, 0.0) >= 0.05
+    ]
+    if shape.median_queue_depth is not None:
+        evidence.append(f"median queue depth at launch {shape.median_queue_depth:g}")
+    if shape.graph_share >= GRAPHED_SHARE:
+        return "already-graphed", [
+            f"{shape.graph_share:.0%} of activities come from graph launches",
+            *evidence,
+        ]
+    launch_idle = idle.get("host_launch", 0.0)
+    sync_idle = idle.get("sync", 0.0)
+    if sync_idle >= SYNC_IDLE_SHARE and sync_idle >= launch_idle:
+        return "sync-bound", evidence
+    short = shape.median_activity_ns < launch_cost_ns
+    if shape.busy_share >= COMPUTE_BUSY_SHARE and not short:
+        return "compute-bound", evidence
+    if launch_idle >= LAUNCH_IDLE_SHARE or (shape.busy_share < COMPUTE_BUSY_SHARE and short):
+        return "launch-bound", evidence
+    if shape.busy_share < IDLE_BUSY_SHARE:
+        return "idle", evidence
+    return "mixed", evidence
+
+
+def _us(ns: float | None) -> str:
+    if ns is None:
+        return "-"
+    return f"{ns / 1000:,.1f} µs" if ns < 10_000_000 else f"{ns / 1e6:,.1f} ms"
