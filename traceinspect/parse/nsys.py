@@ -283,7 +283,9 @@ def _read_sqlite(db: Path, shown: Path) -> Timeline:
             conn.text_factory = _decode_text
             return _Reader(conn, shown).timeline()
     except (sqlite3.Error, pd.errors.DatabaseError) as exc:
-        raise TraceFormatError(shown, f"unreadable SQLite database ({exc})") from None
+        # pandas prefixes the whole query ("Execution failed on sql '...': why"): keep why.
+        why = str(exc).rsplit("': ", 1)[-1]
+        raise TraceFormatError(shown, f"unreadable SQLite database ({why})") from None
     except UnicodeDecodeError:
         raise TraceFormatError(shown, "unreadable SQLite database (corrupt schema text)") from None
     except (ValueError, TypeError, OverflowError) as exc:
@@ -466,19 +468,12 @@ class _Reader:
         copy = _i64(frame, "copy_code")
         src = _i64(frame, "src_code")
         dst = _i64(frame, "dst_code")
-        labels = [_COPY_KINDS.get(int(c), ("", ""))[0] for c in copy]
-        frame["copy_kind"] = [_COPY_KINDS.get(int(c), ("", ""))[1] for c in copy]
-        # The host side of a copy is its destination for DtoH-like kinds, else its source.
-        to_host = np.isin(copy, (2, 4, 12))
-        from_host = np.isin(copy, (1, 3, 9, 11))
-        host_side = np.where(to_host, dst, np.where(from_host, src, -1))
-        frame["host_memory"] = [_HOST_MEMORY.get(int(h), "") for h in host_side]
-        frame["name"] = [
-            _memcpy_name(
-                label, _MEM_KINDS.get(int(a), "Unknown"), _MEM_KINDS.get(int(b), "Unknown")
-            )
-            for label, a, b in zip(labels, src, dst, strict=True)
-        ]
+        # Strings are built once per distinct (copyKind, srcKind, dstKind), not per copy.
+        combos, inverse = np.unique(np.stack([copy, src, dst], axis=1), axis=0, return_inverse=True)
+        described = [_describe_copy(int(c), int(a), int(b)) for c, a, b in combos]
+        for position, column in enumerate(("name", "copy_kind", "host_memory")):
+            values = np.array([d[position] for d in described] or [""], dtype=object)
+            frame[column] = values[inverse.reshape(-1)] if len(frame) else []
         return self._gpu_table(self._graph_nodes(frame))
 
     def _memset(self) -> pd.DataFrame:
@@ -495,10 +490,8 @@ class _Reader:
         frame = self._gpu_frame(sql, "memsets")
         frame["kind"] = "memset"
         frame["bytes"] = _i64(frame, "bytes")
-        frame["name"] = [
-            f"Memset ({_MEM_KINDS[int(k)]})" if int(k) in _MEM_KINDS else "Memset"
-            for k in _i64(frame, "mem_code")
-        ]
+        names = {k: f"Memset ({label})" for k, label in _MEM_KINDS.items()}
+        frame["name"] = pd.Series(_i64(frame, "mem_code")).map(names).fillna("Memset").to_numpy()
         return self._gpu_table(self._graph_nodes(frame))
 
     @staticmethod
@@ -595,7 +588,10 @@ class _Reader:
         return make_table(
             "syncs",
             {
-                "kind": [_SYNC_KINDS.get(int(k), "unknown") for k in _i64(frame, "sync_code")],
+                "kind": pd.Series(_i64(frame, "sync_code"))
+                .map(_SYNC_KINDS)
+                .fillna("unknown")
+                .to_numpy(),
                 "pid": frame["pid"].to_numpy(),
                 "tid": tid,
                 # CUPTI reports a context-wide sync on stream/device ids it does not use.
@@ -771,8 +767,15 @@ def _launch_rows(gpu: pd.DataFrame, host: pd.DataFrame) -> npt.NDArray[np.int64]
     return rows
 
 
-def _memcpy_name(label: str, src: str, dst: str) -> str:
-    return f"Memcpy {label} ({src} -> {dst})" if label else f"Memcpy ({src} -> {dst})"
+def _describe_copy(copy: int, src: int, dst: int) -> tuple[str, str, str]:
+    """(name, copy_kind, host_memory) of a copy from its ENUM_CUDA_MEMCPY_OPER and
+    ENUM_CUDA_MEM_KIND codes, named as the PyTorch profiler names copies."""
+    label, copy_kind = _COPY_KINDS.get(copy, ("", ""))
+    where = f"({_MEM_KINDS.get(src, 'Unknown')} -> {_MEM_KINDS.get(dst, 'Unknown')})"
+    name = f"Memcpy {label} {where}" if label else f"Memcpy {where}"
+    # The host side of a copy is its destination for DtoH-like kinds, else its source.
+    host_side = dst if copy in (2, 4, 12) else src if copy in (1, 3, 9, 11) else -1
+    return name, copy_kind, _HOST_MEMORY.get(host_side, "")
 
 
 def _plain(value: Any) -> Any:
