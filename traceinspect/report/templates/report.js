@@ -7,7 +7,9 @@
   var LANE_PX = 24;          // height of one timeline lane
   var BAR_PX = 14;           // thickness of an activity bar
   var MIN_BAR_PX = 1.5;      // shortest drawn bar, so sub-pixel kernels stay visible zoomed out
-  var MARGIN = { l: 250, r: 24, t: 64, b: 50 };
+  var MARGIN = { l: 250, r: 24, b: 50 };
+  var LEGEND_ROW_PX = 20;    // one row of legend entries
+  var LEGEND_PER_ROW = 5;    // legend entries that fit a row on a laptop-width page
 
   var data = JSON.parse(document.getElementById(DATA_ID).textContent);
 
@@ -182,9 +184,11 @@
           fillcolor: "#f0f3f8", line: { width: 0 }, layer: "below" });
       }
     });
+    // The legend sits above the lanes; reserve its rows so lanes keep their height.
+    var legendPx = 36 + LEGEND_ROW_PX * Math.ceil(traces.length / LEGEND_PER_ROW);
     var layout = {
-      height: Math.max(240, nLanes * LANE_PX + MARGIN.t + MARGIN.b),
-      margin: MARGIN,
+      height: nLanes * LANE_PX + legendPx + MARGIN.b,
+      margin: { l: MARGIN.l, r: MARGIN.r, t: legendPx, b: MARGIN.b },
       showlegend: true,
       legend: { orientation: "h", x: 0, y: 1, xanchor: "left", yanchor: "bottom" },
       hovermode: "closest",

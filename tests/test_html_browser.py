@@ -1,0 +1,184 @@
+"""The HTML report in a real headless browser: it renders offline, and names stay text.
+
+Needs Debian's chromium (``apt-get install -y chromium``); skipped where it is absent.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from traceinspect.model import DeviceInfo, Timeline, TraceMeta, make_table
+from traceinspect.report.html import render_html
+
+pytestmark = pytest.mark.slow
+
+CHROMIUM_TIMEOUT_S = 30  # a page of a few MB renders in ~5 s on 2 cores; hangs must fail
+#: Sets the page title if any injected markup ever runs.
+PWNED = """</script><img src=x onerror="document.title='PWNED'">"""
+PWNED_RANGE = """<svg onload="document.title='PWNED'"></svg>"""
+_CSP_META = re.compile(r'<meta http-equiv="Content-Security-Policy"[^>]*>')
+
+
+def chromium() -> str:
+    path = shutil.which("chromium") or shutil.which("chromium-browser")
+    if path is None:
+        pytest.skip("chromium not installed (Debian: apt-get install -y chromium)")
+    return path
+
+
+def dump_dom(html: str, tmp_path: Path) -> str:
+    """The DOM after the page's scripts ran, from headless chromium with no network."""
+    page = tmp_path / "report.html"
+    page.write_text(html, encoding="utf-8")
+    command = [
+        chromium(),
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--host-resolver-rules=MAP * ~NOTFOUND",  # offline: any fetch would fail
+        f"--user-data-dir={tmp_path / 'profile'}",
+        "--virtual-time-budget=10000",
+        "--dump-dom",
+        page.as_uri(),
+    ]
+    done = subprocess.run(
+        command, capture_output=True, text=True, timeout=CHROMIUM_TIMEOUT_S, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+def hostile_timeline() -> Timeline:
+    """A kernel, a launch call and an NVTX range whose names try to run script."""
+    gpu = make_table(
+        "gpu",
+        {
+            "kind": ["kernel", "kernel"],
+            "name": [PWNED, "gemm"],
+            "device": [0, 0],
+            "stream": [7, 7],
+            "start_ns": [10_000, 30_000],
+            "end_ns": [20_000, 35_000],
+        },
+    )
+    host = make_table(
+        "host",
+        {
+            "name": ["cudaLaunchKernel", "cudaLaunchKernel"],
+            "api": ["runtime", "runtime"],
+            "kind": ["launch", "launch"],
+            "pid": [1, 1],
+            "tid": [2, 2],
+            "start_ns": [5_000, 25_000],
+            "end_ns": [8_000, 28_000],
+        },
+    )
+    annotations = make_table(
+        "annotations",
+        {
+            "name": [PWNED_RANGE],
+            "source": ["nvtx"],
+            "pid": [1],
+            "tid": [2],
+            "start_ns": [0],
+            "end_ns": [40_000],
+        },
+    )
+    meta = TraceMeta(
+        path="/traces/hostile.json",
+        format="kineto",
+        generation="kineto",
+        devices=(DeviceInfo(0, "NVIDIA H200"),),
+    )
+    return Timeline(meta=meta, gpu=gpu, host=host, annotations=annotations)
+
+
+REPORT: dict[str, Any] = {
+    "regions": [
+        {
+            "name": PWNED_RANGE,
+            "source": "nvtx",
+            "occurrences": 1,
+            "wall_us": 40.0,
+            "gpu_busy_us": 15.0,
+            "kernels": 2,
+            "verdict": "launch-bound",
+            "evidence": [PWNED],
+        }
+    ]
+}
+
+
+def text_of(fragment: str) -> str:
+    """How chromium serialises ``fragment`` as a text node."""
+    return fragment.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+@pytest.mark.parametrize("with_csp", [True, False], ids=["page", "page-without-csp"])
+def test_hostile_names_render_as_text_and_the_timeline_draws(
+    tmp_path: Path, with_csp: bool
+) -> None:
+    # GIVEN names carrying markup; WHEN the page is opened (also with the CSP removed, so
+    # escaping alone is tested, not the policy that would block inline handlers anyway)
+    html = render_html(hostile_timeline(), REPORT)
+    if not with_csp:
+        html, removed = _CSP_META.subn("", html)
+        assert removed == 1
+    dom = dump_dom(html, tmp_path)
+    # THEN no injected handler ran: the title is the one the page's own script set
+    title = re.search(r"<head>.*?<title>(.*?)</title>", dom, re.DOTALL)
+    assert title is not None
+    assert title.group(1) == "traceinspect · hostile.json"
+    assert "PWNED</title>" not in dom
+    # AND no injected element exists; the names are present as text
+    assert "<img" not in dom
+    assert "<svg onload" not in dom
+    # the kernel name: in the region's evidence and the top kernels table, nowhere else
+    assert dom.count(text_of(PWNED)) == 2
+    assert f"<li>{text_of(PWNED)}</li>" in dom
+    assert f'<td class="kernel-name"><span>{text_of(PWNED)}</span></td>' in dom
+    assert f'<td class="region-name"><span>{text_of(PWNED_RANGE)}</span></td>' in dom
+    assert '<td class="verdict-launch-bound"><span>launch-bound</span>' in dom
+    # AND plotly drew the timeline offline: its SVG, one lane label per lane, 4 series
+    assert '<div class="plot-container plotly"' in dom
+    assert '<svg class="main-svg"' in dom
+    for lane in ("thread 2 · regions 0", "thread 2 · API calls", "GPU 0 · stream 7"):
+        assert f'data-unformatted="{lane}"' in dom
+    assert len(re.findall(r'<g class="trace scatter', dom)) == 3  # kernel, launch call, NVTX
+
+
+def test_downsampled_timeline_says_so(tmp_path: Path) -> None:
+    # GIVEN 60,000 1 µs kernels 1 µs apart: above the 50,000 cap
+    n = 60_000
+    starts = np.arange(n, dtype=np.int64) * 2_000
+    gpu = make_table(
+        "gpu",
+        {
+            "kind": ["kernel"] * n,
+            "name": ["k"] * n,
+            "device": [0] * n,
+            "stream": [7] * n,
+            "start_ns": starts,
+            "end_ns": starts + 1_000,
+        },
+    )
+    timeline = Timeline(meta=TraceMeta(path="big.json", format="kineto", generation="k"), gpu=gpu)
+    dom = dump_dom(render_html(timeline, None), tmp_path)
+    # THEN the page says how it was drawn (span 119.999 ms / 200,000 = 0.599 µs, doubled once)
+    assert (
+        "Downsampled: 60,000 activities are drawn as 1 blocks (cap 50,000). Runs of activities "
+        "shorter than 1.198 µs and at most that far apart were merged per lane and kind"
+    ) in dom
+    assert '<svg class="main-svg"' in dom
