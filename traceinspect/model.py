@@ -194,6 +194,10 @@ def make_table(table: str, columns: Mapping[str, Any]) -> pd.DataFrame:
     Rows are sorted by ``start_ns`` (stable) and the index reset, so row positions are
     meaningful (``gpu.launch_row`` refers to positions in the final ``host`` table: readers
     must sort ``host`` before filling ``launch_row``).
+
+    numpy arrays of the right dtype are used without copying (and rows that are already
+    sorted are not re-sorted), so a reader's peak memory stays near one copy of each
+    table: the caller hands the arrays over and must not modify them afterwards.
     """
     schema = SCHEMA[table]
     unknown = set(columns) - set(schema)
@@ -208,18 +212,23 @@ def make_table(table: str, columns: Mapping[str, Any]) -> pd.DataFrame:
         if col in columns:
             values = columns[col]
             if dt == _STR:
-                data[col] = pd.Series(values, dtype=object)
+                if isinstance(values, np.ndarray) and values.dtype == object:
+                    data[col] = pd.Series(values, dtype=object, copy=False)
+                else:
+                    data[col] = pd.Series(values, dtype=object)
             else:
-                data[col] = pd.Series(np.asarray(values, dtype=dt))
+                data[col] = pd.Series(np.asarray(values, dtype=dt), copy=False)
         elif dt == _STR:
-            data[col] = pd.Series([""] * n, dtype=object)
+            data[col] = pd.Series(np.full(n, "", dtype=object), dtype=object, copy=False)
         elif dt == "bool":
-            data[col] = pd.Series(np.zeros(n, dtype=bool))
+            data[col] = pd.Series(np.zeros(n, dtype=bool), copy=False)
         else:
-            data[col] = pd.Series(np.full(n, -1, dtype=np.int64))
-    frame = pd.DataFrame(data)
+            data[col] = pd.Series(np.full(n, -1, dtype=np.int64), copy=False)
+    frame = pd.DataFrame(data, copy=False)
     if n and "start_ns" in frame:
-        frame = frame.sort_values("start_ns", kind="stable").reset_index(drop=True)
+        start = frame["start_ns"].to_numpy()
+        if bool((start[1:] < start[:-1]).any()):
+            frame = frame.sort_values("start_ns", kind="stable").reset_index(drop=True)
     return frame
 
 

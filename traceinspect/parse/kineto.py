@@ -26,6 +26,7 @@ the cut sits between two top-level events.
 
 from __future__ import annotations
 
+import gc
 import gzip
 import re
 import zlib
@@ -34,7 +35,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 from itertools import repeat
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 from pathlib import Path
 from typing import IO, Any, Final
 
@@ -261,7 +262,6 @@ SYNC_KINDS: Final[Mapping[str, str]] = {
 # --------------------------------------------------------------------------------------
 # Exact µs text -> integer ns.
 
-_POW10: Final = np.array([10**k for k in range(20)], dtype=np.uint64)
 _DIGITS_MAX_FAST: Final = 16  # integer digits of µs handled in uint64 (< 1e19 ns)
 _FRACTION_DIGITS: Final = 3  # µs with 3 decimals is integer ns
 
@@ -272,60 +272,67 @@ def us_text_to_ns(
     """Parse JSON numbers in µs (as text) to exact integer ns.
 
     Returns ``(ns, present)``; an empty text (field absent) gives ``present=False`` and 0.
-    Plain decimals (``1712195495519695.8``, ``100``) are parsed by one vectorized pass over
-    the concatenated text; anything else (exponents, signs, more than 3 decimals) goes
-    through :class:`decimal.Decimal`, rounding to the nearest ns. Raises ``ValueError`` on
-    a text that is not a JSON number or whose value does not fit int64 ns.
+    Plain decimals (``1712195495519695.8``, ``100``) are parsed in bulk: texts of one
+    length and dot position form a digit matrix whose dot product with powers of ten is
+    the value in ns. Anything else (exponent, sign, more than 3 decimals) goes through
+    :class:`decimal.Decimal`, rounding to the nearest ns. Raises ``ValueError`` on a text
+    that is not a JSON number or whose value does not fit int64 ns.
 
-    >>> us_text_to_ns([b"1712195495519695.8", b"", b"12.345"])[0].tolist()
-    [1712195495519695800, 0, 12345]
+    >>> us_text_to_ns([b"1712195495519695.8", b"", b"12.345", b"7"])[0].tolist()
+    [1712195495519695800, 0, 12345, 7000]
     """
     n = len(raws)
     lengths = np.fromiter(map(len, raws), dtype=np.int64, count=n)
     present = lengths > 0
     result = np.zeros(n, dtype=np.int64)
-    text = np.frombuffer(b"".join(raws), dtype=np.uint8)
-    if text.size == 0:
+    if not present.any():
         return result, present
-    ends = np.cumsum(lengths)
-    starts = ends - lengths
-    token = np.repeat(np.arange(n, dtype=np.int64), lengths)
-    is_digit = (text >= 48) & (text <= 57)
-    is_dot = text == 46
-    dot_at = np.flatnonzero(is_dot)
-    dot_token = token[dot_at]
-    dots = np.bincount(dot_token, minlength=n)
-    other_chars = np.bincount(token[~(is_digit | is_dot)], minlength=n)
-    dot_position = ends.copy()  # no dot: the number ends where the text ends
-    dot_position[dot_token] = dot_at
-    integer_digits = dot_position - starts
-    fraction_digits = np.where(dots > 0, ends - dot_position - 1, 0)
-    slow = present & (
-        (other_chars > 0)
-        | (dots > 1)
-        | (integer_digits == 0)
-        | (integer_digits > _DIGITS_MAX_FAST)
-        | (fraction_digits > _FRACTION_DIGITS)
-    )
-    # Each char's power of ten in ns: digit k left of the dot is 10**(k+3), k right 10**(3-k).
-    char_position = np.arange(text.size, dtype=np.int64)
-    char_dot = dot_position[token]
-    exponent = np.where(
-        char_position < char_dot,
-        char_dot - char_position - 1 + _FRACTION_DIGITS,
-        _FRACTION_DIGITS - (char_position - char_dot),
-    )
-    np.clip(exponent, 0, len(_POW10) - 1, out=exponent)
-    digit = np.where(is_digit, text - 48, 0).astype(np.uint64)
-    contribution = digit * _POW10[exponent]
-    sums = np.add.reduceat(contribution, starts[present])
-    too_big = sums > np.uint64(2**63 - 1)
-    fast_values = np.where(too_big, 0, sums).astype(np.int64)
-    result[present] = fast_values
-    slow[np.flatnonzero(present)[too_big]] = True
+    text = np.frombuffer(b"".join(raws), dtype=np.uint8)
+    starts = np.cumsum(lengths) - lengths
+    slow = np.zeros(n, dtype=bool)
+    for length in np.unique(lengths[present]).tolist():
+        rows = np.flatnonzero(lengths == length)
+        if length > _DIGITS_MAX_FAST + 1 + _FRACTION_DIGITS:
+            slow[rows] = True
+            continue
+        chars = text[starts[rows][:, None] + np.arange(length)]
+        is_dot = chars == _DOT
+        dot_count = is_dot.sum(axis=1)
+        digits = chars - _ZERO  # a dot wraps to 254 and gets weight 0 below
+        plain = ((digits <= 9) | is_dot).all(axis=1) & (dot_count <= 1)
+        dot_column = np.where(dot_count > 0, is_dot.argmax(axis=1), length)
+        slow[rows[~plain]] = True
+        for dot in np.unique(dot_column[plain]).tolist():
+            fraction_digits = max(0, length - dot - 1)
+            if dot == 0 or dot > _DIGITS_MAX_FAST or fraction_digits > _FRACTION_DIGITS:
+                slow[rows[plain & (dot_column == dot)]] = True
+                continue
+            group = rows[plain & (dot_column == dot)]
+            group_digits = digits[plain & (dot_column == dot)].astype(np.uint64)
+            values = group_digits @ _weights(length, dot)
+            too_big = values > np.uint64(2**63 - 1)
+            slow[group[too_big]] = True
+            result[group[~too_big]] = values[~too_big].astype(np.int64)
     for i in np.flatnonzero(slow).tolist():
         result[i] = _decimal_us_to_ns(bytes(raws[i]))
     return result, present
+
+
+_DOT: Final = ord(".")
+_ZERO: Final = ord("0")
+
+
+@lru_cache(maxsize=512)
+def _weights(length: int, dot: int) -> NDArray[np.uint64]:
+    """ns per unit of each character of a ``length``-char µs decimal with its dot at
+    ``dot`` (``dot == length``: no dot). The dot itself weighs 0."""
+    weights = np.zeros(length, dtype=np.uint64)
+    for column in range(length):
+        if column < dot:
+            weights[column] = 10 ** (dot - column - 1 + _FRACTION_DIGITS)
+        elif column > dot:
+            weights[column] = 10 ** (_FRACTION_DIGITS - (column - dot))
+    return weights
 
 
 def _decimal_us_to_ns(text: bytes) -> int:
@@ -592,11 +599,32 @@ class _Columns:
         self.strs.setdefault(name, []).extend(values)
 
     def int_column(self, name: str) -> NDArray[np.int64]:
+        """The whole column (concatenated once; later calls return the same array)."""
         pieces = self.ints.get(name)
-        return np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.int64)
+        if not pieces:
+            return np.zeros(0, dtype=np.int64)
+        if len(pieces) > 1:
+            pieces[:] = [np.concatenate(pieces)]
+        return pieces[0]
 
     def str_column(self, name: str) -> list[str]:
         return self.strs.get(name, [])
+
+    def take_sorted(self) -> dict[str, Any]:
+        """All columns in ``start_ns`` order (stable), as arrays; the pieces are released
+        column by column so the table is never held twice."""
+        start = self.int_column("start_ns")
+        presorted = bool((start[1:] >= start[:-1]).all())
+        order = None if presorted else np.argsort(start, kind="stable")
+        out: dict[str, Any] = {}
+        for name in list(self.ints):
+            column = self.int_column(name)
+            del self.ints[name]
+            out[name] = column if order is None else column[order]
+        for name in list(self.strs):
+            strings = np.array(self.strs.pop(name), dtype=object)
+            out[name] = strings if order is None else strings[order]
+        return out
 
 
 _GET_PH: Final = attrgetter("ph")
@@ -607,6 +635,13 @@ _GET_TID: Final = attrgetter("tid")
 _GET_TS: Final = attrgetter("ts")
 _GET_DUR: Final = attrgetter("dur")
 _GET_ID: Final = attrgetter("id")
+
+
+def _pick(items: list[_Event], positions: NDArray[np.intp]) -> list[_Event]:
+    """``items`` at ``positions`` (C speed: itemgetter builds the tuple)."""
+    if len(positions) == 1:
+        return [items[int(positions[0])]]
+    return list(itemgetter(*positions.tolist())(items))
 
 
 _Handler = Callable[[int, list[_Event], NDArray[np.int64], NDArray[np.int64]], None]
@@ -626,6 +661,7 @@ class _Collector:
         self.cats_seen: set[str] = set()
         self.strings: dict[str, str] = {}
         self.raw_text: dict[bytes, str] = {}
+        self.raw_text_compact: dict[bytes, str] = {}
         self.negative_durations = 0
         self.missing_ts = 0
         self._handlers: dict[int, _Handler] = {
@@ -645,18 +681,20 @@ class _Collector:
 
     def _raw_texts(self, raws: list[msgspec.Raw], compact: bool) -> list[str]:
         """Interned text of Raw JSON values; ``compact`` turns ``[1, 2, 3]`` into ``1,2,3``."""
-        cache = self.raw_text
-        out = []
-        for raw in raws:
-            key = bytes(raw)
-            text = cache.get(key)
-            if text is None:
-                text = key.decode("utf-8", "replace")
-                if compact:
-                    text = text.strip("[] \n").replace(" ", "").replace("\n", "")
-                cache[key] = text
-            out.append(text)
-        return out
+        keys = b"\x00".join(raws).split(b"\x00")  # JSON text never holds a raw NUL
+        if len(keys) != len(raws):
+            keys = [bytes(raw) for raw in raws]
+        cache = self.raw_text_compact if compact else self.raw_text
+        texts: list[str | None] = list(map(cache.get, keys))
+        if None in texts:
+            for i, text in enumerate(texts):
+                if text is None:
+                    key = keys[i]
+                    decoded = key.decode("utf-8", "replace")
+                    if compact:
+                        decoded = "".join(decoded.strip("[]").split())
+                    texts[i] = cache.setdefault(key, decoded)
+        return texts  # type: ignore[return-value]  # no None left
 
     def add(self, events: list[_Event]) -> None:
         if not events:
@@ -672,7 +710,7 @@ class _Collector:
         wanted = np.flatnonzero((cat_code > 0) & (ph_code > 0))
         if not wanted.size:
             return
-        chosen = [events[i] for i in wanted.tolist()]
+        chosen = _pick(events, wanted)
         codes = cat_code[wanted]
         phc = ph_code[wanted]
         try:
@@ -692,11 +730,11 @@ class _Collector:
         for code, handler in self._handlers.items():
             select = np.flatnonzero(complete & (codes == code))
             if select.size:
-                sub = [chosen[i] for i in select.tolist()]
+                sub = _pick(chosen, select)
                 handler(code, sub, ts[select], ts[select] + dur[select])
         select = np.flatnonzero(flow)
         if select.size:
-            sub = [chosen[i] for i in select.tolist()]
+            sub = _pick(chosen, select)
             self.flows.add_ints("id", _to_int64(list(map(_GET_ID, sub))))
             self.flows.add_ints("is_start", (phc[select] == _PH_FLOW_START).astype(np.int64))
             self.flows.add_ints("pid", _to_int64(list(map(_GET_PID, sub))))
@@ -788,7 +826,7 @@ class _Collector:
                 step[keep],
             )
             keep = np.flatnonzero(~step)
-            sub = [sub[i] for i in keep.tolist()]
+            sub = _pick(sub, keep)
             names = [names[i] for i in keep.tolist()]
             start, end = start[keep], end[keep]
         cols = self.cpu_ops
@@ -879,6 +917,10 @@ def read_kineto(path: Path) -> Timeline:
     source = _Source(path)
     collector = _Collector(path)
     chunks = _EventChunks(source)
+    # Decoding allocates millions of short-lived objects, none in reference cycles: the
+    # cyclic collector would only rescan them over and over.
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
     try:
         for events in chunks:
             collector.add(events)
@@ -886,6 +928,8 @@ def read_kineto(path: Path) -> Timeline:
         raise TraceFormatError(path, "JSON nested too deeply") from None
     finally:
         source.close()
+        if gc_was_enabled:
+            gc.enable()
     return _assemble(path, collector, chunks.meta)
 
 
@@ -906,7 +950,9 @@ def _shift(path: Path, columns: _Columns, base_ns: int, names: tuple[str, ...]) 
         return
     limit = 2**63 - 1 - base_ns
     for name in names:
-        pieces = columns.ints.get(name, [])
+        pieces = columns.ints.get(name)
+        if not pieces:
+            continue
         for piece in pieces:
             if piece.size and int(piece.max()) > limit:
                 raise TraceFormatError(path, "times overflow int64 ns after baseTimeNanoseconds")
@@ -1008,131 +1054,89 @@ def _assemble(path: Path, c: _Collector, meta: _Meta) -> Timeline:
     _shift(path, c.flows, base_ns, ("ts",))
     notes: list[str] = []
 
-    # host: sorted by start first, so row positions are final for gpu.launch_row.
-    host_start = c.host.int_column("start_ns")
-    host_order = np.argsort(host_start, kind="stable")
-    host_ints = {
-        name: c.host.int_column(name)[host_order]
-        for name in ("pid", "tid", "start_ns", "end_ns", "correlation", "external_id")
-    }
-    host_strs = {
-        name: [c.host.str_column(name)[i] for i in host_order.tolist()]
-        for name in ("name", "api", "kind")
-    }
-    host_corr = host_ints["correlation"]
-    missing_host_corr = host_corr == -1
-    if missing_host_corr.any() and c.flows.ints:
-        host_corr[missing_host_corr] = _flow_ids(
-            c.flows,
-            True,
-            host_ints["pid"][missing_host_corr],
-            host_ints["tid"][missing_host_corr],
-            host_ints["start_ns"][missing_host_corr],
+    # host first: its row positions are what gpu.launch_row points at.
+    host = c.host.take_sorted()
+    host_corr = host.get("correlation", np.zeros(0, dtype=np.int64))
+    missing = host_corr == -1
+    if missing.any() and c.flows.ints:
+        host_corr[missing] = _flow_ids(
+            c.flows, True, host["pid"][missing], host["tid"][missing], host["start_ns"][missing]
         )
-    host_kind = np.array(host_strs["kind"], dtype=object)
-    main_pid = _mode(host_ints["pid"])
+    host_pid = host.get("pid", np.zeros(0, dtype=np.int64))
+    host_kind = host.get("kind", np.zeros(0, dtype=object))
+    main_pid = _mode(host_pid)
     if main_pid == -1:
         main_pid = _mode(c.cpu_ops.int_column("pid"))
+    host_table = make_table("host", host)
+    del host
 
-    # gpu: correlation (args, else flows) -> launching host row.
-    gpu_corr = c.gpu.int_column("correlation")
-    gpu_start = c.gpu.int_column("start_ns")
-    missing_gpu_corr = gpu_corr == -1
-    if missing_gpu_corr.any() and c.flows.ints:
-        gpu_corr[missing_gpu_corr] = _flow_ids(
+    # gpu: correlation (from args, else from flows) -> the launching host row.
+    gpu = c.gpu.take_sorted()
+    gpu_corr = gpu.get("correlation", np.zeros(0, dtype=np.int64))
+    missing = gpu_corr == -1
+    if missing.any() and c.flows.ints:
+        gpu_corr[missing] = _flow_ids(
             c.flows,
             False,
-            c.gpu.int_column("raw_pid")[missing_gpu_corr],
-            c.gpu.int_column("raw_tid")[missing_gpu_corr],
-            gpu_start[missing_gpu_corr],
+            gpu["raw_pid"][missing],
+            gpu["raw_tid"][missing],
+            gpu["start_ns"][missing],
         )
+    del c.flows
     launch_row = _lookup(host_corr, gpu_corr)
     launched = launch_row >= 0
     gpu_pid = np.full(len(gpu_corr), main_pid, dtype=np.int64)
-    gpu_pid[launched] = host_ints["pid"][launch_row[launched]]
-    graph_id = c.gpu.int_column("graph_id")
+    gpu_pid[launched] = host_pid[launch_row[launched]]
+    graph_id = gpu.get("graph_id", np.zeros(0, dtype=np.int64))
     from_graph = graph_id > 0
     from_graph[launched] |= host_kind[launch_row[launched]] == "graph_launch"
     unlaunched = int((~launched).sum())
     if unlaunched:
         notes.append(f"{unlaunched} GPU activities without a launch record")
-    gpu = make_table(
-        "gpu",
-        {
-            "kind": _GPU_KIND_NAMES[c.gpu.int_column("kind_code")],
-            "name": c.gpu.str_column("name"),
-            "pid": gpu_pid,
-            "device": c.gpu.int_column("device"),
-            "stream": c.gpu.int_column("stream"),
-            "start_ns": gpu_start,
-            "end_ns": c.gpu.int_column("end_ns"),
-            "correlation": gpu_corr,
-            "launch_row": launch_row,
-            "graph_id": graph_id,
-            "graph_node_id": c.gpu.int_column("graph_node_id"),
-            "from_graph": from_graph,
-            "grid": c.gpu.str_column("grid"),
-            "block": c.gpu.str_column("block"),
-            "bytes": c.gpu.int_column("bytes"),
-            "copy_kind": c.gpu.str_column("copy_kind"),
-            "host_memory": c.gpu.str_column("host_memory"),
-        },
-    )
-    host = make_table("host", {**host_strs, **host_ints})
+    if gpu:
+        gpu["kind"] = _GPU_KIND_NAMES[gpu.pop("kind_code")]
+        del gpu["raw_pid"], gpu["raw_tid"]
+        gpu.update(launch_row=launch_row, pid=gpu_pid, from_graph=from_graph)
+    gpu_table = make_table("gpu", gpu)
+    del gpu
 
-    cpu_columns: dict[str, Any] = {
-        name: c.cpu_ops.int_column(name)
-        for name in ("pid", "tid", "start_ns", "end_ns", "external_id")
-    }
-    cpu_columns["depth"] = nesting_depth(
-        cpu_columns["pid"], cpu_columns["tid"], cpu_columns["start_ns"], cpu_columns["end_ns"]
-    )
-    cpu_columns["name"] = c.cpu_ops.str_column("name")
-    cpu_columns["input_shapes"] = c.cpu_ops.str_column("input_shapes")
-    cpu_ops = make_table("cpu_ops", cpu_columns)
+    cpu_ops = c.cpu_ops.take_sorted()
+    if cpu_ops:
+        cpu_ops["depth"] = nesting_depth(
+            cpu_ops["pid"], cpu_ops["tid"], cpu_ops["start_ns"], cpu_ops["end_ns"]
+        )
+    cpu_ops_table = make_table("cpu_ops", cpu_ops)
+    del cpu_ops
 
-    ann_columns: dict[str, Any] = {
-        name: c.annotations.int_column(name)
-        for name in ("pid", "tid", "device", "stream", "start_ns", "end_ns")
-    }
-    # Host ranges nest per thread; GPU projections (pid/tid -1) per device and stream.
-    on_gpu = ann_columns["pid"] == -1
-    ann_columns["depth"] = nesting_depth(
-        np.where(on_gpu, -2 - ann_columns["device"], ann_columns["pid"]),
-        np.where(on_gpu, ann_columns["stream"], ann_columns["tid"]),
-        ann_columns["start_ns"],
-        ann_columns["end_ns"],
-    )
-    ann_columns["name"] = c.annotations.str_column("name")
-    ann_columns["source"] = c.annotations.str_column("source")
-    annotations = make_table("annotations", ann_columns)
+    annotations = c.annotations.take_sorted()
+    if annotations:
+        # Host ranges nest per thread; GPU projections (pid -1) per device and stream.
+        on_gpu = annotations["pid"] == -1
+        annotations["depth"] = nesting_depth(
+            np.where(on_gpu, -2 - annotations["device"], annotations["pid"]),
+            np.where(on_gpu, annotations["stream"], annotations["tid"]),
+            annotations["start_ns"],
+            annotations["end_ns"],
+        )
+    annotations_table = make_table("annotations", annotations)
+    del annotations
 
-    sync_corr = c.syncs.int_column("correlation")
-    sync_row = _lookup(host_corr, sync_corr)
-    sync_found = sync_row >= 0
-    sync_pid = np.full(len(sync_corr), -1, dtype=np.int64)
-    sync_tid = np.full(len(sync_corr), -1, dtype=np.int64)
-    sync_pid[sync_found] = host_ints["pid"][sync_row[sync_found]]
-    sync_tid[sync_found] = host_ints["tid"][sync_row[sync_found]]
-    syncs = make_table(
-        "syncs",
-        {
-            "kind": c.syncs.str_column("kind"),
-            "pid": sync_pid,
-            "tid": sync_tid,
-            "device": c.syncs.int_column("device"),
-            "stream": c.syncs.int_column("stream"),
-            "start_ns": c.syncs.int_column("start_ns"),
-            "end_ns": c.syncs.int_column("end_ns"),
-            "correlation": sync_corr,
-        },
-    )
+    syncs = c.syncs.take_sorted()
+    if syncs:
+        # cuda_sync events sit on the GPU rows; the calling thread is the API call's.
+        row = _lookup(host_corr, syncs["correlation"])
+        found = row >= 0
+        syncs["pid"] = np.full(len(row), -1, dtype=np.int64)
+        syncs["tid"] = np.full(len(row), -1, dtype=np.int64)
+        syncs["pid"][found] = host_pid[row[found]]
+        syncs["tid"][found] = host_table["tid"].to_numpy()[row[found]]
+    syncs_table = make_table("syncs", syncs)
 
     if c.negative_durations:
         notes.append(f"{c.negative_durations} events with a negative dur, read as 0")
     if c.missing_ts:
         notes.append(f"{c.missing_ts} events without ts skipped")
-    if not len(gpu):
+    if not len(gpu_table):
         notes.append("no GPU activity recorded (CPU-only trace)")
     trace_meta = TraceMeta(
         path=str(path),
@@ -1143,5 +1147,10 @@ def _assemble(path: Path, c: _Collector, meta: _Meta) -> Timeline:
         notes=tuple(notes),
     )
     return Timeline(
-        meta=trace_meta, gpu=gpu, host=host, cpu_ops=cpu_ops, annotations=annotations, syncs=syncs
+        meta=trace_meta,
+        gpu=gpu_table,
+        host=host_table,
+        cpu_ops=cpu_ops_table,
+        annotations=annotations_table,
+        syncs=syncs_table,
     )
