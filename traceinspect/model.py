@@ -300,7 +300,7 @@ class Timeline:
             for col, dt in SCHEMA[table].items():
                 got = frame[col].dtype
                 if dt == _STR:
-                    if got != object and not pd.api.types.is_string_dtype(got):
+                    if got != np.dtype(object) and not pd.api.types.is_string_dtype(got):
                         raise ValueError(f"{table}.{col}: dtype {got}, expected str")
                 elif got != np.dtype(dt):
                     raise ValueError(f"{table}.{col}: dtype {got}, expected {dt}")
