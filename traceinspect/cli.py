@@ -138,6 +138,60 @@ def profile(
     raise typer.Exit(status)
 
 
+@app.command()
+def diff(
+    eager_trace: Annotated[
+        Path, typer.Argument(help="Trace of the eager workload.", show_default=False)
+    ],
+    graphed_trace: Annotated[
+        Path,
+        typer.Argument(
+            help="Trace of the same workload replayed as CUDA graphs.", show_default=False
+        ),
+    ],
+    json_out: Annotated[
+        str | None,
+        typer.Option("--json", help="Write the machine-readable diff here ('-' for stdout)."),
+    ] = None,
+    calibration: Annotated[
+        Path | None,
+        typer.Option(help="Calibration file from `traceinspect calibrate` (default: built-in)."),
+    ] = None,
+    eager_us: Annotated[
+        float | None,
+        typer.Option(
+            "--eager-us",
+            help="Unprofiled eager time of one step, µs (from `profile`), used for savings.",
+        ),
+    ] = None,
+    force: Annotated[bool, typer.Option(help="Overwrite an existing --json file.")] = False,
+) -> None:
+    """Compare an eager trace with a graphed one, per region, against the prediction."""
+    from traceinspect.commands.diff import run_diff
+
+    run_diff(
+        eager_trace,
+        graphed_trace,
+        json_out=json_out,
+        calibration=calibration,
+        eager_us=eager_us,
+        force=force,
+    )
+
+
+@app.command()
+def calibrate(
+    out: Annotated[Path, typer.Option("--out", "-o", help="Where to write the profile (JSON).")],
+    device: Annotated[int, typer.Option(help="CUDA device index to measure.")] = 0,
+    quick: Annotated[bool, typer.Option(help="Fewer repetitions and sizes (~4× faster).")] = False,
+    force: Annotated[bool, typer.Option(help="Overwrite an existing profile.")] = False,
+) -> None:
+    """Measure this GPU's launch, replay and sync costs into a calibration profile."""
+    from traceinspect.commands.calibrate import run_calibrate
+
+    run_calibrate(out, device=device, quick=quick, force=force)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point for ``traceinspect`` and ``python -m traceinspect``; returns the exit code.
 

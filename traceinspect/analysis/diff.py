@@ -1,0 +1,266 @@
+"""Compare an eager trace with a graphed trace of the same workload.
+
+Regions are matched by name (``#N`` stripped, as :mod:`traceinspect.analysis.regions` names
+them) and, when both traces have it, by source as well. For each matched region: eager and
+graphed as traced (median wall, median span to the last GPU activity, GPU busy time,
+kernels per occurrence), the graphed-time prediction made from the eager trace alone
+(:func:`traceinspect.analysis.estimate.estimate_region`), and its error against the graphed
+trace. The graphed trace is profiled too: its host costs are inflated, so the error against
+it is an indication; the validation against unprofiled measurements lives in the tests.
+
+Kernels are compared by name across the whole traces: a kernel whose median duration
+moved by more than :data:`KERNEL_CHANGE_FRAC` and :data:`KERNEL_CHANGE_MIN_NS` is listed
+(graph replay should not change kernel durations; when it does, the prediction that
+assumes it did not is off by that much).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+import numpy as np
+
+from traceinspect.analysis.arrays import index_timeline
+from traceinspect.analysis.estimate import IntArray, RegionEstimate, estimate_region
+from traceinspect.analysis.intervals import union_ns
+from traceinspect.analysis.regions import Region, find_regions
+from traceinspect.calibration import Calibration
+from traceinspect.model import Timeline
+
+#: A kernel's median duration changed when it moved by more than this fraction...
+KERNEL_CHANGE_FRAC: Final = 0.10
+#: ...and by more than this many ns (sub-µs kernels jitter by a few hundred ns).
+KERNEL_CHANGE_MIN_NS: Final = 500
+#: At most this many changed kernels are listed (largest absolute change first).
+MAX_CHANGED_KERNELS: Final = 30
+
+
+@dataclass(frozen=True)
+class TracedRegion:
+    """One region of one trace, medians over its occurrences (ns)."""
+
+    occurrences: int
+    wall_ns: int
+    #: Region start to the later of its end and its last GPU activity's end.
+    span_ns: int
+    gpu_busy_ns: int
+    kernels: int
+    graph_launches: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "occurrences": self.occurrences,
+            "wall_us": _us(self.wall_ns),
+            "span_us": _us(self.span_ns),
+            "gpu_busy_us": _us(self.gpu_busy_ns),
+            "kernels": self.kernels,
+            "graph_launches": self.graph_launches,
+        }
+
+
+@dataclass(frozen=True)
+class RegionDiff:
+    name: str
+    source: str
+    eager: TracedRegion
+    graphed: TracedRegion
+    prediction: RegionEstimate | None
+
+    @property
+    def error_frac(self) -> float | None:
+        """(predicted − graphed span as traced) / graphed span."""
+        if self.prediction is None or self.graphed.span_ns <= 0:
+            return None
+        return (self.prediction.graphed_ns - self.graphed.span_ns) / self.graphed.span_ns
+
+    def to_json(self) -> dict[str, Any]:
+        error = self.error_frac
+        return {
+            "name": self.name,
+            "source": self.source,
+            "eager": self.eager.to_json(),
+            "graphed": self.graphed.to_json(),
+            "predicted": None if self.prediction is None else self.prediction.to_json(),
+            "error_vs_graphed_trace": None if error is None else round(error, 4),
+        }
+
+
+@dataclass(frozen=True)
+class KernelChange:
+    name: str
+    eager_count: int
+    graphed_count: int
+    eager_median_ns: int
+    graphed_median_ns: int
+
+    @property
+    def change_frac(self) -> float:
+        return (self.graphed_median_ns - self.eager_median_ns) / max(self.eager_median_ns, 1)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "eager_count": self.eager_count,
+            "graphed_count": self.graphed_count,
+            "eager_median_us": _us(self.eager_median_ns),
+            "graphed_median_us": _us(self.graphed_median_ns),
+            "change_frac": round(self.change_frac, 4),
+        }
+
+
+@dataclass(frozen=True)
+class TraceDiff:
+    eager_path: str
+    graphed_path: str
+    calibration: Calibration
+    regions: tuple[RegionDiff, ...]
+    kernels_changed: tuple[KernelChange, ...]
+    #: Kernel names seen in one trace only, with their counts.
+    only_eager: dict[str, int]
+    only_graphed: dict[str, int]
+    notes: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "schema_version": 1,
+            "eager_trace": self.eager_path,
+            "graphed_trace": self.graphed_path,
+            "calibration": self.calibration.to_json(),
+            "kernel_change_threshold": {
+                "frac": KERNEL_CHANGE_FRAC,
+                "min_us": _us(KERNEL_CHANGE_MIN_NS),
+            },
+            "regions": [r.to_json() for r in self.regions],
+            "kernels_changed": [k.to_json() for k in self.kernels_changed],
+            "kernels_only_in_eager": self.only_eager,
+            "kernels_only_in_graphed": self.only_graphed,
+            "notes": list(self.notes),
+        }
+
+
+def diff_traces(
+    eager: Timeline,
+    graphed: Timeline,
+    calibration: Calibration,
+    *,
+    eager_unprofiled_ns: int | None = None,
+) -> TraceDiff:
+    """Match the regions of the two traces and compare them; predict from ``eager``."""
+    eager_regions = find_regions(eager, index_timeline(eager))
+    graphed_regions = find_regions(graphed, index_timeline(graphed))
+    by_key = {(r.name, r.source): r for r in graphed_regions}
+    by_name: dict[str, Region] = {}
+    for r in graphed_regions:
+        by_name.setdefault(r.name, r)
+    notes: list[str] = []
+    matched: list[RegionDiff] = []
+    unmatched: list[str] = []
+    for region in eager_regions:
+        other = by_key.get((region.name, region.source)) or by_name.get(region.name)
+        if other is None:
+            unmatched.append(region.name)
+            continue
+        prediction = estimate_region(
+            eager,
+            region.rows,
+            [int(w) for w in region.wall_ns],
+            calibration,
+            eager_unprofiled_ns=eager_unprofiled_ns,
+        )
+        matched.append(
+            RegionDiff(
+                name=region.name,
+                source=region.source,
+                eager=traced_region(eager, region),
+                graphed=traced_region(graphed, other),
+                prediction=prediction,
+            )
+        )
+    if unmatched:
+        notes.append(f"regions only in the eager trace: {', '.join(unmatched[:10])}")
+    seen = {(d.name, d.source) for d in matched} | {d.name for d in matched}
+    extra = [r.name for r in graphed_regions if r.name not in seen]
+    if extra:
+        notes.append(f"regions only in the graphed trace: {', '.join(extra[:10])}")
+    if calibration.is_fallback:
+        notes.append(f"calibration {calibration.name}: {calibration.fallback_note}")
+    changed, only_eager, only_graphed = compare_kernels(eager, graphed)
+    return TraceDiff(
+        eager_path=eager.meta.path,
+        graphed_path=graphed.meta.path,
+        calibration=calibration,
+        regions=tuple(matched),
+        kernels_changed=changed,
+        only_eager=only_eager,
+        only_graphed=only_graphed,
+        notes=tuple(notes),
+    )
+
+
+def traced_region(timeline: Timeline, region: Region) -> TracedRegion:
+    """Medians over the region's occurrences, as traced."""
+    gpu = timeline.gpu
+    start = gpu["start_ns"].to_numpy()
+    end = gpu["end_ns"].to_numpy()
+    is_kernel = gpu["kind"].to_numpy() == "kernel"
+    launch_row = gpu["launch_row"].to_numpy()
+    host_kind = timeline.host["kind"].to_numpy()
+    spans, busy, kernels, launches = [], [], [], []
+    for i, rows in enumerate(region.rows):
+        rows = np.asarray(rows, np.int64)
+        occ_start, occ_end = int(region.start_ns[i]), int(region.end_ns[i])
+        last = int(end[rows].max()) if len(rows) else occ_end
+        spans.append(max(occ_end, last) - occ_start)
+        busy.append(union_ns(start[rows], end[rows]))
+        kernels.append(int(is_kernel[rows].sum()))
+        rows_launch = np.unique(launch_row[rows][launch_row[rows] >= 0])
+        launches.append(int((host_kind[rows_launch] == "graph_launch").sum()))
+    return TracedRegion(
+        occurrences=region.occurrences,
+        wall_ns=_median([int(w) for w in region.wall_ns]),
+        span_ns=_median(spans),
+        gpu_busy_ns=_median(busy),
+        kernels=_median(kernels),
+        graph_launches=_median(launches),
+    )
+
+
+def compare_kernels(
+    eager: Timeline, graphed: Timeline
+) -> tuple[tuple[KernelChange, ...], dict[str, int], dict[str, int]]:
+    """Kernels (by name) whose median duration changed beyond the threshold, largest
+    absolute change first; and the names seen in only one trace, with counts."""
+    a = _kernel_durations(eager)
+    b = _kernel_durations(graphed)
+    changes = []
+    for name in sorted(a.keys() & b.keys()):
+        ea, gb = a[name], b[name]
+        ma, mb = _median(ea), _median(gb)
+        delta = abs(mb - ma)
+        if delta > KERNEL_CHANGE_MIN_NS and delta > KERNEL_CHANGE_FRAC * ma:
+            changes.append(KernelChange(name, len(ea), len(gb), ma, mb))
+    changes.sort(key=lambda c: -abs(c.graphed_median_ns - c.eager_median_ns))
+    only_a = {n: len(a[n]) for n in sorted(a.keys() - b.keys())}
+    only_b = {n: len(b[n]) for n in sorted(b.keys() - a.keys())}
+    return tuple(changes[:MAX_CHANGED_KERNELS]), only_a, only_b
+
+
+def _kernel_durations(timeline: Timeline) -> dict[str, list[int]]:
+    kernels = timeline.kernels
+    durations = (kernels["end_ns"] - kernels["start_ns"]).to_numpy()
+    out: dict[str, list[int]] = {}
+    for name, dur in zip(kernels["name"].to_numpy(), durations.tolist(), strict=True):
+        out.setdefault(str(name), []).append(int(dur))
+    return out
+
+
+def _median(values: Sequence[int] | IntArray) -> int:
+    if len(values) == 0:
+        return 0
+    return int(round(float(np.median(np.asarray(values, np.float64)))))
+
+
+def _us(ns: int) -> float:
+    return round(ns / 1000.0, 3)
