@@ -1,0 +1,208 @@
+"""``traceinspect analyze DIR``: per-rank rows from real traces, stragglers, broken files."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import ROOT, corpus_file
+from rich.console import Console
+
+from traceinspect.commands.ranks import analyze_one, run_analyze_dir, trace_files, worker_count
+from traceinspect.errors import TraceFormatError
+from traceinspect.report.ranks import STRAGGLER_STEP_RATIO, ranks_report
+
+# Rank 3 of an 8-rank A100 job: 8,568 kernels on device 3, 6 ProfilerSteps of 76.83 ms median.
+CONTROL = "HolisticTraceAnalysis__trace_diff__control.json.gz"
+# Rank 0 of a 2-rank A100 NCCL job: 2,700 kernels, 3 steps of 222.44 ms median.
+NCCL = "HolisticTraceAnalysis__nccl_data.json.gz"
+# Tiny traces without distributedInfo: ROCm MI250 (14 kernels, 2 steps) and a Triton kernel.
+MI250 = "HolisticTraceAnalysis__mi250_minitoy_train_ROCm6_2_kineto.json.gz"
+TRITON = "HolisticTraceAnalysis__triton_example.json.gz"
+
+
+def _truncated_gzip(source: Path, target: Path) -> None:
+    target.write_bytes(gzip.compress(gzip.decompress(source.read_bytes())[:5000]))
+
+
+@pytest.fixture(scope="module")
+def job(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Two copies of rank 3, the NCCL rank 0 (3x slower steps), a broken trace, a README."""
+    folder = tmp_path_factory.mktemp("job")
+    shutil.copy(corpus_file(CONTROL), folder / "control_a.json.gz")
+    shutil.copy(corpus_file(CONTROL), folder / "control_b.json.gz")
+    shutil.copy(corpus_file(NCCL), folder / "nccl.json.gz")
+    _truncated_gzip(corpus_file(CONTROL), folder / "rank9.json.gz")
+    (folder / "README.txt").write_text("not a trace")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def report(job: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    out = tmp_path_factory.mktemp("out") / "ranks.json"
+    console = Console(file=open(out.with_suffix(".txt"), "w"), width=150)  # noqa: SIM115
+    run_analyze_dir(job, json_out=str(out), workers=2, console=console)
+    console.file.close()
+    data: dict[str, Any] = json.loads(out.read_text())
+    data["_text"] = out.with_suffix(".txt").read_text()
+    return data
+
+
+@pytest.mark.corpus
+def test_rows_hold_each_ranks_real_numbers(report: dict[str, Any]) -> None:
+    assert report["schema_version"] == 1
+    ranks = report["ranks"]
+    # Sorted by rank: the NCCL trace's rank 0, then the two copies of rank 3.
+    assert [(r["rank"], r["file"]) for r in ranks] == [
+        (0, "nccl.json.gz"),
+        (3, "control_a.json.gz"),
+        (3, "control_b.json.gz"),
+    ]
+    nccl, control = ranks[0], ranks[1]
+    assert nccl["rank_source"] == "distributedInfo"
+    assert nccl["world_size"] == 2
+    assert nccl["kernels"] == 2700
+    assert nccl["steps"] == 3
+    assert nccl["step_wall_median_ns"] == 222_442_191
+    assert nccl["devices"] == [{"id": 0, "name": "NVIDIA A100-PG509-200"}]
+    assert nccl["gpu_busy_share"] == pytest.approx(0.2384, abs=1e-4)
+    assert control["kernels"] == 8568
+    assert control["devices"][0]["id"] == 3
+    assert control["steps"] == 6
+    assert control["step_wall_median_ns"] == 76_833_500
+    assert control["gpu_busy_share"] == pytest.approx(0.836, abs=1e-3)
+    # NCCL kernels: 42.1 % of rank 3's busy GPU time.
+    assert control["collective_share"] == pytest.approx(0.421, abs=1e-3)
+    assert ranks[2] | {"file": ""} == control | {"file": ""}
+
+
+@pytest.mark.corpus
+def test_slow_rank_is_flagged_against_the_median_step(report: dict[str, Any]) -> None:
+    # Median of (222.44, 76.83, 76.83) ms is 76.83 ms; rank 0 is 2.9x that.
+    assert report["step_wall_median_ns"] == 76_833_500
+    assert report["straggler_step_ratio"] == STRAGGLER_STEP_RATIO
+    assert report["stragglers"] == [0]
+    assert report["ranks"][0]["step_vs_median"] == pytest.approx(222_442_191 / 76_833_500)
+    assert [r["straggler"] for r in report["ranks"]] == [True, False, False]
+    assert "straggler" in report["_text"]
+
+
+@pytest.mark.corpus
+def test_broken_file_is_listed_and_others_still_analyzed(report: dict[str, Any]) -> None:
+    assert report["failed"] == [{"file": "rank9.json.gz", "error": report["failed"][0]["error"]}]
+    assert "truncated" in report["failed"][0]["error"]
+    assert "\n" not in report["failed"][0]["error"]
+    assert report["ignored_files"] == 1  # README.txt
+    assert "rank 3 appears in 2 files" in report["notes"]
+    assert "world sizes differ (2, 8): traces from different jobs?" in report["notes"]
+    assert "failed: rank9.json.gz" in report["_text"]
+
+
+@pytest.mark.corpus
+def test_worker_rows_equal_in_process_rows(job: Path, report: dict[str, Any]) -> None:
+    row = analyze_one(str(job / "nccl.json.gz"))["row"]
+    pooled = {k: v for k, v in report["ranks"][0].items() if k in row}
+    assert pooled == row
+
+
+@pytest.mark.corpus
+def test_rank_falls_back_to_the_file_name(tmp_path: Path) -> None:
+    shutil.copy(corpus_file(MI250), tmp_path / "rank-5.pt.trace.json.gz")
+    shutil.copy(corpus_file(TRITON), tmp_path / "triton.json.gz")
+    out = tmp_path / "out.json"
+    run_analyze_dir(tmp_path, json_out=str(out), workers=1, console=Console(file=None, quiet=True))
+    ranks = json.loads(out.read_text())["ranks"]
+    assert [(r["rank"], r["rank_source"], r["kernels"]) for r in ranks] == [
+        (5, "file name", 14),
+        (None, "", 1),
+    ]
+    # Two ROCm steps of 4.67 ms median; one Triton step of 13.34 s. With two ranks the median
+    # is their mean (6.67 s), and the Triton rank at 2.0x of it is flagged.
+    assert [(r["steps"], r["step_wall_median_ns"]) for r in ranks] == [
+        (2, 4_668_682),
+        (1, 13_336_315_805),
+    ]
+    assert [r["straggler"] for r in ranks] == [False, True]
+
+
+@pytest.mark.corpus
+def test_cli_on_a_folder_writes_json_to_stdout(tmp_path: Path) -> None:
+    shutil.copy(corpus_file(MI250), tmp_path / "rank0.json.gz")
+    shutil.copy(corpus_file(TRITON), tmp_path / "rank1.json.gz")
+    (tmp_path / "rank2.json").write_text('{"traceEvents": [')
+    proc = subprocess.run(
+        [sys.executable, "-m", "traceinspect", "analyze", str(tmp_path), "--json", "-"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert [r["rank"] for r in data["ranks"]] == [0, 1]
+    assert [f["file"] for f in data["failed"]] == ["rank2.json"]
+    assert "2 rank traces analyzed, 1 failed" in proc.stderr
+
+
+def test_folder_without_readable_traces_is_bad_input(tmp_path: Path) -> None:
+    with pytest.raises(TraceFormatError, match="no trace files"):
+        run_analyze_dir(tmp_path, console=Console(quiet=True))
+    (tmp_path / "rank0.json").write_text("{")
+    (tmp_path / "rank1.json").write_text("")
+    with pytest.raises(TraceFormatError, match="none of the 2 trace files could be read"):
+        run_analyze_dir(tmp_path, workers=1, console=Console(quiet=True))
+    proc = subprocess.run(
+        [sys.executable, "-m", "traceinspect", "analyze", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines()[-1].startswith("traceinspect: ")
+    assert "Traceback" not in proc.stderr
+
+
+def test_trace_files_picks_trace_suffixes_only(tmp_path: Path) -> None:
+    for name in ("b.json", "a.json.gz", "c.sqlite", "d.nsys-rep", "notes.txt", ".hidden.json"):
+        (tmp_path / name).write_text("x")
+    (tmp_path / "sub.json").mkdir()
+    files, ignored = trace_files(tmp_path)
+    assert [p.name for p in files] == ["a.json.gz", "b.json", "c.sqlite", "d.nsys-rep"]
+    assert ignored == 2  # notes.txt and the sub.json folder
+
+
+def test_workers_bounded_by_cores_files_and_memory(tmp_path: Path) -> None:
+    files = []
+    for i in range(3):
+        path = tmp_path / f"rank{i}.json"
+        path.write_bytes(b" " * 1000)
+        files.append(path)
+    assert worker_count(files, cpus=2, available_bytes=10**9) == 2
+    assert worker_count(files[:1], cpus=8, available_bytes=10**9) == 1
+    # 1,000-byte traces need 2,000 bytes each: 3,000 bytes of memory hold one worker.
+    assert worker_count(files, cpus=8, available_bytes=3000) == 1
+    assert worker_count(files, cpus=8, available_bytes=6000) == 3
+
+
+def test_straggler_rule_on_given_rows() -> None:
+    def row(rank: int, wall: int | None) -> dict[str, Any]:
+        return {"file": f"r{rank}", "rank": rank, "world_size": 4, "step_wall_median_ns": wall}
+
+    # Median of (100, 110, 125, 119) ms = 114.5 ms; 1.2x = 137.4 ms: nobody is a straggler.
+    data = ranks_report([row(0, 100), row(1, 110), row(2, 125), row(3, 119)], [], folder="f")
+    assert data["stragglers"] == []
+    # Rank 2 at 140 ms against a median of 114.5 ms: 1.22x, flagged.
+    data = ranks_report([row(0, 100), row(1, 110), row(2, 140), row(3, 119)], [], folder="f")
+    assert data["stragglers"] == [2]
+    assert data["notes"] == []
+    # A missing rank of the world is noted.
+    data = ranks_report([row(0, 100), row(1, None)], [], folder="f")
+    assert data["stragglers"] == []
+    assert data["notes"] == ["2 of 4 ranks present"]

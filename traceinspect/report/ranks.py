@@ -1,0 +1,217 @@
+"""The per-rank table for a folder of per-rank traces: one row per rank, stragglers flagged.
+
+:func:`rank_row` reduces one :class:`~traceinspect.model.Timeline` to a small JSON-ready
+dict (it runs in the worker process that parsed the trace, so only the row crosses back);
+:func:`ranks_report` gathers the rows and failures and flags stragglers;
+:func:`render_ranks` draws the table with rich.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+import numpy as np
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from traceinspect.analysis.intervals import union_ns
+from traceinspect.model import Timeline
+
+#: A rank whose median step wall time exceeds the median over ranks by this factor is a
+#: straggler: ranks of one data-parallel job wait for each other every step, so a 20 %
+#: slower rank costs every rank 20 %; smaller spreads are within step-to-step jitter.
+STRAGGLER_STEP_RATIO: Final = 1.2
+
+#: Kernels whose name contains this (case-insensitive) are collectives; the time ranks spend
+#: in them grows when they wait for a straggler.
+COLLECTIVE_KERNEL_MARK: Final = "nccl"
+
+#: The rank number in a file name: ``rank-3.json``, ``rank_3.pt.trace.json``, ``rank3.json``.
+RANK_IN_NAME: Final = re.compile(r"rank[-_.]?(\d+)", re.IGNORECASE)
+
+#: ``TraceMeta.profiler`` key under which readers expose ``distributedInfo.rank``.
+PROFILER_RANK_KEY: Final = "distributed_rank"
+PROFILER_WORLD_KEY: Final = "distributed_world_size"
+
+
+def rank_of(timeline: Timeline, file_name: str) -> tuple[int | None, str]:
+    """The rank and where it came from: ``distributedInfo`` in the trace, else the file name."""
+    text = timeline.meta.profiler.get(PROFILER_RANK_KEY, "")
+    if text.strip().lstrip("-").isdigit():
+        return int(text), "distributedInfo"
+    match = RANK_IN_NAME.search(file_name)
+    if match:
+        return int(match.group(1)), "file name"
+    return None, ""
+
+
+def rank_row(
+    timeline: Timeline, file_name: str, *, diagnosis: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """One rank's numbers, JSON-ready. ``diagnosis`` (verdict and idle causes) is passed
+    through as given; times are integer ns, shares in [0, 1] or ``None`` when undefined."""
+    rank, rank_source = rank_of(timeline, file_name)
+    gpu = timeline.gpu
+    names = {d.id: d.name for d in timeline.meta.devices}
+    devices = sorted(int(d) for d in np.unique(gpu["device"].to_numpy())) if len(gpu) else []
+    busy_ns = span_ns = 0
+    for device in devices:
+        on_device = gpu["device"].to_numpy() == device
+        starts = gpu["start_ns"].to_numpy()[on_device]
+        ends = gpu["end_ns"].to_numpy()[on_device]
+        busy_ns += union_ns(starts, ends)
+        span_ns += int(ends.max() - starts.min())
+    kernels = timeline.kernels
+    collective = kernels["name"].str.contains(COLLECTIVE_KERNEL_MARK, case=False, regex=False)
+    collective_ns = union_ns(
+        kernels["start_ns"].to_numpy()[collective.to_numpy()],
+        kernels["end_ns"].to_numpy()[collective.to_numpy()],
+    )
+    ann = timeline.annotations
+    steps = ann[ann["source"] == "profiler_step"]
+    step_walls = (steps["end_ns"] - steps["start_ns"]).to_numpy()
+    world = timeline.meta.profiler.get(PROFILER_WORLD_KEY, "")
+    return {
+        "file": file_name,
+        "rank": rank,
+        "rank_source": rank_source,
+        "world_size": int(world) if world.isdigit() else None,
+        "format": timeline.meta.format,
+        "devices": [{"id": d, "name": names.get(d, "")} for d in devices],
+        "kernels": len(kernels),
+        "gpu_activities": len(gpu),
+        "gpu_span_ns": span_ns,
+        "gpu_busy_ns": busy_ns,
+        "gpu_busy_share": busy_ns / span_ns if span_ns else None,
+        "collective_kernel_ns": collective_ns,
+        "collective_share": collective_ns / busy_ns if busy_ns else None,
+        "steps": len(step_walls),
+        "step_wall_median_ns": int(np.median(step_walls)) if len(step_walls) else None,
+        "diagnosis": dict(diagnosis) if diagnosis is not None else None,
+    }
+
+
+def ranks_report(
+    rows: Sequence[Mapping[str, Any]],
+    failures: Sequence[Mapping[str, str]],
+    *,
+    folder: str,
+    ignored_files: int = 0,
+) -> dict[str, Any]:
+    """All ranks, sorted by rank (then file), stragglers flagged against the median step."""
+    ordered = sorted(
+        (dict(r) for r in rows),
+        key=lambda r: (r["rank"] is None, r["rank"] if r["rank"] is not None else 0, r["file"]),
+    )
+    walls = [r["step_wall_median_ns"] for r in ordered if r["step_wall_median_ns"] is not None]
+    median_wall = statistics.median(walls) if len(walls) >= 2 else None
+    for row in ordered:
+        wall = row["step_wall_median_ns"]
+        if median_wall and wall is not None:
+            row["step_vs_median"] = wall / median_wall
+            row["straggler"] = wall > STRAGGLER_STEP_RATIO * median_wall
+        else:
+            row["step_vs_median"] = None
+            row["straggler"] = False
+    notes: list[str] = []
+    repeated = Counter(r["rank"] for r in ordered if r["rank"] is not None)
+    notes.extend(
+        f"rank {rank} appears in {count} files" for rank, count in repeated.items() if count > 1
+    )
+    worlds = sorted({r["world_size"] for r in ordered if r["world_size"] is not None})
+    if len(worlds) > 1:
+        sizes = ", ".join(str(w) for w in worlds)
+        notes.append(f"world sizes differ ({sizes}): traces from different jobs?")
+    elif worlds:
+        seen = len({r["rank"] for r in ordered if r["rank"] is not None})
+        if seen < worlds[0]:
+            notes.append(f"{seen} of {worlds[0]} ranks present")
+    return {
+        "schema_version": 1,
+        "folder": folder,
+        "ranks": ordered,
+        "failed": [dict(f) for f in failures],
+        "ignored_files": ignored_files,
+        "step_wall_median_ns": int(median_wall) if median_wall is not None else None,
+        "straggler_step_ratio": STRAGGLER_STEP_RATIO,
+        "stragglers": [
+            r["rank"] if r["rank"] is not None else r["file"] for r in ordered if r["straggler"]
+        ],
+        "notes": notes,
+    }
+
+
+def _ms(ns: int | float | None) -> str:
+    return "-" if ns is None else f"{ns / 1e6:,.2f}"
+
+
+def _share(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1%}"
+
+
+def _diagnosis_cells(diagnosis: Mapping[str, Any] | None) -> tuple[str, str, str]:
+    if not diagnosis:
+        return "-", "-", "-"
+    verdict = str(diagnosis.get("verdict") or "-")
+    launch = _share(diagnosis.get("launch_bound_share"))
+    idle = diagnosis.get("idle_by_cause_ns") or {}
+    total = sum(idle.values())
+    top = sorted(idle.items(), key=lambda kv: kv[1], reverse=True)[:2]
+    idle_text = ", ".join(f"{cause} {ns / total:.0%}" for cause, ns in top if ns) if total else "-"
+    return verdict, launch, idle_text
+
+
+def render_ranks(data: Mapping[str, Any], console: Console) -> None:
+    rows = data["ranks"]
+    failed = data["failed"]
+    console.print(
+        f"[bold]{escape(data['folder'])}[/bold]  {len(rows)} rank traces analyzed"
+        + (f", {len(failed)} failed" if failed else "")
+        + (f", {data['ignored_files']} other files ignored" if data["ignored_files"] else "")
+    )
+    if rows:
+        with_diagnosis = any(r["diagnosis"] for r in rows)
+        table = Table(title="Per rank", title_justify="left")
+        table.add_column("rank", justify="right")
+        table.add_column("device")
+        for col in ("kernels", "GPU busy", "comm", "steps", "step ms", "×median"):
+            table.add_column(col, justify="right")
+        if with_diagnosis:
+            table.add_column("verdict")
+            table.add_column("launch-bound", justify="right")
+            table.add_column("idle by cause")
+        for r in rows:
+            label = str(r["rank"]) if r["rank"] is not None else r["file"]
+            devices = ", ".join(str(d["id"]) for d in r["devices"]) or "-"
+            ratio = "-" if r["step_vs_median"] is None else f"{r['step_vs_median']:.2f}"
+            if r["straggler"]:
+                ratio = f"[bold red]{ratio} straggler[/]"
+            cells = [
+                escape(label),
+                devices,
+                f"{r['kernels']:,}",
+                _share(r["gpu_busy_share"]),
+                _share(r["collective_share"]),
+                f"{r['steps']:,}",
+                _ms(r["step_wall_median_ns"]),
+                ratio,
+            ]
+            if with_diagnosis:
+                cells.extend(escape(c) for c in _diagnosis_cells(r["diagnosis"]))
+            table.add_row(*cells)
+        console.print(table)
+        if data["step_wall_median_ns"] is not None:
+            console.print(
+                f"Median step over ranks: {_ms(data['step_wall_median_ns'])} ms; stragglers "
+                f"(step > {data['straggler_step_ratio']:.2f}× median): "
+                + (", ".join(str(s) for s in data["stragglers"]) or "none")
+            )
+    for failure in failed:
+        console.print(f"[red]failed:[/] {escape(failure['file'])}: {escape(failure['error'])}")
+    for note in data["notes"]:
+        console.print(f"[yellow]note:[/] {escape(note)}")
