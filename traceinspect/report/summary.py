@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from traceinspect.analysis.intervals import union_ns
@@ -32,22 +33,29 @@ def summarize(timeline: Timeline, *, top: int = 10) -> dict[str, Any]:
     kinds = gpu["kind"].value_counts()
     data["activities"] = {k: int(kinds.get(k, 0)) for k in ("kernel", "memcpy", "memset", "graph")}
     per_device = []
-    for device, rows in gpu.groupby("device", sort=True):
-        start, end = int(rows["start_ns"].min()), int(rows["end_ns"].max())
-        busy = union_ns(rows["start_ns"].to_numpy(), rows["end_ns"].to_numpy())
+    devices = gpu["device"].to_numpy()
+    streams_col = gpu["stream"].to_numpy()
+    starts = gpu["start_ns"].to_numpy()
+    ends = gpu["end_ns"].to_numpy()
+    is_kernel = (gpu["kind"] == "kernel").to_numpy()
+    for device in np.unique(devices):
+        on_device = devices == device
+        start, end = int(starts[on_device].min()), int(ends[on_device].max())
+        busy = union_ns(starts[on_device], ends[on_device])
         streams = []
-        for stream, srows in rows.groupby("stream", sort=True):
+        for stream in np.unique(streams_col[on_device]):
+            sel = on_device & (streams_col == stream)
             streams.append(
                 {
-                    "stream": int(stream),  # type: ignore[call-overload]
-                    "activities": len(srows),
-                    "kernels": int((srows["kind"] == "kernel").sum()),
-                    "busy_ns": union_ns(srows["start_ns"].to_numpy(), srows["end_ns"].to_numpy()),
+                    "stream": int(stream),
+                    "activities": int(sel.sum()),
+                    "kernels": int((sel & is_kernel).sum()),
+                    "busy_ns": union_ns(starts[sel], ends[sel]),
                 }
             )
         per_device.append(
             {
-                "device": int(device),  # type: ignore[call-overload]
+                "device": int(device),
                 "span_ns": end - start,
                 "busy_ns": busy,
                 "busy_share": busy / (end - start) if end > start else None,
@@ -79,17 +87,20 @@ def summarize(timeline: Timeline, *, top: int = 10) -> dict[str, Any]:
         data["top_kernels"] = []
     host = timeline.host
     launched = host[host["kind"].isin(["launch", "graph_launch", "memcpy", "memset"])]
-    apis = launched.groupby(["name", "api", "kind"], sort=False).size().sort_values(ascending=False)
+    apis = launched.groupby(["name", "api", "kind"], sort=False).size()
     data["launch_apis"] = [
-        {"name": n, "api": a, "kind": k, "count": int(c)} for (n, a, k), c in apis.items()
+        {"name": str(key[0]), "api": str(key[1]), "kind": str(key[2]), "count": int(count)}
+        for key, count in apis.sort_values(ascending=False).items()
+        if isinstance(key, tuple)
     ]
     ann = timeline.annotations
     if len(ann):
         base = ann["name"].str.replace(_OCCURRENCE_SUFFIX, "", regex=True)
         counts = ann.groupby([base, ann["source"]], sort=False).size()
         data["annotations"] = [
-            {"name": n, "source": s, "count": int(c)}
-            for (n, s), c in counts.sort_values(ascending=False).items()
+            {"name": str(key[0]), "source": str(key[1]), "count": int(count)}
+            for key, count in counts.sort_values(ascending=False).items()
+            if isinstance(key, tuple)
         ]
     else:
         data["annotations"] = []
@@ -106,7 +117,8 @@ def _us(ns: int | float) -> str:
 def render_summary(data: dict[str, Any], console: Console) -> None:
     devices = ", ".join(f"{d['id']}: {d['name'] or '?'}" for d in data["devices"]) or "none listed"
     console.print(
-        f"[bold]{data['path']}[/bold]  {data['format']} ({data['generation']})  devices: {devices}"
+        f"[bold]{escape(data['path'])}[/bold]  {data['format']} ({data['generation']})  "
+        f"devices: {escape(devices)}"
     )
     acts = data["activities"]
     if not data["gpu"]:
@@ -149,15 +161,15 @@ def render_summary(data: dict[str, Any], console: Console) -> None:
         console.print(table)
     if data["launch_apis"]:
         apis = ", ".join(f"{a['name']} ({a['api']}) ×{a['count']:,}" for a in data["launch_apis"])
-        console.print(f"Launch APIs: {apis}")
+        console.print(escape(f"Launch APIs: {apis}"))
     if data["without_launch_record"]:
         console.print(
             f"[yellow]{data['without_launch_record']:,} GPU activities have no launch record[/]"
         )
     if data["annotations"]:
         shown = data["annotations"][:12]
-        text = ", ".join(f"{a['name']} [{a['source']}] ×{a['count']:,}" for a in shown)
+        text = ", ".join(f"{a['name']} ({a['source']}) ×{a['count']:,}" for a in shown)
         more = len(data["annotations"]) - len(shown)
-        console.print(f"Annotations: {text}" + (f" (+{more} more)" if more > 0 else ""))
+        console.print(escape(f"Annotations: {text}" + (f" (+{more} more)" if more > 0 else "")))
     for note in data["notes"]:
-        console.print(f"[yellow]note:[/] {note}")
+        console.print(f"[yellow]note:[/] {escape(note)}")
