@@ -155,7 +155,7 @@ def render_summary(data: dict[str, Any], console: Console) -> None:
             table.add_column(col, justify="right")
         for k in data["top_kernels"]:
             table.add_row(
-                k["name"], f"{k['count']:,}", _us(k["total_ns"]), _us(k["mean_ns"]),
+                escape(k["name"]), f"{k['count']:,}", _us(k["total_ns"]), _us(k["mean_ns"]),
                 f"{k['share']:.1%}" if k["share"] is not None else "-",
             )
         console.print(table)
