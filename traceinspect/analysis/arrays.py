@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
+import pandas as pd
 
 from traceinspect.analysis.intervals import IntArray, merge
 from traceinspect.model import Timeline
@@ -107,6 +108,25 @@ def index_timeline(timeline: Timeline) -> TimelineArrays:
     syncs = timeline.syncs
     sync_kind = syncs["kind"].to_numpy()
     waits = sync_kind == "stream_wait_event"
+    if waits.any():
+        after_wait = _after_wait(
+            launch_start,
+            device,
+            stream,
+            has_launch,
+            syncs["device"].to_numpy(np.int64)[waits],
+            syncs["stream"].to_numpy(np.int64)[waits],
+            syncs["start_ns"].to_numpy(np.int64)[waits],
+        )
+    else:
+        after_wait = _after_wait_call(
+            launch_start,
+            pid,
+            tid,
+            has_launch,
+            host,
+            np.char.find(host["name"].to_numpy().astype(str), "StreamWaitEvent") >= 0,
+        )
     return TimelineArrays(
         timeline=timeline,
         start=start,
@@ -123,15 +143,7 @@ def index_timeline(timeline: Timeline) -> TimelineArrays:
         tid=tid,
         launch_latency=launch_latency,
         queue_depth=_queue_depth(launch_start, end, pid, device, has_launch),
-        after_wait=_after_wait(
-            launch_start,
-            device,
-            stream,
-            has_launch,
-            syncs["device"].to_numpy(np.int64)[waits],
-            syncs["stream"].to_numpy(np.int64)[waits],
-            syncs["start_ns"].to_numpy(np.int64)[waits],
-        ),
+        after_wait=after_wait,
         sync_calls=_unions(host_pid, host_start, host_end, host_kind == "sync"),
         sync_records=_unions(
             syncs["device"].to_numpy(np.int64),
@@ -169,6 +181,35 @@ def _queue_depth(
         finished_by = np.searchsorted(np.sort(end[rows]), t, side="right")
         depth[rows] = np.maximum(launched_before - finished_by, 0)
     return depth
+
+
+def _after_wait_call(
+    launch_start: IntArray,
+    pid: IntArray,
+    tid: IntArray,
+    has_launch: BoolArray,
+    host: pd.DataFrame,
+    is_wait: BoolArray,
+) -> BoolArray:
+    """Without device-side wait records: the first activity a thread launches after its
+    ``cudaStreamWaitEvent`` call (the call names no stream; the next launch is the one that
+    waits, in the fork/join pattern PyTorch's stream guards produce)."""
+    out = np.zeros(len(launch_start), bool)
+    if not is_wait.any():
+        return out
+    wait_pid = host["pid"].to_numpy(np.int64)[is_wait]
+    wait_tid = host["tid"].to_numpy(np.int64)[is_wait]
+    wait_time = host["start_ns"].to_numpy(np.int64)[is_wait]
+    for p, t in np.unique(np.stack([wait_pid, wait_tid], axis=1), axis=0):
+        waits = np.sort(wait_time[(wait_pid == p) & (wait_tid == t)])
+        rows = np.flatnonzero(has_launch & (pid == p) & (tid == t))
+        if len(rows) == 0:
+            continue
+        rows = rows[np.argsort(launch_start[rows], kind="stable")]
+        waits_before = np.searchsorted(waits, launch_start[rows], side="right")
+        previous = np.concatenate(([0], waits_before[:-1]))
+        out[rows] = waits_before > previous
+    return out
 
 
 def _after_wait(

@@ -180,6 +180,7 @@ def _diagnose_region(
     idle_med = {c: _median(gaps.idle[used, i]) for i, c in enumerate(CAUSES)}
     safe_span = np.maximum(span[used], 1).astype(np.float64)
     shares = {c: _median(gaps.idle[used, i] / safe_span) for i, c in enumerate(CAUSES)}
+    long_host = _median(gaps.long_host[used] / safe_span) if used.any() else 0.0
     busy_share = _median(gaps.busy[used] / safe_span) if used.any() else 0.0
     launch = _launch_stats(arrays, rows)
     graph_share = float(arrays.is_graph[rows].mean()) if len(rows) else 0.0
@@ -191,7 +192,9 @@ def _diagnose_region(
         busy_share=busy_share,
         idle_share=shares,
         median_activity_ns=median_activity or 0.0,
+        gpu_per_activity_ns=_median(gaps.busy[used] / np.maximum(counts[used], 1)),
         graph_share=graph_share,
+        long_host_share=long_host,
         median_launch_call_ns=launch.median_call_ns,
         median_queue_depth=launch.median_queue_depth,
     )

@@ -53,6 +53,10 @@ QUEUED, DISPATCH, OUTSIDE_WORK, NO_LAUNCH_RECORD = range(4)
 #: kernel to the next (about 1 µs on A100/H100/H200), not a stall anyone can remove.
 DISPATCH_GAP_NS: Final = 2_000
 
+#: A ``host_launch`` gap longer than this is the host doing other work (Python logic, data
+#: loading, autotuning), not the cost of issuing a launch (tens of µs even when profiled).
+LONG_HOST_GAP_NS: Final = 200_000
+
 #: A gap counts as ``outside_work`` when other activity on the device covers at least this
 #: share of it: the GPU was busy, just not with this group's work.
 OUTSIDE_WORK_SHARE: Final = 0.5
@@ -74,6 +78,8 @@ class GroupGaps:
     idle: IntArray
     #: ``other_detail[g, d]``: the ``other`` idle of group g split by ``OTHER_DETAILS[d]``.
     other_detail: IntArray
+    #: ``host_launch`` idle of each group in gaps longer than :data:`LONG_HOST_GAP_NS`.
+    long_host: IntArray
     #: Every gap: its group, interval, the activity that ended it, cause and detail.
     gap_group: IntArray
     gap_start: IntArray
@@ -113,6 +119,9 @@ def group_gaps(arrays: TimelineArrays, group: IntArray, rows: IntArray, n: int) 
     idle = np.zeros((n, len(CAUSES)), np.int64)
     np.add.at(idle, (gap_group, cause), length)
     other_detail = np.zeros((n, len(OTHER_DETAILS)), np.int64)
+    long_host = np.zeros(n, np.int64)
+    is_long = (cause == HOST_LAUNCH) & (length > LONG_HOST_GAP_NS)
+    np.add.at(long_host, gap_group[is_long], length[is_long])
     is_other = cause == OTHER
     np.add.at(other_detail, (gap_group[is_other], detail[is_other]), length[is_other])
     return GroupGaps(
@@ -122,6 +131,7 @@ def group_gaps(arrays: TimelineArrays, group: IntArray, rows: IntArray, n: int) 
         last_end=last_end,
         idle=idle,
         other_detail=other_detail,
+        long_host=long_host,
         gap_group=gap_group,
         gap_start=gap_start,
         gap_end=gap_end,

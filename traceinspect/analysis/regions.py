@@ -5,7 +5,8 @@ A region is every occurrence of one annotation name from one source — ``record
 profiler's ``ProfilerStep#N`` (``profiler_step``) — with a trailing ``#N`` stripped, so
 ``ProfilerStep#3`` and ``ProfilerStep#4`` are two occurrences of ``ProfilerStep``. Regions
 nest (``depth`` is the annotation's nesting on its thread). A trace without any of these
-gets one region, ``whole trace`` (source ``whole_trace``), covering everything.
+gets one region, ``whole trace`` (source ``whole_trace``), covering everything; so does a
+trace whose ranges launched less than half of its GPU activities (then above them).
 
 An occurrence owns the GPU activities whose launching host call (``gpu.launch_row``) starts
 inside the occurrence's interval on the same process and thread — or, for occurrences on the
@@ -21,7 +22,7 @@ not regions: they say where the region's kernels ran, which the launch links alr
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Final
 
 import numpy as np
@@ -38,6 +39,10 @@ WHOLE_TRACE: Final = "whole trace"
 #: At most this many regions are reported (those with the most total wall time; profiler
 #: steps always): traces with per-op ranges would otherwise list thousands.
 MAX_REGIONS: Final = 40
+
+#: When the annotated regions together launched less than this share of the GPU activities,
+#: the whole trace is reported as a region too (above them).
+MIN_COVERED_SHARE: Final = 0.5
 
 _OCCURRENCE_SUFFIX = re.compile(r"#\d+$")
 
@@ -129,6 +134,11 @@ def find_regions(
             )
         )
     regions.sort(key=lambda r: (int(r.start_ns[0]), r.depth, -int(r.wall_ns[0])))
+    covered = len(np.unique(np.concatenate([np.concatenate(r.rows) for r in regions])))
+    if covered < MIN_COVERED_SHARE * len(timeline.gpu):
+        # The ranges miss most of the GPU work: the whole trace is the region that matters.
+        whole = _whole_trace(timeline)
+        regions = [whole, *(replace(r, depth=r.depth + 1) for r in regions)]
     return regions
 
 

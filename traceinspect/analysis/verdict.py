@@ -11,14 +11,17 @@ the profiler slows the host (about 2× on launch-bound steps), not the GPU. Firs
 3. ``sync-bound`` — gaps where the host was blocked in a synchronization (or a blocking
    copy) fill at least :data:`SYNC_IDLE_SHARE` of the window and outweigh launch gaps.
 4. ``compute-bound`` — the GPU is busy for at least :data:`COMPUTE_BUSY_SHARE` of the window
-   and the median activity runs for at least :data:`LAUNCH_COST_NS` (longer than the host
-   needs to issue the next one, so the queue stays full).
+   and each launch buys at least :data:`LAUNCH_COST_NS` of GPU time on average (busy time /
+   activities: longer than the host needs to issue the next one, so the queue stays full —
+   an average, not a median, so a few long GEMMs among many tiny kernels count).
 5. ``launch-bound`` — gaps waiting on the host's next launch fill at least
    :data:`LAUNCH_IDLE_SHARE` of the window, or the GPU is busy for less than
-   :data:`COMPUTE_BUSY_SHARE` of it while the median activity is shorter than
-   :data:`LAUNCH_COST_NS`.
+   :data:`SHORT_BUSY_SHARE` of it while each launch buys less GPU time than
+   :data:`LAUNCH_COST_NS` — unless at least :data:`LONG_GAP_SHARE` of those host gaps are
+   longer than ``LONG_HOST_GAP_NS`` (200 µs): then the host was busy with work of its own
+   (Python logic, data loading), which replay does not remove.
 6. ``idle`` — the GPU is busy for less than :data:`IDLE_BUSY_SHARE` of the window for
-   reasons other than launches (dependencies, other work).
+   reasons other than launches (host work, dependencies, other work).
 7. ``mixed`` — anything else: some launch gaps, some long kernels.
 """
 
@@ -27,6 +30,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final, Literal
+
+from traceinspect.analysis.gaps import LONG_HOST_GAP_NS
 
 Verdict = Literal["launch-bound", "compute-bound", "sync-bound", "mixed", "idle", "already-graphed"]
 
@@ -39,9 +44,15 @@ SYNC_IDLE_SHARE: Final = 0.2
 COMPUTE_BUSY_SHARE: Final = 0.9
 #: Share of the window spent waiting on the next launch that makes a region launch-bound.
 LAUNCH_IDLE_SHARE: Final = 0.3
+#: With activities shorter than the launch cost, a GPU busy for less than this share of the
+#: window is starved by launches even where each gap is too short to attribute cleanly.
+SHORT_BUSY_SHARE: Final = 0.6
 #: Unprofiled host cost of one eager PyTorch op launch (dispatcher + cudaLaunchKernel),
 #: ns: activities shorter than this finish before the host can issue the next one.
 LAUNCH_COST_NS: Final = 10_000
+#: Share of the host-launch idle in long host gaps (:data:`~traceinspect.analysis.gaps.
+#: LONG_HOST_GAP_NS`) above which the host was busy with its own work rather than launching.
+LONG_GAP_SHARE: Final = 0.5
 #: GPU busy share of the window below which the GPU is mostly idle.
 IDLE_BUSY_SHARE: Final = 0.1
 
@@ -56,7 +67,11 @@ class RegionShape:
     busy_share: float  # GPU busy / window
     idle_share: Mapping[str, float]  # idle by cause / window
     median_activity_ns: float  # over every activity of every occurrence
+    #: GPU busy time per activity launched (busy / activities): what each launch buys.
+    gpu_per_activity_ns: float
     graph_share: float  # activities from graph launches / all activities
+    #: Share of the window in ``host_launch`` gaps too long to be launch overhead.
+    long_host_share: float = 0.0
     median_launch_call_ns: float | None = None  # host duration of the launch calls
     median_queue_depth: float | None = None  # activities in flight at each launch
 
@@ -72,9 +87,11 @@ def decide(
         return "idle", ["launches no GPU work"]
     evidence = [
         f"GPU busy {shape.busy_share:.0%} of its {_us(shape.window_ns)} window",
+        f"{_us(shape.gpu_per_activity_ns)} of GPU time per launch vs {_us(launch_cost_ns)}"
+        " unprofiled launch cost",
         f"median activity {_us(shape.median_activity_ns)}"
         + (
-            f" vs launch call {_us(shape.median_launch_call_ns)}"
+            f", median launch call {_us(shape.median_launch_call_ns)} (profiled)"
             if shape.median_launch_call_ns is not None
             else ""
         ),
@@ -96,10 +113,18 @@ def decide(
     sync_idle = idle.get("sync", 0.0)
     if sync_idle >= SYNC_IDLE_SHARE and sync_idle >= launch_idle:
         return "sync-bound", evidence
-    short = shape.median_activity_ns < launch_cost_ns
+    short = shape.gpu_per_activity_ns < launch_cost_ns
     if shape.busy_share >= COMPUTE_BUSY_SHARE and not short:
         return "compute-bound", evidence
-    if launch_idle >= LAUNCH_IDLE_SHARE or (shape.busy_share < COMPUTE_BUSY_SHARE and short):
+    host_work = shape.long_host_share >= LONG_GAP_SHARE * launch_idle and launch_idle > 0
+    if host_work:
+        evidence.append(
+            f"{shape.long_host_share:.0%} of window in host gaps > {LONG_HOST_GAP_NS / 1000:g} µs"
+            " (host work, not launch cost)"
+        )
+    if not host_work and (
+        launch_idle >= LAUNCH_IDLE_SHARE or (shape.busy_share < SHORT_BUSY_SHARE and short)
+    ):
         return "launch-bound", evidence
     if shape.busy_share < IDLE_BUSY_SHARE:
         return "idle", evidence

@@ -5,13 +5,15 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
 from rich.console import Console
 
+from traceinspect.analysis.diagnose import diagnose
 from traceinspect.parse import load_trace
+from traceinspect.report.json_report import build_report
 from traceinspect.report.output import check_writable, write_text
 from traceinspect.report.summary import render_summary, summarize
+from traceinspect.report.terminal import render_diagnosis
 
 
 def run_analyze(
@@ -36,12 +38,29 @@ def run_analyze(
     # With `--json -`, stdout carries the JSON alone; human output goes to stderr.
     console = Console(stderr=json_out == "-", highlight=False, width=_width())
     timeline = load_trace(trace)
+    profile = None
+    if calibration is not None:
+        from traceinspect.calibration import calibration_for
+
+        profile = calibration_for(timeline, calibration)
+    diagnosis = diagnose(
+        timeline,
+        calibration=profile,
+        eager_unprofiled_ns=round(eager_us * 1000) if eager_us is not None else None,
+    )
     summary = summarize(timeline, top=top)
+    report = build_report(diagnosis, summary)
     render_summary(summary, console)
+    render_diagnosis(report, console)
     if json_out is not None:
-        report: dict[str, Any] = {"schema_version": 1, "summary": summary}
         write_text(json_out, json.dumps(report, indent=1), force=force)
+    if html_out is not None:
+        from traceinspect.report.html import render_html
+
+        write_text(html_out, render_html(timeline, report), force=force)
+        console.print(f"HTML report: {html_out}")
 
 
 def _width() -> int | None:
-    return None if sys.stdout.isatty() else 120
+    # Wide enough for the regions table when piped to a file or a CI log.
+    return None if sys.stdout.isatty() else 180

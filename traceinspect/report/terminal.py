@@ -1,0 +1,150 @@
+"""The diagnosis on the terminal: one row per region, then capture blockers and trace health.
+
+Renders the same data the JSON report holds (:func:`~traceinspect.report.json_report.
+build_report`), so the two never disagree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from rich import box
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+VERDICT_STYLE = {
+    "launch-bound": "bold red",
+    "sync-bound": "bold magenta",
+    "compute-bound": "green",
+    "mixed": "yellow",
+    "idle": "dim",
+    "already-graphed": "cyan",
+}
+CAPTURE_STYLE = {
+    "capturable as-is": "green",
+    "capturable after changes": "yellow",
+    "not capturable": "red",
+    "already graphed": "cyan",
+    "no GPU work": "dim",
+}
+CAPTURE_SHORT = {
+    "capturable as-is": "ok as-is",
+    "capturable after changes": "after changes",
+    "not capturable": "no",
+    "already graphed": "graphed",
+    "no GPU work": "-",
+}
+SEVERITY_STYLE = {"breaks": "red", "change": "yellow", "note": "dim"}
+#: Blockers listed per region on the terminal (all are in the JSON).
+BLOCKERS_SHOWN = 4
+
+
+def render_diagnosis(report: Mapping[str, Any], console: Console) -> None:
+    regions = report["regions"]
+    if regions:
+        console.print(_regions_table(regions))
+        _evidence(regions, console)
+        _blockers(regions, console)
+    calibration = report.get("calibration")
+    if calibration and calibration.get("note"):
+        name, note = escape(calibration["name"]), escape(calibration["note"])
+        console.print(f"[dim]calibration {name}: {note}[/]")
+    for warning in report["health"]:
+        console.print(f"[yellow]health[/] [bold]{warning['kind']}[/]: {escape(warning['message'])}")
+
+
+def _regions_table(regions: list[Mapping[str, Any]]) -> Table:
+    table = Table(
+        title="Regions — medians per occurrence; idle by cause as % of the GPU window "
+        "(first to last activity); graph replay estimate",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        padding=(0, 1),
+        pad_edge=False,
+    )
+    table.add_column("region", overflow="ellipsis", min_width=12, max_width=30, no_wrap=True)
+    table.add_column("verdict", no_wrap=True, min_width=15)
+    for col, width in (("occ", 3), ("wall", 8), ("window", 8), ("busy", 4), ("kernels", 7)):
+        table.add_column(col, justify="right", no_wrap=True, min_width=width)
+    for col in ("launch", "sync", "copy", "dep", "other"):
+        table.add_column(col, justify="right", header_style="dim", no_wrap=True, min_width=6)
+    table.add_column("graphed", justify="right", no_wrap=True, min_width=8)
+    table.add_column("saving", justify="right", no_wrap=True, min_width=6)
+    table.add_column("capture", no_wrap=True, min_width=13)
+    for r in regions:
+        idle = r["idle_us"]
+        est = r.get("estimate")
+        window = r["window_us"] or 0.0
+        verdict = r["verdict"]
+        capture = r["capture"]["verdict"]
+        table.add_row(
+            "  " * int(r["depth"]) + escape(r["name"]),
+            f"[{VERDICT_STYLE.get(verdict, '')}]{verdict}[/]",
+            f"{r['occurrences']:,}",
+            _num(r["wall_us"]),
+            _num(r["window_us"]) if window else "-",
+            _share(r["gpu_busy_us"], window),
+            f"{r['kernels']:,g}",
+            *(
+                _share(idle.get(c), window)
+                for c in ("host_launch", "sync", "copy", "dependency", "other")
+            ),
+            _num(est["graphed_us"]) if est else "-",
+            f"{est['saving_frac']:.0%}" if est else "-",
+            f"[{CAPTURE_STYLE.get(capture, '')}]{CAPTURE_SHORT.get(capture, capture)}[/]",
+        )
+    return table
+
+
+def _evidence(regions: list[Mapping[str, Any]], console: Console) -> None:
+    for r in regions:
+        if r["verdict"] == "idle" and not r["activities"]:
+            continue
+        console.print(
+            f"[bold]{escape(r['name'])}[/] [{VERDICT_STYLE.get(r['verdict'], '')}]"
+            f"{r['verdict']}[/]: " + escape("; ".join(r["evidence"]))
+        )
+
+
+def _blockers(regions: list[Mapping[str, Any]], console: Console) -> None:
+    shown: set[tuple[str, str]] = set()
+    for r in regions:
+        # Nested regions repeat their parent's blockers: list each (kind, op) once.
+        blockers = [b for b in r["capture"]["blockers"] if _key(b) not in shown]
+        if not blockers:
+            continue
+        name, verdict = escape(r["name"]), r["capture"]["verdict"]
+        console.print(f"[bold]Capture pre-flight — {name}[/]: {verdict}")
+        for b in blockers[:BLOCKERS_SHOWN]:
+            shown.add(_key(b))
+            style = SEVERITY_STYLE.get(b["severity"], "")
+            console.print(f"  [{style}]{b['severity']}[/] {b['kind']}: {escape(b['what'])}")
+            if b.get("fix"):
+                console.print(f"      [dim]→ {escape(b['fix'])}[/]")
+        if len(blockers) > BLOCKERS_SHOWN:
+            console.print(f"  [dim]+{len(blockers) - BLOCKERS_SHOWN} more in --json[/]")
+
+
+def _key(blocker: Mapping[str, Any]) -> tuple[str, str]:
+    return blocker["kind"], str(blocker.get("example", {}).get("op") or blocker["what"])
+
+
+def _num(us: float | None) -> str:
+    """µs, compact: ``12.3 µs``, ``4,321 µs``, ``56.7 ms``, ``8.9 s``."""
+    if us is None:
+        return "-"
+    if us >= 1e6:
+        return f"{us / 1e6:,.1f} s"
+    if us >= 1e4:
+        return f"{us / 1000:,.1f} ms"
+    if us >= 100:
+        return f"{us:,.0f} µs"
+    return f"{us:,.1f} µs"
+
+
+def _share(us: float | None, window_us: float) -> str:
+    if us is None or not window_us:
+        return "-"
+    return f"{us / window_us:.0%}" if us else "·"
