@@ -92,6 +92,7 @@ _NOT_PERMITTED: Final = re.compile(
 _DYNAMIC_SHAPE_SOURCE: Final = re.compile(
     r"\bnonzero\s*\(|masked_select\s*\(|\bunique(?:_consecutive)?\s*\(|masked_scatter\s*\("
     r"|repeat_interleave\s*\(|\bargwhere\s*\("
+    r"|\[[^\]]*(?:[<>]=?|==|!=)[^\]]*\]"  # boolean-mask indexing: x[x > 0]
 )
 _HOST_SYNC_SOURCE: Final = re.compile(
     r"\.item\s*\(|\.tolist\s*\(|\.cpu\s*\(|\.numpy\s*\(|synchronize\s*\(|\bprint\s*\("

@@ -335,7 +335,9 @@ def _render_mix(candidate: dict[str, Any], console: Console) -> None:
     registered = mix["registered_set"]
     measured = mix["measured"] or {}
     line = (
-        f"{candidate['name']}: request mix {mix['sizes']} on buckets {registered['buckets']}: "
+        f"{candidate['name']}: request mix (size:weight) "
+        + " ".join(f"{size}:{weight:g}" for size, weight in mix["sizes"].items())
+        + f" on buckets {','.join(map(str, registered['buckets']))}: "
         f"{registered['fallback_share']:.0%} of requests fall back to eager, padding "
         + (
             "-"

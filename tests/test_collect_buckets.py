@@ -1,0 +1,141 @@
+"""Bucket assignment, bucket-set evaluation and the recommendation rule (pure functions)."""
+
+from __future__ import annotations
+
+import pytest
+
+from traceinspect.collect.buckets import (
+    evaluate_bucket_set,
+    normalize_mix,
+    recommend_buckets,
+    serving_bucket,
+)
+from traceinspect.collect.replay import nearest_rank, request_sequence, trace_name
+
+# A launch-bound callable: replay costs ~100-200 µs, eager 300-450 µs; a private pool per
+# bucket of 1 MB per row.
+MIX = {1: 6.0, 3: 3.0, 8: 1.0}
+GRAPHED = {1: 100_000, 2: 110_000, 4: 130_000, 8: 200_000}
+EAGER = {1: 300_000, 2: 320_000, 3: 330_000, 4: 350_000, 8: 450_000}
+POOL = {1: 1_000_000, 2: 2_000_000, 4: 4_000_000, 8: 8_000_000}
+
+
+def test_normalize_mix_from_observed_sizes_and_weights() -> None:
+    assert normalize_mix([3, 1, 3, 8, 1, 1]) == {1: 3.0, 3: 2.0, 8: 1.0}
+    assert normalize_mix({4: 1, 2: 0.5}) == {2: 0.5, 4: 1.0}
+
+
+@pytest.mark.parametrize(
+    "mix",
+    [{0: 1.0}, {2: 0}, {2: -1.0}, {2: float("nan")}, [], [1.5], {True: 1.0}, {2: "often"}],
+)
+def test_normalize_mix_rejects_bad_input(mix: object) -> None:
+    with pytest.raises((ValueError, TypeError)):
+        normalize_mix(mix)  # type: ignore[arg-type]
+
+
+def test_serving_bucket_is_the_smallest_that_fits() -> None:
+    assert serving_bucket(3, [1, 2, 4, 8]) == 4
+    assert serving_bucket(4, [8, 4]) == 4
+    assert serving_bucket(9, [1, 2, 4, 8]) is None
+    assert serving_bucket(1, []) is None
+
+
+def test_evaluate_bucket_set_exact_values() -> None:
+    # GIVEN buckets 1, 4, 8: size 1 -> b1, size 3 -> b4 (1 padded row), size 8 -> b8
+    est = evaluate_bucket_set([8, 1, 4], MIX, GRAPHED, EAGER, POOL)
+    # THEN latency = (6*100 + 3*130 + 1*200) / 10 µs; padding = 3*1 / (6*1 + 3*4 + 1*8)
+    assert est.buckets == (1, 4, 8)
+    assert est.expected_latency_ns == 119_000
+    assert est.fallback_share == 0.0
+    assert est.padding_share == 3 / 26
+    assert est.graph_memory_bytes == 13_000_000
+
+
+def test_evaluate_bucket_set_with_fallback_and_no_graphs() -> None:
+    est = evaluate_bucket_set([1, 4], MIX, GRAPHED, EAGER, POOL)
+    assert est.expected_latency_ns == (6 * 100_000 + 3 * 130_000 + 450_000) / 10  # 144 µs
+    assert est.fallback_share == 0.1
+    eager_only = evaluate_bucket_set([], MIX, GRAPHED, EAGER, POOL)
+    assert eager_only.expected_latency_ns == 324_000
+    assert eager_only.fallback_share == 1.0
+    assert eager_only.padding_share is None
+    assert eager_only.graph_memory_bytes == 0
+
+
+def test_evaluate_bucket_set_keeps_unknowns_null() -> None:
+    # The eager latency at size 8 was never measured: the expectation is unknown, not guessed.
+    est = evaluate_bucket_set([1, 4], MIX, GRAPHED, {1: 300_000, 3: 330_000}, {1: None, 4: 1})
+    assert est.expected_latency_ns is None
+    assert est.graph_memory_bytes is None
+    assert est.fallback_share == 0.1  # still known: it depends only on the mix
+
+
+def test_recommend_buckets_picks_lowest_latency_then_least_memory() -> None:
+    rec = recommend_buckets(MIX, GRAPHED, EAGER, POOL)
+    # (1,4,8) and (1,2,4,8) both give 119 µs; bucket 2 serves nothing here, so the
+    # smaller set wins on memory (13 MB vs 15 MB).
+    assert rec.chosen is not None
+    assert rec.chosen.buckets == (1, 4, 8)
+    assert rec.evaluated == 16  # every subset of four buckets, the empty one included
+    shown = {s.buckets: s.expected_latency_ns for s in rec.shown}
+    # Best set of each size: none 324, (4) 162, (4,8) 137, (1,4,8) 119, all 119 µs.
+    assert shown == {
+        (): 324_000,
+        (4,): 162_000,
+        (4, 8): 137_000,
+        (1, 4, 8): 119_000,
+        (1, 2, 4, 8): 119_000,
+    }
+
+
+def test_recommend_buckets_tie_goes_to_less_memory() -> None:
+    # (1,2) is 100.5 µs with 4 MB; (2) alone is 101 µs (within 2 %) with 1 MB: (2) wins.
+    rec = recommend_buckets(
+        {1: 1.0, 2: 1.0},
+        {1: 100_000, 2: 101_000},
+        {1: 500_000, 2: 500_000},
+        {1: 3_000_000, 2: 1_000_000},
+    )
+    assert rec.chosen is not None
+    assert rec.chosen.buckets == (2,)
+    assert rec.chosen.padding_share == 0.25  # size 1 padded to 2: 1 of 4 rows
+
+
+def test_recommend_buckets_ignores_failed_captures() -> None:
+    # Bucket 4's capture failed (no graphed latency): no set may contain it.
+    rec = recommend_buckets(MIX, {**GRAPHED, 4: None}, EAGER, POOL)
+    assert rec.chosen is not None
+    assert rec.chosen.buckets == (1, 8)  # (600 + 3*200 + 200) / 10 = 140 µs
+    assert rec.chosen.expected_latency_ns == 140_000
+    assert all(4 not in s.buckets for s in rec.shown)
+    assert rec.evaluated == 8
+
+
+def test_recommend_buckets_without_known_latency_picks_nothing() -> None:
+    rec = recommend_buckets({1: 1.0, 16: 1.0}, {1: None}, {}, {})
+    assert rec.chosen is None
+    assert [s.buckets for s in rec.shown] == [()]
+
+
+def test_request_sequence_keeps_proportions_and_is_reproducible() -> None:
+    seq = request_sequence(MIX, 200)
+    assert (seq.count(1), seq.count(3), seq.count(8)) == (120, 60, 20)
+    assert seq == request_sequence(MIX, 200)
+    assert seq != sorted(seq)  # shuffled
+    # Largest remainders: 7 requests over 6:3:1 -> 4.2, 2.1, 0.7 -> 4, 2, 1
+    small = request_sequence(MIX, 7)
+    assert (small.count(1), small.count(3), small.count(8)) == (4, 2, 1)
+
+
+def test_nearest_rank_percentiles() -> None:
+    values = list(range(100, 0, -1))  # 1..100, unsorted
+    assert nearest_rank(values, 0.50) == 50
+    assert nearest_rank(values, 0.95) == 95  # not 96: 0.95 * 100 is not exactly 95 in binary
+    assert nearest_rank([7], 0.95) == 7
+    assert nearest_rank([1, 2, 3], 0.5) == 2
+
+
+def test_trace_name_is_a_safe_file_name() -> None:
+    assert trace_name("mlp", 4, "eager") == "mlp.b4.eager.json.gz"
+    assert trace_name("../dec ode", None, "graphed") == "dec_ode.bx.graphed.json.gz"

@@ -1,0 +1,197 @@
+"""`traceinspect profile` on CPU: the script's trace, its exit status, and graph candidates
+reported as not measured (CI has no GPU; torch is the CPU build)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from traceinspect.cli import app, main
+from traceinspect.collect.replay import ROW_FIELDS
+from traceinspect.errors import UsageError
+from traceinspect.parse import load_trace
+
+pytest.importorskip("torch")
+
+from traceinspect.commands.profile import run_profile  # noqa: E402
+
+FIXTURES = Path(__file__).parent / "fixtures" / "scripts"
+MEASURED = [f for f in ROW_FIELDS if f not in ("callable", "bucket", "mode", "in_bucket_set")]
+MEASURED.remove("status")
+MEASURED.remove("failure")
+
+
+def _results(out: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((out / "results.json").read_text())
+    return data
+
+
+def _record_function_names(trace: Path) -> list[str]:
+    ann = load_trace(trace).annotations
+    return ann.loc[ann["source"] == "record_function", "name"].tolist()
+
+
+@pytest.mark.slow
+def test_profile_keeps_argv_exit_status_and_records_regions(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # GIVEN a script that records how it was run, then exits 3
+    report, out = tmp_path / "seen.json", tmp_path / "out"
+    status = run_profile(FIXTURES / "echo_argv.py", [str(report), "3"], out=out)
+    # THEN its status is ours, and it ran as __main__ with its own argv under the profiler
+    assert status == 3
+    seen = json.loads(report.read_text())
+    assert seen["argv"][1:] == [str(report), "3"]
+    assert seen["name"] == "__main__"
+    assert seen["path0"] == str(FIXTURES.resolve())
+    assert seen["recording"] is True
+    # AND the trace holds the script's regions, one each
+    names = _record_function_names(out / "trace.json.gz")
+    assert names.count("setup") == 1
+    assert names.count("work") == 1
+    results = _results(out)
+    assert results["script"]["exit_status"] == 3
+    assert results["script"]["args"] == [str(report), "3"]
+    assert results["activities"] == ["cpu"]
+    assert results["rows"] == []
+    assert results["analysis"] == "analysis.json"
+    assert (out / "analysis.json").is_file()
+    assert "CUDA is not available" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_uncaught_exception_still_leaves_a_trace(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "out"
+    status = run_profile(FIXTURES / "raises.py", [], out=out)
+    assert status == 1
+    err = capsys.readouterr().err
+    assert 'raises.py", line 14, in <module>' in err
+    assert "ValueError: boom from the script" in err
+    assert "runpy" not in err
+    # The region opened before the failure is in the exported trace.
+    assert _record_function_names(out / "trace.json.gz") == ["before_failure"]
+    script = _results(out)["script"]
+    assert (script["exit_status"], script["error_type"]) == (1, "ValueError")
+    assert script["error_message"] == "boom from the script"
+
+
+@pytest.mark.slow
+def test_interrupted_script_leaves_a_trace_and_exits_130(tmp_path: Path) -> None:
+    script = tmp_path / "interrupted.py"
+    script.write_text(
+        "import traceinspect\nwith traceinspect.region('until_ctrl_c'):\n"
+        "    raise KeyboardInterrupt\n"
+    )
+    out = tmp_path / "out"
+    assert run_profile(script, [], out=out) == 130
+    assert _record_function_names(out / "trace.json.gz") == ["until_ctrl_c"]
+    results = _results(out)
+    assert results["script"]["interrupted"] is True
+    assert results["analysis"] is None  # not analyzed: the user asked to stop
+
+
+@pytest.mark.slow
+def test_graph_candidates_on_cpu_are_rows_of_nulls(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    assert run_profile(FIXTURES / "tiny_cpu_candidate.py", [], out=out) == 0
+    results = _results(out)
+    rows = results["rows"]
+    # linear: buckets 1, 2, 4; plain: its example's batch of 3; eager and graphed each
+    assert [(r["callable"], r["bucket"], r["mode"]) for r in rows] == [
+        ("linear", 1, "eager"),
+        ("linear", 1, "graphed"),
+        ("linear", 2, "eager"),
+        ("linear", 2, "graphed"),
+        ("linear", 4, "eager"),
+        ("linear", 4, "graphed"),
+        ("plain", 3, "eager"),
+        ("plain", 3, "graphed"),
+    ]
+    for row in rows:
+        assert list(row) == list(ROW_FIELDS)
+        assert row["status"] == "cuda_unavailable"
+        assert row["failure"]["message"] == "CUDA not available"
+        assert {f: row[f] for f in MEASURED} == dict.fromkeys(MEASURED)
+    linear = results["candidates"][0]
+    assert linear["status"] == "cuda_unavailable"
+    assert linear["recommendation"] is None
+    registered = linear["request_mix"]["registered_set"]
+    # Mix {1: 5, 3: 3, 6: 2} on buckets 1, 2, 4: size 6 falls back (2 of 10 requests);
+    # size 3 pads to 4: 3 padded rows of 5*1 + 3*4 computed. Latency and memory unknown.
+    assert registered == {
+        "buckets": [1, 2, 4],
+        "expected_latency_ns": None,
+        "fallback_share": 0.2,
+        "padding_share": 3 / 17,
+        "graph_memory_bytes": None,
+    }
+    assert list(out.glob("*.eager.json.gz")) == []  # nothing measured, nothing recorded
+    # The script's own region is in the trace; the candidates ran nothing under it.
+    assert _record_function_names(out / "trace.json.gz") == ["forward"]
+
+
+def test_missing_script_is_a_usage_error(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="no such script"):
+        run_profile(tmp_path / "absent.py", [], out=tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.slow
+def test_outputs_are_not_overwritten_without_force(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    script = tmp_path / "ok.py"
+    script.write_text("x = 1\n")
+    assert run_profile(script, [], out=out) == 0
+    (out / "mine.txt").write_text("keep")
+    with pytest.raises(UsageError, match="--force"):
+        run_profile(script, [], out=out)
+    (out / "old.b9.eager.json.gz").write_bytes(b"stale")
+    assert run_profile(script, [], out=out, force=True) == 0
+    assert (out / "mine.txt").read_text() == "keep"  # not ours: untouched
+    assert not (out / "old.b9.eager.json.gz").exists()  # ours, from an earlier run: cleared
+    assert (out / "trace.json.gz").is_file()
+
+
+@pytest.mark.slow
+def test_cli_passes_arguments_after_double_dash(tmp_path: Path) -> None:
+    report, out = tmp_path / "seen.json", tmp_path / "out"
+    args = ["profile", str(FIXTURES / "echo_argv.py"), "--out", str(out), "--iters", "5"]
+    result = CliRunner().invoke(app, [*args, "--", str(report), "4", "--lr", "-x"])
+    assert result.exit_code == 4, result.output
+    assert json.loads(report.read_text())["argv"][1:] == [str(report), "4", "--lr", "-x"]
+
+
+@pytest.mark.slow
+def test_subprocess_exit_status_and_default_output_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # GIVEN the script copied into an empty working folder
+    script = tmp_path / "exits5.py"
+    script.write_text("import sys\nprint('hello from the script')\nsys.exit(5)\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "traceinspect", "profile", script.name],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 5, done.stderr
+    assert "hello from the script" in done.stdout
+    out = tmp_path / "traceinspect-out" / "exits5"
+    assert sorted(p.name for p in out.iterdir()) == [
+        "analysis.json",
+        "results.json",
+        "trace.json.gz",
+    ]
+    # AND a second run refuses to overwrite them (exit 2, one line, no traceback)
+    assert main(["profile", str(script), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err == f"traceinspect: {out}: already holds outputs (use --force to overwrite)\n"
