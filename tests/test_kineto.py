@@ -1,0 +1,540 @@
+"""The Kineto (PyTorch-profiler Chrome-trace) reader against real traces of every generation.
+
+Expected numbers were read from the files independently with ``json``/``gzip`` and exact
+``decimal`` arithmetic; each is stated where it is asserted.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import corpus_file
+
+from traceinspect.errors import TraceFormatError
+from traceinspect.model import Timeline
+from traceinspect.parse import kineto, load_trace
+from traceinspect.parse._nesting import nesting_depth
+from traceinspect.parse.kineto import (
+    classify_host_call,
+    classify_memcpy,
+    read_kineto,
+    us_text_to_ns,
+)
+
+NEGATIVE_QUEUE = "HolisticTraceAnalysis__negative_queue_length_values_check__rank0.json.gz"
+TRACE_DIFF = "HolisticTraceAnalysis__trace_diff__control.json.gz"
+NCCL = "HolisticTraceAnalysis__nccl_data.json.gz"
+V100_RANK0 = "HolisticTraceAnalysis__rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz"
+EVENT_SYNC = "HolisticTraceAnalysis__cuda_event_sync__event_sync_trace.json.gz"
+BENCHMARK = "HolisticTraceAnalysis__benchmark_result_2869224_1695835535_trace.json.gz"
+TRITON = "HolisticTraceAnalysis__triton_example.json.gz"
+CPU_ONLY = "HolisticTraceAnalysis__rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz"
+INFERENCE_2022 = "HolisticTraceAnalysis__inference_rank_1.json.gz"
+ROCM = "HolisticTraceAnalysis__mi250_minitoy_train_ROCm6_2_kineto.json.gz"
+RANK70_BIG_ID = "HolisticTraceAnalysis__rank-70.Mar_25_20_48_12.2861.pt.trace.json.gz"
+VLLM_ROCM_GRAPH = "TraceLens__vllm_decode_full__graph_execution.json.gz"
+RESNET_2021 = "kineto__tb_plugin_resnet50_num_workers_0__worker0.1623143089861.pt.trace.json.gz"
+
+ALL_KINETO = [
+    NEGATIVE_QUEUE,
+    TRACE_DIFF,
+    NCCL,
+    V100_RANK0,
+    EVENT_SYNC,
+    BENCHMARK,
+    TRITON,
+    CPU_ONLY,
+    INFERENCE_2022,
+    ROCM,
+    RANK70_BIG_ID,
+    VLLM_ROCM_GRAPH,
+    RESNET_2021,
+]
+
+_loaded: dict[str, Timeline] = {}
+
+
+def timeline(name: str) -> Timeline:
+    """Each corpus trace is read once per test session."""
+    if name not in _loaded:
+        _loaded[name] = read_kineto(corpus_file(name))
+    return _loaded[name]
+
+
+def write_trace(tmp_path: Path, doc: Any, name: str = "trace.json") -> Path:
+    path = tmp_path / name
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def corpus_doc(name: str) -> dict[str, Any]:
+    with gzip.open(corpus_file(name), "rb") as f:
+        doc: dict[str, Any] = json.load(f)
+    return doc
+
+
+# ---------------------------------------------------------------------------------------
+# Every generation loads and validates.
+
+
+@pytest.mark.parametrize("name", ALL_KINETO)
+def test_every_corpus_trace_loads_and_validates(name: str) -> None:
+    tl = timeline(name)
+    tl.validate()
+    assert tl.meta.format == "kineto"
+    assert (tl.gpu["launch_row"] < len(tl.host)).all()
+    for table in tl.tables().values():
+        if len(table):
+            assert table["start_ns"].is_monotonic_increasing
+
+
+def test_load_trace_dispatches_json_gz_to_this_reader() -> None:
+    tl = load_trace(corpus_file(TRITON))
+    assert tl.meta.format == "kineto"
+    assert len(tl.gpu) == 1
+
+
+@pytest.mark.parametrize(
+    ("name", "generation"),
+    [
+        (RESNET_2021, "kineto-2021"),  # Kernel/Runtime/Operator cats, flows cat "async"
+        (INFERENCE_2022, "kineto-2022"),  # flows cat "async_gpu"
+        (TRACE_DIFF, "kineto-2022"),  # flows cat "async_cpu_to_gpu"
+        (NEGATIVE_QUEUE, "kineto"),  # ac2g flows
+    ],
+)
+def test_generation_is_recognised(name: str, generation: str) -> None:
+    assert timeline(name).meta.generation == generation
+
+
+# ---------------------------------------------------------------------------------------
+# Counts, graphs, joins.
+
+
+def test_negative_queue_kernels_and_graph_fan_out() -> None:
+    # GIVEN the A100 trace with 6,080 kernels and 70 cudaGraphLaunch calls, whose replays
+    # produced 345 GPU activities (135 kernels + 210 memsets), 1 to 20 per launch.
+    tl = timeline(NEGATIVE_QUEUE)
+    assert len(tl.kernels) == 6080
+    assert len(tl.gpu) == 7747  # + 1,390 memcpy + 277 memset
+    graph_launches = tl.host[tl.host["kind"] == "graph_launch"]
+    assert len(graph_launches) == 70
+    assert set(graph_launches["name"]) == {"cudaGraphLaunch"}
+    # WHEN GPU rows are grouped by the graph launch they point at
+    replayed = tl.gpu[tl.gpu["launch_row"].isin(graph_launches.index)]
+    fan_out = replayed.groupby("launch_row").size()
+    # THEN every launch fans out to 1..20 activities, all flagged from_graph
+    assert len(fan_out) == 70
+    assert fan_out.min() == 1 and fan_out.max() == 20
+    assert len(replayed) == 345
+    assert (replayed["kind"] == "kernel").sum() == 135
+    assert replayed["from_graph"].all()
+    assert tl.gpu["from_graph"].sum() == 345
+    # 872 activities (705 kernels, 140 memcpy, 27 memset) were launched before the window.
+    assert (tl.gpu["launch_row"] == -1).sum() == 872
+    assert "872 GPU activities without a launch record" in tl.meta.notes
+
+
+def test_trace_diff_kernel_count() -> None:
+    assert len(timeline(TRACE_DIFF).kernels) == 8568
+
+
+def test_v100_timestamps_are_exact_to_the_ns() -> None:
+    # The kernel with correlation 135071 has "ts": 1712195495505582.988, "dur": 4.928.
+    # float64 would give 1712195495505583104 ns; the exact value is ...582988.
+    tl = timeline(V100_RANK0)
+    kernel = tl.gpu[tl.gpu["correlation"] == 135071].iloc[0]
+    assert kernel["start_ns"] == 1712195495505582988
+    assert kernel["end_ns"] == 1712195495505587916
+    # Its cudaLaunchKernel: "ts": 1712195495505543.140 (json.load reads ...543.2),
+    # "dur": 41.768.
+    launch = tl.host.iloc[kernel["launch_row"]]
+    assert launch["name"] == "cudaLaunchKernel" and launch["kind"] == "launch"
+    assert launch["start_ns"] == 1712195495505543140
+    assert launch["end_ns"] == 1712195495505584908
+    assert tl.meta.profiler["trace_id"] == "094DFF9CD7781F8ADDEAFBA6A8855CA7"
+    assert tl.meta.devices[0].name == "Tesla V100-SXM2-32GB"
+
+
+def test_relative_ts_plus_base_time_nanoseconds() -> None:
+    # nccl_data: "baseTimeNanoseconds": 1711964646000000000; the cpu_op
+    # "autograd::engine::evaluate_function: DivBackward1" (tid 2919752) has
+    # "ts": 4458676522690.655, "dur": 156.777.
+    tl = timeline(NCCL)
+    ops = tl.cpu_ops
+    op = ops[
+        (ops["name"] == "autograd::engine::evaluate_function: DivBackward1")
+        & (ops["tid"] == 2919752)
+    ].iloc[0]
+    assert op["start_ns"] == 1716423322522690655
+    assert op["end_ns"] == 1716423322522847432
+    assert op["external_id"] == 2049
+    # gpu_user_annotation projections keep their device/stream, no host thread.
+    gpu_ann = tl.annotations[tl.annotations["source"] == "gpu_user_annotation"]
+    assert len(gpu_ann) == 30  # 9 on stream 7, 21 on stream 40
+    assert set(gpu_ann["device"]) == {0}
+    assert gpu_ann["stream"].value_counts().to_dict() == {40: 21, 7: 9}
+    assert (gpu_ann["pid"] == -1).all()
+
+
+def test_triton_kernel_joins_its_driver_launch() -> None:
+    # triton_poi_fused_add_cos_sin_0 has correlation 35, shared with a cuLaunchKernel
+    # event of cat cuda_driver on pid 1670242.
+    tl = timeline(TRITON)
+    kernel = tl.kernels.iloc[0]
+    assert kernel["name"] == "triton_poi_fused_add_cos_sin_0"
+    assert kernel["grid"] == "1,1,1" and kernel["block"] == "128,1,1"
+    assert kernel["launch_row"] != -1
+    launch = tl.host.iloc[kernel["launch_row"]]
+    assert (launch["name"], launch["api"], launch["kind"]) == ("cuLaunchKernel", "driver", "launch")
+    assert kernel["pid"] == 1670242
+    sync = tl.host[tl.host["name"] == "cudaDeviceSynchronize"].iloc[0]
+    assert (sync["api"], sync["kind"]) == ("runtime", "sync")
+    assert tl.meta.profiler["cupti_version"] == "18"
+
+
+def test_2021_resnet_joins_all_9096_gpu_activities() -> None:
+    # 8,772 Kernel + 312 Memset + 12 Memcpy; each has an "async" flow pair whose id is a
+    # Runtime call's correlation. tid values are strings ("stream 7", "25738").
+    tl = timeline(RESNET_2021)
+    assert len(tl.gpu) == 9096
+    assert (tl.gpu["kind"].value_counts().to_dict()) == {
+        "kernel": 8772,
+        "memset": 312,
+        "memcpy": 12,
+    }
+    assert (tl.gpu["launch_row"] >= 0).all()
+    assert set(tl.gpu["stream"]) == {7}
+    launches = tl.host.iloc[tl.kernels["launch_row"].to_numpy()]
+    assert set(launches["name"]) == {"cudaLaunchKernel"}
+    # Runtime calls come from tid "25738" (6,583) and "25772" (5,340).
+    assert tl.host["tid"].value_counts().to_dict() == {25738: 6583, 25772: 5340}
+    # Operator events are cpu_ops; the lowercase "external id" links Runtime calls to them.
+    assert len(tl.cpu_ops) == 23640
+    assert (tl.host["external_id"] >= 0).all()
+
+
+def test_2022_inference_joins_through_async_gpu_flows(tmp_path: Path) -> None:
+    # GIVEN the 2022 trace with its "correlation" args removed, so only the async_gpu
+    # flows (ph s on the cudaLaunchKernel, ph f on the kernel, id = correlation) remain
+    doc = corpus_doc(INFERENCE_2022)
+    for event in doc["traceEvents"]:
+        (event.get("args") or {}).pop("correlation", None)
+    path = write_trace(tmp_path, doc)
+    # WHEN read
+    tl = read_kineto(path)
+    # THEN the 4 kernels still join their launches (correlations 538860, 538873, ...)
+    assert len(tl.kernels) == 4
+    assert tl.gpu["correlation"].tolist() == [538860, 538873, 538885, 538890]
+    launches = tl.host.iloc[tl.gpu["launch_row"].to_numpy()]
+    assert launches["name"].tolist() == ["cudaLaunchKernel"] * 4
+    assert launches["correlation"].tolist() == [538860, 538873, 538885, 538890]
+    # and the untouched file gives the same join through args.correlation.
+    original = timeline(INFERENCE_2022)
+    assert original.gpu["launch_row"].tolist() == tl.gpu["launch_row"].tolist()
+
+
+def test_rocm_hip_names_classify_like_cuda() -> None:
+    # mi250: hipLaunchKernel x12, hipMemcpyWithStream x2, hipExtModuleLaunchKernel x2,
+    # hipDeviceSynchronize x1, hipGetDevicePropertiesR0600 x4.
+    tl = timeline(ROCM)
+    kinds = tl.host.groupby("name")["kind"].agg(set).to_dict()
+    assert kinds == {
+        "hipLaunchKernel": {"launch"},
+        "hipMemcpyWithStream": {"memcpy"},
+        "hipExtModuleLaunchKernel": {"launch"},
+        "hipDeviceSynchronize": {"sync"},
+        "hipGetDevicePropertiesR0600": {"other"},
+    }
+    assert (tl.gpu["launch_row"] >= 0).all()  # all 16 GPU activities joined
+    assert set(tl.host["api"]) == {"runtime"}
+
+
+def test_rocm_graph_launch_fans_out_to_421_kernels() -> None:
+    # vLLM decode: one hipGraphLaunch replays 421 of the trace's 425 kernels.
+    tl = timeline(VLLM_ROCM_GRAPH)
+    assert len(tl.kernels) == 425
+    assert tl.gpu["from_graph"].sum() == 421
+    graph_row = tl.host.index[tl.host["name"] == "hipGraphLaunch"][0]
+    assert (tl.gpu["launch_row"] == graph_row).sum() == 421
+    assert tl.host.loc[graph_row, "kind"] == "graph_launch"
+    memcpy = tl.gpu[tl.gpu["kind"] == "memcpy"]
+    assert len(memcpy) == 9 and set(memcpy["copy_kind"]) == {"DtoD"}
+
+
+def test_cpu_only_trace_has_no_gpu_rows() -> None:
+    # 4 aten::empty cpu_ops; 10 gloo:all_reduce ranges and ProfilerStep#551.
+    tl = timeline(CPU_ONLY)
+    assert len(tl.gpu) == 0 and len(tl.host) == 0
+    assert not tl.has_gpu_activity
+    assert len(tl.cpu_ops) == 4
+    steps = tl.annotations[tl.annotations["source"] == "profiler_step"]
+    assert steps["name"].tolist() == ["ProfilerStep#551"]
+    assert (tl.annotations["source"] == "record_function").sum() == 10
+    assert tl.meta.devices == ()
+
+
+def test_id_above_int64_loads() -> None:
+    # args "Comms Id": 10159970886766084423 (> 2**63) on the cpu_op; ts 100/200 µs, no base.
+    tl = timeline(RANK70_BIG_ID)
+    assert tl.cpu_ops["name"].tolist() == ["record_param_comms"]
+    assert tl.cpu_ops["start_ns"].tolist() == [200_000]
+    assert tl.gpu["start_ns"].tolist() == [100_000] and tl.gpu["end_ns"].tolist() == [150_000]
+
+
+def test_correlation_above_int64_wraps_instead_of_crashing(tmp_path: Path) -> None:
+    big = 10159970886766084423
+    doc = {
+        "traceEvents": [
+            {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+             "ts": 1, "dur": 1, "args": {"correlation": big, "External id": big}},
+            {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 3, "dur": 1,
+             "args": {"correlation": big, "device": 0, "stream": 7}},
+        ]
+    }  # fmt: skip
+    tl = read_kineto(write_trace(tmp_path, doc))
+    assert tl.gpu["correlation"].tolist() == [big - 2**64]
+    assert tl.gpu["launch_row"].tolist() == [0]
+
+
+def test_cuda_sync_events_become_syncs() -> None:
+    # benchmark_result: 41 cuda_sync events: 20 "Stream Wait Event", 16 "Stream Sync",
+    # 5 "Context Sync". The first (ts 1695835572943623, dur 9, correlation 15) was caused by
+    # cudaStreamSynchronize on thread 2869224.
+    tl = timeline(BENCHMARK)
+    assert tl.syncs["kind"].value_counts().to_dict() == {
+        "stream_wait_event": 20,
+        "stream": 16,
+        "context": 5,
+    }
+    first = tl.syncs.iloc[0]
+    assert first["start_ns"] == 1695835572943623000 and first["end_ns"] == 1695835572943632000
+    assert (first["correlation"], first["pid"], first["tid"]) == (15, 2869224, 2869224)
+    assert (first["device"], first["stream"]) == (0, 7)
+    # event_sync trace: 2 "Event Sync", 1 "Stream Sync", 1 "Context Sync".
+    kinds = sorted(timeline(EVENT_SYNC).syncs["kind"])
+    assert kinds == ["context", "event", "event", "stream"]
+
+
+def test_memcpy_and_memset_details() -> None:
+    # negative_queue's first "Memcpy HtoD (Pinned -> Device)" moves 147,456 bytes.
+    gpu = timeline(NEGATIVE_QUEUE).gpu
+    pinned = gpu[gpu["name"] == "Memcpy HtoD (Pinned -> Device)"].iloc[0]
+    assert (pinned["copy_kind"], pinned["host_memory"], pinned["bytes"]) == (
+        "HtoD",
+        "pinned",
+        147456,
+    )
+    dtoh = gpu[gpu["name"] == "Memcpy DtoH (Device -> Pageable)"]
+    assert set(dtoh["copy_kind"]) == {"DtoH"} and set(dtoh["host_memory"]) == {"pageable"}
+    memsets = gpu[gpu["kind"] == "memset"]
+    assert len(memsets) == 277 and (memsets["bytes"] > 0).all()
+    assert set(memsets["copy_kind"]) == {""} and set(memsets["grid"]) == {""}
+
+
+def test_annotation_depth_follows_nesting() -> None:
+    # negative_queue thread 4515: ProfilerStep#550 (outer) > "## forward ##" >
+    # DistributedDataParallel.forward > "## forward:sparse_arch ##" > ...
+    ann = timeline(NEGATIVE_QUEUE).annotations
+    depth = ann.drop_duplicates("name").set_index("name")["depth"]
+    assert depth["ProfilerStep#550"] == 0
+    assert depth["## forward ##"] == 1
+    assert depth["DistributedDataParallel.forward"] == 2
+    assert depth["## forward:sparse_arch ##"] == 3
+    assert depth["## all2all_data:recat_values ##"] == 7
+    assert (ann[ann["source"] == "profiler_step"]["depth"] == 0).all()
+
+
+def test_cpu_op_depth_and_input_shapes() -> None:
+    # First cpu_ops of negative_queue: aten::select [5] contains aten::as_strided [6];
+    # aten::gt [7] contains aten::to [8] which contains aten::_to_copy [9].
+    ops = timeline(NEGATIVE_QUEUE).cpu_ops.head(5)
+    assert ops["name"].tolist() == [
+        "aten::select",
+        "aten::as_strided",
+        "aten::gt",
+        "aten::to",
+        "aten::_to_copy",
+    ]
+    assert ops["depth"].tolist() == [0, 1, 0, 1, 2]
+    assert ops["external_id"].tolist() == [5, 6, 7, 8, 9]
+    assert ops["input_shapes"].iloc[0] == "[[1], [], []]"
+    assert json.loads(ops["input_shapes"].iloc[0]) == [[1], [], []]
+
+
+def test_devices_and_profiler_versions() -> None:
+    meta = timeline(NEGATIVE_QUEUE).meta
+    assert len(meta.devices) == 8
+    assert meta.devices[0].name == "NVIDIA A100-SXM4-80GB"
+    assert meta.devices[0].properties["totalGlobalMem"] == 84990623744
+    assert meta.profiler["schemaVersion"] == "1"
+
+
+# ---------------------------------------------------------------------------------------
+# Streaming: chunking must not change the result.
+
+
+def test_small_chunks_give_identical_tables(monkeypatch: pytest.MonkeyPatch) -> None:
+    # GIVEN the nccl trace read whole, and again in ~16 KB chunks read 4 KB at a time
+    whole = timeline(NCCL)
+    monkeypatch.setattr(kineto, "CHUNK_BYTES", 16 * 1024)
+    monkeypatch.setattr(kineto, "READ_BYTES", 4 * 1024)
+    chunked = read_kineto(corpus_file(NCCL))
+    # THEN every table is identical, and so is the metadata read after the events
+    for name, table in whole.tables().items():
+        pd.testing.assert_frame_equal(table, chunked.tables()[name], obj=name)
+    assert chunked.meta == whole.meta
+
+
+def test_cut_inside_nested_value_is_retried(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # Args holding lists of objects put '}, {' inside events; chunk cuts there must fail to
+    # decode and move to a real event boundary.
+    events = [
+        {"ph": "X", "cat": "cpu_op", "name": f"op{i}", "pid": 1, "tid": 1, "ts": i, "dur": 1,
+         "args": {"External id": i, "meta": [{"a": "}, {"}, {"b": 2}, {"c": 3}] * 20}}
+        for i in range(300)
+    ]  # fmt: skip
+    path = write_trace(tmp_path, {"traceEvents": events, "baseTimeNanoseconds": 5})
+    monkeypatch.setattr(kineto, "CHUNK_BYTES", 2048)
+    monkeypatch.setattr(kineto, "READ_BYTES", 1000)
+    tl = read_kineto(path)
+    assert tl.cpu_ops["name"].tolist() == [f"op{i}" for i in range(300)]
+    assert tl.cpu_ops["start_ns"].tolist() == [i * 1000 + 5 for i in range(300)]
+
+
+def test_top_level_array_and_empty_events(tmp_path: Path) -> None:
+    array = [{"ph": "X", "cat": "cpu_op", "name": "a", "pid": 1, "tid": 2, "ts": 1.5, "dur": 2}]
+    tl = read_kineto(write_trace(tmp_path, array, "array.json"))
+    assert tl.cpu_ops["start_ns"].tolist() == [1500]
+    assert tl.cpu_ops["end_ns"].tolist() == [3500]
+    empty = read_kineto(write_trace(tmp_path, {"traceEvents": []}, "empty.json"))
+    empty.validate()
+    assert all(len(t) == 0 for t in empty.tables().values())
+
+
+# ---------------------------------------------------------------------------------------
+# Bad input: one-line TraceFormatError, never a traceback.
+
+
+def test_truncated_gzip_is_a_format_error(tmp_path: Path) -> None:
+    data = corpus_file(TRITON).read_bytes()
+    path = tmp_path / "cut.json.gz"
+    path.write_bytes(data[: len(data) // 2])
+    with pytest.raises(TraceFormatError, match="truncated or corrupt gzip"):
+        read_kineto(path)
+
+
+def test_truncated_json_names_the_problem(tmp_path: Path) -> None:
+    with gzip.open(corpus_file(TRITON), "rb") as f:
+        text = f.read()
+    path = tmp_path / "cut.json"
+    path.write_bytes(text[: len(text) - 300])
+    with pytest.raises(TraceFormatError, match="truncated") as info:
+        read_kineto(path)
+    assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("doc", "problem"),
+    [
+        ('[{"ph": "X", "cat": "kernel"', "truncated"),
+        ('{"traceEvents": 5}', "Expected `array | null`, got `int`"),
+        ('{"traceEvents": [{"ph": "X", "cat": "kernel", "ts": "soon"}]}', "bad ts/dur"),
+        (
+            '{"traceEvents": [{"ph": "X", "cat": "kernel", "ts": 1, "args": []}]}',
+            "traceEvents[0].args",
+        ),
+        ('{"traceEvents": [{"ph": "X", "ts": 1}, 7]}', "traceEvents[1]"),
+        ('{"schemaVersion": 1}', "without a traceEvents array"),
+        ('"just a string"', "not a trace"),
+        ("[1, 2]", "traceEvents[0]"),
+        ('{"traceEvents": [], "baseTimeNanoseconds": "x"}', "baseTimeNanoseconds"),
+    ],
+)
+def test_malformed_json_is_a_format_error(tmp_path: Path, doc: str, problem: str) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text(doc)
+    with pytest.raises(TraceFormatError) as info:
+        read_kineto(path)
+    assert problem in str(info.value)
+    assert str(path) in str(info.value)
+
+
+# ---------------------------------------------------------------------------------------
+# Building blocks.
+
+
+def test_us_text_to_ns_is_exact() -> None:
+    ns, present = us_text_to_ns(
+        [b"1712195495519695.8", b"", b"12.345", b"7", b"1e3", b"-5.5", b"4458676522690.655"]
+    )
+    assert ns.tolist() == [
+        1712195495519695800,
+        0,
+        12345,
+        7000,
+        1_000_000,
+        -5500,
+        4458676522690655,
+    ]
+    assert present.tolist() == [True, False, True, True, True, True, True]
+    with pytest.raises(ValueError, match="not a number"):
+        us_text_to_ns([b'"12"'])
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("cudaLaunchKernel", ("cudaLaunchKernel", "launch", "")),
+        ("cudaLaunchKernelExC", ("cudaLaunchKernelExC", "launch", "")),
+        ("cuLaunchKernelEx", ("cuLaunchKernelEx", "launch", "driver")),
+        ("hipExtModuleLaunchKernel", ("hipExtModuleLaunchKernel", "launch", "")),
+        ("cudaGraphLaunch", ("cudaGraphLaunch", "graph_launch", "")),
+        ("hipGraphLaunch", ("hipGraphLaunch", "graph_launch", "")),
+        ("cudaGraphInstantiateWithFlags", ("cudaGraphInstantiateWithFlags", "graph_build", "")),
+        ("cudaStreamBeginCapture_v10000", ("cudaStreamBeginCapture", "graph_build", "")),
+        ("cudaStreamGetCaptureInfo_v2", ("cudaStreamGetCaptureInfo", "other", "")),
+        ("cudaMemcpyAsync", ("cudaMemcpyAsync", "memcpy", "")),
+        ("hipMemcpyWithStream", ("hipMemcpyWithStream", "memcpy", "")),
+        ("cudaMemsetAsync", ("cudaMemsetAsync", "memset", "")),
+        ("cudaStreamSynchronize", ("cudaStreamSynchronize", "sync", "")),
+        ("hipDeviceSynchronize", ("hipDeviceSynchronize", "sync", "")),
+        ("cudaEventSynchronize", ("cudaEventSynchronize", "sync", "")),
+        ("cudaStreamWaitEvent", ("cudaStreamWaitEvent", "event", "")),
+        ("cudaEventQuery", ("cudaEventQuery", "event", "")),
+        ("cudaMalloc", ("cudaMalloc", "malloc", "")),
+        ("cuMemCreate", ("cuMemCreate", "malloc", "driver")),
+        ("cudaHostAlloc", ("cudaHostAlloc", "malloc", "")),
+        ("cudaFreeHost", ("cudaFreeHost", "free", "")),
+        ("cudaPeekAtLastError", ("cudaPeekAtLastError", "other", "")),
+    ],
+)
+def test_host_call_classification(name: str, expected: tuple[str, str, str]) -> None:
+    assert classify_host_call(name) == expected
+
+
+def test_memcpy_classification() -> None:
+    assert classify_memcpy("Memcpy HtoD (Pageable -> Device)") == ("HtoD", "pageable")
+    assert classify_memcpy("Memcpy PtoP (Device -> Device)") == ("PtoP", "")
+    assert classify_memcpy("Memcpy DtoH (Device -> Pinned)") == ("DtoH", "pinned")
+
+
+def test_nesting_depth_per_thread() -> None:
+    # thread (1, 7): [0,100) > [10,20) > [12,15); [30,40) back at depth 1.
+    # thread (1, 8): [5, 6) alone; [5, 5) zero-length twins do not contain each other.
+    depth = nesting_depth(
+        [1, 1, 1, 1, 1, 1, 1],
+        [7, 7, 7, 7, 8, 8, 8],
+        [0, 10, 12, 30, 5, 9, 9],
+        [100, 20, 15, 40, 6, 9, 9],
+    )
+    assert depth.tolist() == [0, 1, 2, 1, 0, 0, 0]
+    assert nesting_depth([], [], [], []).dtype == np.int64
