@@ -337,11 +337,7 @@ def test_regions_table_shows_the_report_values() -> None:
         "wall µs",
         "GPU busy µs",
         "kernels",
-        "idle µs: launch",
-        "idle µs: sync",
-        "idle µs: copy",
-        "idle µs: dependency",
-        "idle µs: other",
+        "GPU idle µs by cause",
         "verdict",
         "graphed µs",
         "saving",
@@ -353,35 +349,114 @@ def test_regions_table_shows_the_report_values() -> None:
         "record_function",
         "32",
         "1,234.5",
-        "308.6 (25%)",
+        "308.6 (25%)",  # no gpu_busy_share in the report: busy / wall
         "1,216",
-        "800.2",  # 800.25 rounds half to even
-        "20.0",
-        "0.0",
-        "5.5",
-        "–",  # missing key: shown as missing, not as zero
-        {
-            "text": "launch-bound",
-            "cls": "verdict-launch-bound",
-            "details": ["GPU idle 75% of wall", "median launch gap 4.1 µs"],
-        },
-        {"text": "420.0", "details": ["range 380.0 – 470.0"]},
+        # 800.25 + 20 + 0 + 5.5; zero and missing causes are not listed
+        {"text": "825.8", "details": ["launch 800.2", "sync 20.0", "dependency 5.5"]},
+        {"text": "launch-bound", "cls": "verdict verdict-launch-bound"},
+        {"text": "420.0", "details": ["380.0 – 470.0"]},
         "814.5 (66%)",
+        {"text": "not capturable", "cls": "capture-no", "details": ["1 blocker"]},
+    ]
+    assert table["details"][0] == {
+        "sections": [
+            {"title": "Evidence", "items": ["GPU idle 75% of wall", "median launch gap 4.1 µs"]},
+            {"title": "Capture blockers", "items": ["sync ×32: cudaStreamSynchronize"]},
+        ]
+    }
+    # The partial region: every missing value shows as missing, and it has no details.
+    assert partial[0]["text"] == XSS_KERNEL
+    assert partial[1:] == ["–", "–", "–", "–", "–", "–", {"text": "–", "cls": ""}, "–", "–", "–"]
+    assert table["details"][1] is None
+
+
+def test_regions_table_with_the_diagnosis_report_fields() -> None:
+    # GIVEN the fields build_report writes beyond the minimum (shares, estimate, blockers)
+    region = {
+        "name": "ProfilerStep",
+        "wall_us": 216_119.0,
+        "gpu_busy_us": 79_470.0,
+        "gpu_busy_share": 0.2119,  # of the region's GPU window, not of the wall
+        "verdict": "sync-bound",
+        "estimate": {
+            "graphed_us": 79_724.7,
+            "low_us": 72_625.8,
+            "high_us": 105_359.5,
+            "saving_us": 286_150.8,
+            "saving_frac": 0.7821,
+            "eager_us": 365_875.5,
+            "eager_source": "trace-deflated",
+            "calibration": "nvidia-h200",
+            "graph": {"nodes": 1_075, "streams": 6},
+            "parts": {"launch": 13.8, "gpu_work": 79_470.0},
+            "notes": ["eager time estimated from the profiled trace"],
+        },
+        "capture": {
+            "capturable": False,
+            "verdict": "capturable after changes",
+            "blockers": [
+                {
+                    "kind": "pageable_copy",
+                    "severity": "change",
+                    "what": "aten::to (cudaMemcpyAsync) ×12",
+                    "count": 12,
+                    "fix": "copy inputs into static device buffers",
+                }
+            ],
+        },
+    }
+    table = page_data(small_timeline(), {"regions": [region]})["regions"]
+    (row,) = table["rows"]
+    assert row[4] == "79,470.0 (21%)"
+    assert row[8:] == [
+        {"text": "79,724.7", "details": ["72,625.8 – 105,359.5"]},
+        "286,150.8 (78%)",
+        {"text": "capturable after changes", "cls": "capture-no", "details": ["1 blocker"]},
+    ]
+    assert table["details"][0]["sections"] == [  # no evidence given: no evidence section
         {
-            "text": "not capturable",
-            "cls": "capture-no",
-            "details": ["sync: cudaStreamSynchronize ×32"],
+            "title": "Replay estimate",
+            "items": [
+                "eager 365,875.5 µs (trace-deflated) → graphed 79,724.7 µs",
+                "graph: nodes 1075, streams 6",
+                "replay time parts (µs): launch 13.8, gpu work 79,470.0",
+                "calibration: nvidia-h200",
+                "eager time estimated from the profiled trace",
+            ],
+        },
+        {
+            "title": "Capture blockers",
+            "items": [
+                "pageable_copy [change] ×12: aten::to (cudaMemcpyAsync) ×12"
+                " — fix: copy inputs into static device buffers"
+            ],
         },
     ]
-    assert partial[0]["text"] == XSS_KERNEL
-    assert partial[2:6] == ["–", "–", "–", "–"]
-    assert partial[11] == {"text": "–", "cls": "", "details": []}
-    assert partial[12:] == ["–", "–", "–"]
 
 
 def test_health_and_trace_come_from_the_report() -> None:
-    data = page_data(small_timeline(), REPORT)
-    assert data["health"] == [{"kind": "clock", "message": "host and GPU clocks differ by 12 µs"}]
+    report = {
+        **REPORT,
+        "health": [
+            {"kind": "clock", "message": "host and GPU clocks differ by 12 µs"},
+            {"kind": "overlap_matched", "message": "872 activities of ProfilerStep joined it"},
+            {"kind": "warmup_included", "message": "first occurrence of decode took 2.1×"},
+            {"kind": "overlap_matched", "message": "3 activities of forward joined it"},
+        ],
+    }
+    data = page_data(small_timeline(), report)
+    # Warnings are grouped by kind, in order of first appearance.
+    assert data["health"] == [
+        {"kind": "clock", "messages": ["host and GPU clocks differ by 12 µs"]},
+        {
+            "kind": "overlap_matched",
+            "messages": [
+                "872 activities of ProfilerStep joined it",
+                "3 activities of forward joined it",
+            ],
+        },
+        {"kind": "warmup_included", "messages": ["first occurrence of decode took 2.1×"]},
+    ]
     assert data["trace"] == {
         "path": "/traces/xss.json",
         "format": "kineto",

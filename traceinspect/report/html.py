@@ -22,7 +22,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any, Final
+from typing import Any, Final, TypeGuard
 
 import jinja2
 import numpy as np
@@ -418,6 +418,7 @@ def _downsample(items: pd.DataFrame, cap: int) -> tuple[pd.DataFrame, int | None
 
 
 def _regions_table(regions: Any) -> dict[str, Any]:
+    """One row per region; evidence, estimate details and capture blockers in ``details``."""
     columns = [
         _col("region"),
         _col("source"),
@@ -425,21 +426,25 @@ def _regions_table(regions: Any) -> dict[str, Any]:
         _col("wall µs", num=True),
         _col("GPU busy µs", num=True),
         _col("kernels", num=True),
-        *(_col(f"idle µs: {label}", num=True) for _, label in IDLE_CAUSES),
+        _col("GPU idle µs by cause", num=True),
         _col("verdict"),
         _col("graphed µs", num=True),
         _col("saving", num=True),
         _col("capture"),
     ]
-    rows = []
+    rows: list[list[Any]] = []
+    details: list[dict[str, Any] | None] = []
     for region in regions if isinstance(regions, list) else []:
         if not isinstance(region, Mapping):
             continue
         wall, busy = region.get("wall_us"), region.get("gpu_busy_us")
-        idle = region.get("idle_us") if isinstance(region.get("idle_us"), Mapping) else {}
-        assert isinstance(idle, Mapping)
-        share = _ratio(busy, wall)
+        # Busy share of the region's GPU window when the report has it (GPU work can run
+        # past the host-side wall), else of the wall.
+        reported_share = region.get("gpu_busy_share")
+        share = reported_share if _finite(reported_share) else _ratio(busy, wall)
         verdict = str(region.get("verdict") or "")
+        capture = region.get("capture")
+        estimate = region.get("estimate")
         rows.append(
             [
                 {
@@ -452,23 +457,44 @@ def _regions_table(regions: Any) -> dict[str, Any]:
                 _num(wall),
                 _num(busy) + (f" ({share:.0%})" if share is not None else ""),
                 _count(region.get("kernels")),
-                *(_num(idle.get(cause)) for cause, _ in IDLE_CAUSES),
+                _idle_cell(region.get("idle_us")),
                 {
-                    "text": verdict.replace("_", " ") or "–",
-                    "cls": "verdict-" + _css_word(verdict) if verdict else "",
-                    "details": [str(e) for e in _list(region.get("evidence"))],
+                    "text": verdict or "–",
+                    "cls": "verdict verdict-" + _css_word(verdict) if verdict else "",
                 },
-                *_estimate_cells(region.get("estimate")),
-                _capture_cell(region.get("capture")),
+                *_estimate_cells(estimate),
+                _capture_cell(capture),
             ]
         )
+        sections = [
+            {"title": "Evidence", "items": [str(e) for e in _list(region.get("evidence"))]},
+            {"title": "Replay estimate", "items": _estimate_lines(estimate)},
+            {"title": "Capture blockers", "items": _blocker_lines(capture)},
+        ]
+        sections = [s for s in sections if s["items"]]
+        details.append({"sections": sections} if sections else None)
     return {
         "title": "Regions",
         "columns": columns,
         "rows": rows,
+        "details": details,
         "empty": "No regions in the report."
         if isinstance(regions, list)
         else "No region analysis in this report.",
+    }
+
+
+def _idle_cell(idle: Any) -> Any:
+    """Total idle µs, with the non-zero causes listed under it."""
+    if not isinstance(idle, Mapping):
+        return "–"
+    known = [(label, idle.get(cause)) for cause, label in IDLE_CAUSES]
+    values = [(label, float(v)) for label, v in known if _finite(v)]
+    if not values:
+        return "–"
+    return {
+        "text": _num(sum(v for _, v in values)),
+        "details": [f"{label} {_num(v)}" for label, v in values if v > 0],
     }
 
 
@@ -478,7 +504,7 @@ def _estimate_cells(estimate: Any) -> list[Any]:
     graphed: Any = _num(estimate.get("graphed_us"))
     low, high = estimate.get("low_us"), estimate.get("high_us")
     if _finite(low) and _finite(high):
-        graphed = {"text": graphed, "details": [f"range {_num(low)} – {_num(high)}"]}
+        graphed = {"text": graphed, "details": [f"{_num(low)} – {_num(high)}"]}
     saving = _num(estimate.get("saving_us"))
     frac = estimate.get("saving_frac")
     if _finite(frac):
@@ -486,34 +512,77 @@ def _estimate_cells(estimate: Any) -> list[Any]:
     return [graphed, saving]
 
 
+def _estimate_lines(estimate: Any) -> list[str]:
+    if not isinstance(estimate, Mapping):
+        return []
+    lines = []
+    eager = estimate.get("eager_us")
+    if _finite(eager):
+        source = estimate.get("eager_source")
+        lines.append(
+            f"eager {_num(eager)} µs"
+            + (f" ({source})" if source else "")
+            + f" → graphed {_num(estimate.get('graphed_us'))} µs"
+        )
+    graph = estimate.get("graph")
+    if isinstance(graph, Mapping) and graph:
+        lines.append(
+            "graph: " + ", ".join(f"{k.replace('_', ' ')} {_text(v)}" for k, v in graph.items())
+        )
+    parts = estimate.get("parts")
+    if isinstance(parts, Mapping) and parts:
+        lines.append(
+            "replay time parts (µs): "
+            + ", ".join(f"{k.replace('_', ' ')} {_num(v)}" for k, v in parts.items())
+        )
+    if estimate.get("calibration"):
+        lines.append(f"calibration: {estimate['calibration']}")
+    lines += [str(n) for n in _list(estimate.get("notes"))]
+    return lines
+
+
 def _capture_cell(capture: Any) -> Any:
     if not isinstance(capture, Mapping) or capture.get("capturable") is None:
         return "–"
-    details = []
-    for blocker in _list(capture.get("blockers")):
-        if isinstance(blocker, Mapping):
-            count = blocker.get("count")
-            times = f" ×{_count(count)}" if _finite(count) else ""
-            details.append(f"{blocker.get('kind', '?')}: {blocker.get('what', '')}{times}")
-        else:
-            details.append(str(blocker))
     ok = bool(capture.get("capturable"))
+    blockers = len(_list(capture.get("blockers")))
+    text = str(capture.get("verdict") or ("capturable" if ok else "not capturable"))
     return {
-        "text": "capturable" if ok else "not capturable",
+        "text": text,
         "cls": "capture-yes" if ok else "capture-no",
-        "details": details,
+        "details": [f"{blockers} blocker{'s' if blockers != 1 else ''}"] if blockers else [],
     }
 
 
-def _health(health: Any, summary: Mapping[str, Any]) -> list[dict[str, str]]:
+def _blocker_lines(capture: Any) -> list[str]:
+    if not isinstance(capture, Mapping):
+        return []
+    lines = []
+    for blocker in _list(capture.get("blockers")):
+        if not isinstance(blocker, Mapping):
+            lines.append(str(blocker))
+            continue
+        severity = f" [{blocker['severity']}]" if blocker.get("severity") else ""
+        count = blocker.get("count")
+        times = f" ×{_count(count)}" if _finite(count) else ""
+        fix = f" — fix: {blocker['fix']}" if blocker.get("fix") else ""
+        lines.append(f"{blocker.get('kind', '?')}{severity}{times}: {blocker.get('what', '')}{fix}")
+    return lines
+
+
+def _health(health: Any, summary: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Warnings grouped by kind (first appearance order): ``{"kind", "messages"}``."""
     items = [
-        {"kind": str(h.get("kind", "")), "message": str(h.get("message", ""))}
+        (str(h.get("kind", "")), str(h.get("message", "")))
         for h in _list(health)
         if isinstance(h, Mapping)
     ]
     if health is None:  # no diagnosis: still surface what the reader noticed
-        items += [{"kind": "reader", "message": str(n)} for n in _list(summary.get("notes"))]
-    return items
+        items += [("reader", str(n)) for n in _list(summary.get("notes"))]
+    groups: dict[str, list[str]] = {}
+    for kind, message in items:
+        groups.setdefault(kind, []).append(message)
+    return [{"kind": kind, "messages": messages} for kind, messages in groups.items()]
 
 
 def _summary_section(summary: Mapping[str, Any]) -> dict[str, Any]:
@@ -639,7 +708,7 @@ def _col(label: str, *, num: bool = False) -> dict[str, Any]:
     return {"label": label, "num": num}
 
 
-def _finite(value: Any) -> bool:
+def _finite(value: Any) -> TypeGuard[float]:
     return (
         isinstance(value, (int, float, np.integer, np.floating))
         and not isinstance(value, bool)

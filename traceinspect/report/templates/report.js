@@ -7,6 +7,7 @@
   var LANE_PX = 24;          // height of one timeline lane
   var BAR_PX = 14;           // thickness of an activity bar
   var MIN_BAR_PX = 1.5;      // shortest drawn bar, so sub-pixel kernels stay visible zoomed out
+  var OPEN_DETAILS_UP_TO = 4; // regions tables this short show every region's details open
   var MARGIN = { l: 250, r: 24, b: 50 };
   var LEGEND_ROW_PX = 20;    // one row of legend entries
   var LEGEND_PER_ROW = 5;    // legend entries that fit a row on a laptop-width page
@@ -53,14 +54,35 @@
     return td;
   }
 
+  // A full-width row under a table row: titled lists (evidence, estimate, blockers).
+  function renderDetailRow(detail, span, open) {
+    var titles = detail.sections.map(function (sec) {
+      return sec.title + " (" + sec.items.length + ")";
+    });
+    var box = h("details", open ? { open: "" } : null, [h("summary", { text: titles.join(" · ") })]);
+    detail.sections.forEach(function (sec) {
+      box.appendChild(h("div", { cls: "detail-section" }, [
+        h("h4", { text: sec.title }),
+        h("ul", null, sec.items.map(function (item) { return h("li", { text: item }); })),
+      ]));
+    });
+    return h("tr", { cls: "detail-row" }, [h("td", { colspan: String(span) }, [box])]);
+  }
+
   function renderTable(spec, id) {
     if (!spec.rows.length) return h("p", { cls: "empty", text: spec.empty });
     var head = h("tr", null, spec.columns.map(function (col) {
       return h("th", { cls: col.num ? "num" : "", text: col.label });
     }));
-    var body = h("tbody", null, spec.rows.map(function (row) {
-      return h("tr", null, row.map(function (cell, i) { return renderCell(cell, spec.columns[i]); }));
-    }));
+    var body = h("tbody");
+    var openDetails = spec.rows.length <= OPEN_DETAILS_UP_TO;
+    spec.rows.forEach(function (row, r) {
+      body.appendChild(h("tr", null, row.map(function (cell, i) {
+        return renderCell(cell, spec.columns[i]);
+      })));
+      var detail = spec.details && spec.details[r];
+      if (detail) body.appendChild(renderDetailRow(detail, spec.columns.length, openDetails));
+    });
     var table = h("table", id ? { id: id } : null, [h("thead", null, [head]), body]);
     var wrap = h("div", { cls: "table-wrap" }, [table]);
     if (spec.note) wrap.appendChild(h("p", { cls: "note", text: spec.note }));
@@ -85,9 +107,16 @@
       section.appendChild(h("p", { cls: "empty", text: "No trace health warnings." }));
       return;
     }
-    section.appendChild(h("ul", { cls: "health" }, data.health.map(function (w) {
-      return h("li", { cls: "warning" }, [h("span", { cls: "badge", text: w.kind || "note" }),
-        h("span", { text: w.message })]);
+    section.appendChild(h("ul", { cls: "health" }, data.health.map(function (group) {
+      var badge = h("span", { cls: "badge", text: group.kind || "note" });
+      if (group.messages.length === 1) {
+        return h("li", { cls: "warning" }, [badge, h("span", { text: group.messages[0] })]);
+      }
+      return h("li", { cls: "warning" }, [h("details", null, [
+        h("summary", null, [badge, h("span", { text: group.messages.length + " warnings, e.g. " +
+          group.messages[0] })]),
+        h("ul", null, group.messages.map(function (m) { return h("li", { text: m }); })),
+      ])]);
     })));
   }
 
