@@ -11,11 +11,12 @@ import pytest
 from traceinspect.analysis.estimate import (
     critical_path_ns,
     estimate_occurrence,
+    device_share,
     estimate_region,
     infer_dependencies,
 )
 from traceinspect.calibration import Calibration, NodeOverheadPoint
-from traceinspect.model import Timeline, TraceMeta, make_table
+from traceinspect.model import DeviceInfo, Timeline, TraceMeta, make_table
 
 US = 1_000
 
@@ -52,12 +53,13 @@ def timeline(
     kinds: Sequence[str] | None = None,
     copy_kinds: Sequence[str] | None = None,
     extra_host: Sequence[tuple[str, int, int]] = (),
-    launch_streams: Sequence[int] | None = None,
+    grids: Sequence[str] | None = None,
 ) -> Timeline:
     """GPU activities ``(stream, start_ns, end_ns)``, each launched by the host call
     ``launches[i] = (start_ns, end_ns)`` (``cudaLaunchKernel``), plus named host calls
     ``extra_host = (name, start_ns, end_ns)`` (kind ``sync`` for ``*Synchronize``, else
-    ``event``). Activities must be given in start order."""
+    ``event``). Activities must be given in start order. The device has 100 SMs; kernels
+    have one block unless ``grids`` says otherwise."""
     n = len(activities)
     host_calls = [
         ("cudaLaunchKernel", "launch", s, e, i) for i, (s, e) in enumerate(launches or [])
@@ -92,11 +94,16 @@ def timeline(
             "end_ns": [a[2] for a in activities],
             "launch_row": launch_row,
             "copy_kind": list(copy_kinds or [""] * n),
+            "grid": list(grids or ["1,1,1"] * n),
         },
     )
-    tl = Timeline(
-        meta=TraceMeta(path="synthetic", format="kineto", generation="test"), gpu=gpu, host=host
+    meta = TraceMeta(
+        path="synthetic",
+        format="kineto",
+        generation="test",
+        devices=(DeviceInfo(0, "Test GPU", {"numSms": 100}),),
     )
+    tl = Timeline(meta=meta, gpu=gpu, host=host)
     tl.validate()
     return tl
 
@@ -362,3 +369,24 @@ def test_fork_join_events_give_both_branch_dependencies() -> None:
     assert est.parts["gpu_work"] == 51 * US
     assert est.parts["node_overhead"] == 1_120
     assert est.streams == 3 and est.dependencies == 2
+
+
+def test_concurrent_streams_that_fill_the_device_do_not_overlap() -> None:
+    # GIVEN the two overlapping streams of 5 × 100 µs kernels, but each kernel has 100 blocks
+    # on a 100-SM device (one full wave) and the memcpy runs on a copy engine
+    a = [(7, i * 100 * US, (i + 1) * 100 * US) for i in range(5)]
+    b = [(20, i * 100 * US + 50 * US, (i + 1) * 100 * US + 50 * US) for i in range(5)]
+    acts = sorted(a + b, key=lambda x: x[1])
+    tl = timeline(acts, grids=["100,1,1"] * 10)
+    est = estimate_occurrence(tl, all_rows(tl), CAL, assume_input_copy=False)
+    # THEN the GPU needs the SM-time of all ten: 1,000 µs, not one stream's 500 µs
+    assert est.parts["gpu_work"] == 1_000 * US
+    assert est.parts["node_overhead"] == 0  # hidden behind the other stream's work
+    # AND half-device kernels (50 blocks) fill it together: 5 × 100 + 5 × 100 at 0.5 = 500 µs
+    half = timeline(acts, grids=["50,1,1"] * 10)
+    assert device_share(half, all_rows(half)).tolist() == [0.5] * 10
+    est_half = estimate_occurrence(half, all_rows(half), CAL, assume_input_copy=False)
+    assert est_half.parts["gpu_work"] == 500 * US
+    # AND a trace without grids or SM count counts every kernel as filling the device
+    bare = timeline(acts, grids=[""] * 10)
+    assert device_share(bare, all_rows(bare)).tolist() == [1.0] * 10

@@ -247,6 +247,7 @@ def estimate_occurrence(
     # A whole-graph activity (graph nodes hidden) already contains its nodes' overheads.
     overhead = np.where(kind == "graph", 0.0, calibration.node_overhead_for(duration))
     keys = _stream_keys(gpu["device"].to_numpy()[rows], gpu["stream"].to_numpy()[rows])
+    share = device_share(timeline, rows)
     graphs: list[_Graph] = []
     dependencies = 0
     for k in range(last_segment + 1):
@@ -259,6 +260,7 @@ def estimate_occurrence(
                 duration=duration[members].astype(np.float64),
                 overhead=overhead[members],
                 deps=deps,
+                work_ns=float((duration[members] * share[members]).sum()),
                 readbacks=[int(d) for d in duration[is_readback & (segment == k)]],
             )
         )
@@ -293,11 +295,15 @@ class _Graph:
     overhead: FloatArray
     deps: list[tuple[int, int]]
     readbacks: list[int]
+    #: SM-time of all nodes (duration × device share): concurrent streams cannot finish
+    #: sooner than this, however they overlap.
+    work_ns: float = 0.0
 
     def path_ns(self, overhead_scale: float) -> float:
-        return critical_path_ns(
+        chain = critical_path_ns(
             self.keys, self.duration + self.overhead * overhead_scale, self.deps
         )
+        return max(chain, self.work_ns)
 
 
 def _replay_wall(
@@ -357,6 +363,40 @@ _PART_ORDER: Final = (
     "host_syncs",
     "completion",
 )
+
+
+def device_share(timeline: Timeline, rows: IntArray) -> FloatArray:
+    """Fraction of the device each activity occupies while it runs: a kernel with at least
+    one block per SM fills it (its waves span every SM); a smaller grid fills
+    ``blocks / SMs``. Copies and memsets run on copy engines: 0. Unknown grid or SM count: 1.
+    """
+    gpu = timeline.gpu
+    kind = gpu["kind"].to_numpy()[rows]
+    share = np.where(kind == "memcpy", 0.0, 1.0)
+    share[kind == "memset"] = 0.0
+    sms = {d.id: _sm_count(d.properties) for d in timeline.meta.devices}
+    device = gpu["device"].to_numpy()[rows]
+    grid = gpu["grid"].to_numpy()[rows]
+    for i in np.flatnonzero(kind == "kernel"):
+        count = sms.get(int(device[i]), 0)
+        blocks = _blocks(str(grid[i]))
+        if count > 0 and blocks > 0:
+            share[i] = min(1.0, blocks / count)
+    return share
+
+
+def _sm_count(properties: Mapping[str, Any]) -> int:
+    value = properties.get("numSms", properties.get("multiProcessorCount", 0))
+    return int(value) if isinstance(value, (int, float)) and value > 0 else 0
+
+
+def _blocks(grid: str) -> int:
+    """Blocks in a ``"x,y,z"`` grid (0 when unknown)."""
+    try:
+        dims = [int(part) for part in grid.split(",")]
+    except ValueError:
+        return 0
+    return int(np.prod(dims)) if dims and min(dims) > 0 else 0
 
 
 def _input_copies(kind: npt.NDArray[Any], copy_kind: npt.NDArray[Any]) -> npt.NDArray[np.bool_]:
