@@ -10,8 +10,8 @@ import pytest
 
 from traceinspect.analysis.estimate import (
     critical_path_ns,
-    estimate_occurrence,
     device_share,
+    estimate_occurrence,
     estimate_region,
     infer_dependencies,
 )
