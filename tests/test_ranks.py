@@ -33,11 +33,12 @@ def _truncated_gzip(source: Path, target: Path) -> None:
 
 @pytest.fixture(scope="module")
 def job(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Two copies of rank 3, the NCCL rank 0 (3x slower steps), a broken trace, a README."""
+    """Rank 3, the NCCL rank 0 (3x slower steps), the MI250 trace named as a second rank 3
+    (it has no distributedInfo), a broken trace and a README."""
     folder = tmp_path_factory.mktemp("job")
-    shutil.copy(corpus_file(CONTROL), folder / "control_a.json.gz")
-    shutil.copy(corpus_file(CONTROL), folder / "control_b.json.gz")
+    shutil.copy(corpus_file(CONTROL), folder / "control.json.gz")
     shutil.copy(corpus_file(NCCL), folder / "nccl.json.gz")
+    shutil.copy(corpus_file(MI250), folder / "rank3.json.gz")
     _truncated_gzip(corpus_file(CONTROL), folder / "rank9.json.gz")
     (folder / "README.txt").write_text("not a trace")
     return folder
@@ -58,11 +59,11 @@ def report(job: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any
 def test_rows_hold_each_ranks_real_numbers(report: dict[str, Any]) -> None:
     assert report["schema_version"] == 1
     ranks = report["ranks"]
-    # Sorted by rank: the NCCL trace's rank 0, then the two copies of rank 3.
-    assert [(r["rank"], r["file"]) for r in ranks] == [
-        (0, "nccl.json.gz"),
-        (3, "control_a.json.gz"),
-        (3, "control_b.json.gz"),
+    # Sorted by rank, then file: the NCCL trace's rank 0, then the two rank 3s.
+    assert [(r["rank"], r["rank_source"], r["file"]) for r in ranks] == [
+        (0, "distributedInfo", "nccl.json.gz"),
+        (3, "distributedInfo", "control.json.gz"),
+        (3, "file name", "rank3.json.gz"),
     ]
     nccl, control = ranks[0], ranks[1]
     assert nccl["rank_source"] == "distributedInfo"
@@ -79,12 +80,28 @@ def test_rows_hold_each_ranks_real_numbers(report: dict[str, Any]) -> None:
     assert control["gpu_busy_share"] == pytest.approx(0.836, abs=1e-3)
     # NCCL kernels: 42.1 % of rank 3's busy GPU time.
     assert control["collective_share"] == pytest.approx(0.421, abs=1e-3)
-    assert ranks[2] | {"file": ""} == control | {"file": ""}
+    assert ranks[2]["kernels"] == 14
+    assert ranks[2]["step_wall_median_ns"] == 4_668_682
+
+
+@pytest.mark.corpus
+def test_rows_carry_the_step_diagnosis(report: dict[str, Any]) -> None:
+    nccl, control = report["ranks"][0]["diagnosis"], report["ranks"][1]["diagnosis"]
+    # Rank 0 (NCCL job): per step the GPU waits 118.8 ms on host launches in a 215.8 ms window.
+    assert nccl["region"] == "ProfilerStep"
+    assert nccl["occurrences"] == 3
+    assert nccl["verdict"] == "mixed"
+    assert nccl["launch_wait_share"] == pytest.approx(0.551, abs=0.01)
+    assert max(nccl["idle_by_cause_ns"], key=nccl["idle_by_cause_ns"].get) == "host_launch"
+    # Rank 3: launch gaps are 12 % of its 76.3 ms step window.
+    assert control["verdict"] == "mixed"
+    assert control["launch_wait_share"] == pytest.approx(0.124, abs=0.01)
+    assert "launch 8" in report["_text"]  # "launch 80% other 11%" in the idle column
 
 
 @pytest.mark.corpus
 def test_slow_rank_is_flagged_against_the_median_step(report: dict[str, Any]) -> None:
-    # Median of (222.44, 76.83, 76.83) ms is 76.83 ms; rank 0 is 2.9x that.
+    # Median of (222.44, 76.83, 4.67) ms is 76.83 ms; rank 0 is 2.9x that.
     assert report["step_wall_median_ns"] == 76_833_500
     assert report["straggler_step_ratio"] == STRAGGLER_STEP_RATIO
     assert report["stragglers"] == [0]

@@ -50,12 +50,11 @@ def analyze_one(path: str) -> dict[str, Any]:
     Runs in a worker process, so it returns only small JSON-ready data.
     """
     from traceinspect.parse import load_trace
-    from traceinspect.report.ranks import rank_row
+    from traceinspect.report.ranks import rank_row, step_diagnosis
 
     name = Path(path).name
     try:
         timeline = load_trace(path)
-        return {"row": rank_row(timeline, name)}
     except TraceFormatError as exc:
         return {"failure": {"file": name, "error": exc.problem}}
     except TraceinspectError as exc:
@@ -63,8 +62,17 @@ def analyze_one(path: str) -> dict[str, Any]:
     except MemoryError:
         return {"failure": {"file": name, "error": "out of memory while reading"}}
     except Exception as exc:  # a reader bug on one rank must not lose the others
-        line = str(exc).splitlines()[0] if str(exc) else ""
-        return {"failure": {"file": name, "error": f"internal error: {type(exc).__name__}: {line}"}}
+        return {"failure": {"file": name, "error": _internal(exc)}}
+    try:
+        diagnosis = step_diagnosis(timeline)
+    except Exception as exc:  # the row's own numbers still stand without the diagnosis
+        diagnosis = {"error": _internal(exc)}
+    return {"row": rank_row(timeline, name, diagnosis=diagnosis)}
+
+
+def _internal(exc: BaseException) -> str:
+    line = str(exc).splitlines()[0] if str(exc) else ""
+    return f"internal error: {type(exc).__name__}: {line}"
 
 
 def worker_count(

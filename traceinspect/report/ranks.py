@@ -50,6 +50,36 @@ def rank_of(timeline: Timeline, file_name: str) -> tuple[int | None, str]:
     return None, ""
 
 
+def step_diagnosis(timeline: Timeline) -> dict[str, Any] | None:
+    """The diagnosis of the rank's step: the profiler-step region, else the top-level region
+    holding the most time. Verdict, idle by cause (median per step, ns) and the share of the
+    step's GPU window spent waiting on host launches. ``None`` when nothing ran on the GPU."""
+    from traceinspect.analysis.diagnose import diagnose
+
+    if not timeline.has_gpu_activity:
+        return None
+    regions = diagnose(timeline, estimate=False).regions
+    steps = [r for r in regions if r.region.source == "profiler_step"]
+    top = [r for r in regions if r.region.depth == 0]
+    candidates = steps or top or regions
+    if not candidates:
+        return None
+    step = (
+        max(candidates, key=lambda r: r.wall_ns * r.region.occurrences) if not steps else steps[0]
+    )
+    idle = {cause: int(ns) for cause, ns in step.idle_ns.items()}
+    return {
+        "region": step.region.name,
+        "occurrences": step.region.occurrences,
+        "verdict": step.verdict,
+        "window_ns": int(step.window_ns),
+        "launch_wait_share": idle.get("host_launch", 0) / step.window_ns
+        if step.window_ns
+        else None,
+        "idle_by_cause_ns": idle,
+    }
+
+
 def rank_row(
     timeline: Timeline, file_name: str, *, diagnosis: Mapping[str, Any] | None = None
 ) -> dict[str, Any]:
@@ -154,15 +184,22 @@ def _share(value: float | None) -> str:
     return "-" if value is None else f"{value:.1%}"
 
 
+_SHORT_CAUSE: Final = {"host_launch": "launch", "dependency": "dep"}
+
+
 def _diagnosis_cells(diagnosis: Mapping[str, Any] | None) -> tuple[str, str, str]:
     if not diagnosis:
         return "-", "-", "-"
     verdict = str(diagnosis.get("verdict") or "-")
-    launch = _share(diagnosis.get("launch_bound_share"))
+    launch = _share(diagnosis.get("launch_wait_share"))
     idle = diagnosis.get("idle_by_cause_ns") or {}
     total = sum(idle.values())
     top = sorted(idle.items(), key=lambda kv: kv[1], reverse=True)[:2]
-    idle_text = ", ".join(f"{cause} {ns / total:.0%}" for cause, ns in top if ns) if total else "-"
+    idle_text = (
+        " ".join(f"{_SHORT_CAUSE.get(c, c)} {ns / total:.0%}" for c, ns in top if ns)
+        if total
+        else "-"
+    )
     return verdict, launch, idle_text
 
 
@@ -177,14 +214,14 @@ def render_ranks(data: Mapping[str, Any], console: Console) -> None:
     if rows:
         with_diagnosis = any(r["diagnosis"] for r in rows)
         table = Table(title="Per rank", title_justify="left")
-        table.add_column("rank", justify="right")
-        table.add_column("device")
+        table.add_column("rank", justify="right", no_wrap=True)
+        table.add_column("GPU")
         for col in ("kernels", "GPU busy", "comm", "steps", "step ms", "×median"):
             table.add_column(col, justify="right")
         if with_diagnosis:
-            table.add_column("verdict")
-            table.add_column("launch-bound", justify="right")
-            table.add_column("idle by cause")
+            table.add_column("step verdict", no_wrap=True)
+            table.add_column("launch wait", justify="right")
+            table.add_column("idle by cause", no_wrap=True)
         for r in rows:
             label = str(r["rank"]) if r["rank"] is not None else r["file"]
             devices = ", ".join(str(d["id"]) for d in r["devices"]) or "-"
