@@ -1,0 +1,428 @@
+"""The diagnosis on small synthetic timelines: each gap cause, each verdict rule, the region
+mapping, the capture pre-flight and the health checks, with exact expected numbers (ns)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pytest
+
+from traceinspect.analysis.arrays import index_timeline
+from traceinspect.analysis.diagnose import diagnose
+from traceinspect.analysis.gaps import CAUSES, OTHER_DETAILS, group_gaps
+from traceinspect.analysis.intervals import covered_ns, grouped_union
+from traceinspect.analysis.regions import WHOLE_TRACE, find_regions, occurrence_rows
+from traceinspect.analysis.verdict import RegionShape, decide
+from traceinspect.model import Timeline, TraceMeta, make_table
+
+PID = TID = 10
+
+
+def timeline(
+    kernels: Sequence[tuple[int, int, int]],
+    calls: Sequence[tuple[int, int, str]] = (),
+    *,
+    annotations: Sequence[tuple[str, int, int]] = (),
+    syncs: Sequence[tuple[str, int, int, int]] = (),
+    ops: Sequence[tuple[str, int, int, int]] = (),
+    gpu_extra: dict[str, Sequence[Any]] | None = None,
+    graph_nodes_visible: bool = True,
+) -> Timeline:
+    """``kernels``: (start, end, launch_row); ``calls``: (start, end, kind) on thread PID/TID,
+    already in start order; ``annotations``: (name, start, end) record_functions;
+    ``syncs``: (kind, stream, start, end); ``ops``: (name, start, end, depth)."""
+    gpu: dict[str, Sequence[Any]] = {
+        "kind": ["kernel"] * len(kernels),
+        "name": [f"k{i}" for i in range(len(kernels))],
+        "pid": [PID] * len(kernels),
+        "device": [0] * len(kernels),
+        "stream": [7] * len(kernels),
+        "start_ns": [k[0] for k in kernels],
+        "end_ns": [k[1] for k in kernels],
+        "launch_row": [k[2] for k in kernels],
+    }
+    gpu.update(gpu_extra or {})
+    names = {
+        "launch": "cudaLaunchKernel",
+        "sync": "cudaStreamSynchronize",
+        "memcpy": "cudaMemcpyAsync",
+        "malloc": "cudaMalloc",
+        "event": "cudaStreamWaitEvent",
+    }
+    host = {
+        "name": [names[c[2]] for c in calls],
+        "api": ["runtime"] * len(calls),
+        "kind": [c[2] for c in calls],
+        "pid": [PID] * len(calls),
+        "tid": [TID] * len(calls),
+        "start_ns": [c[0] for c in calls],
+        "end_ns": [c[1] for c in calls],
+    }
+    ann = {
+        "name": [a[0] for a in annotations],
+        "source": [
+            "profiler_step" if a[0].startswith("ProfilerStep") else "record_function"
+            for a in annotations
+        ],
+        "pid": [PID] * len(annotations),
+        "tid": [TID] * len(annotations),
+        "start_ns": [a[1] for a in annotations],
+        "end_ns": [a[2] for a in annotations],
+        "depth": [0] * len(annotations),
+    }
+    sync_table = {
+        "kind": [s[0] for s in syncs],
+        "pid": [PID] * len(syncs),
+        "tid": [TID] * len(syncs),
+        "device": [0] * len(syncs),
+        "stream": [s[1] for s in syncs],
+        "start_ns": [s[2] for s in syncs],
+        "end_ns": [s[3] for s in syncs],
+    }
+    cpu_ops = {
+        "name": [o[0] for o in ops],
+        "pid": [PID] * len(ops),
+        "tid": [TID] * len(ops),
+        "start_ns": [o[1] for o in ops],
+        "end_ns": [o[2] for o in ops],
+        "depth": [o[3] for o in ops],
+    }
+    t = Timeline(
+        meta=TraceMeta(
+            path="synthetic.json",
+            format="kineto",
+            generation="test",
+            graph_nodes_visible=graph_nodes_visible,
+        ),
+        gpu=make_table("gpu", gpu),
+        host=make_table("host", host),
+        cpu_ops=make_table("cpu_ops", cpu_ops),
+        annotations=make_table("annotations", ann),
+        syncs=make_table("syncs", sync_table),
+    )
+    t.validate()
+    return t
+
+
+def idle_of(t: Timeline) -> dict[str, int]:
+    """Idle ns by cause of all the timeline's activities taken as one group."""
+    arrays = index_timeline(t)
+    rows = np.arange(len(t.gpu), dtype=np.int64)
+    gaps = group_gaps(arrays, np.zeros(len(rows), np.int64), rows, 1)
+    return {c: int(gaps.idle[0, i]) for i, c in enumerate(CAUSES) if gaps.idle[0, i]}
+
+
+def other_of(t: Timeline) -> dict[str, int]:
+    arrays = index_timeline(t)
+    rows = np.arange(len(t.gpu), dtype=np.int64)
+    gaps = group_gaps(arrays, np.zeros(len(rows), np.int64), rows, 1)
+    return {
+        d: int(gaps.other_detail[0, i])
+        for i, d in enumerate(OTHER_DETAILS)
+        if gaps.other_detail[0, i]
+    }
+
+
+# -- interval helpers ------------------------------------------------------------------------
+
+
+def test_covered_ns_counts_partial_blocks() -> None:
+    blocks = np.array([0, 10]), np.array([5, 20])
+    got = covered_ns(*blocks, np.array([3, 0, 6, -5]), np.array([12, 30, 9, 100]))
+    # [3,12): 2 of [0,5) + 2 of [10,20); [0,30): 15; [6,9): 0; [-5,100): 15
+    assert got.tolist() == [4, 15, 0, 15]
+
+
+def test_grouped_union_per_group_busy_and_previous_end() -> None:
+    group = np.array([1, 0, 1, 0, 1])
+    order, prev_end, busy, first = grouped_union(
+        group, np.array([0, 5, 2, 0, 10]), np.array([3, 7, 5, 4, 11])
+    )
+    # group 0: [0,4) [5,7) -> 6; group 1: [0,3) [2,5) [10,11) -> 5 + 1
+    assert busy.tolist() == [6, 6]
+    assert order.tolist() == [3, 1, 0, 2, 4]
+    assert prev_end.tolist() == [-1, 4, -1, 3, 5]
+    assert first.tolist() == [True, False, True, False, False]
+
+
+# -- gap causes ------------------------------------------------------------------------------
+
+
+def test_gap_waiting_on_the_next_launch_is_host_launch() -> None:
+    # GIVEN K1 runs 1000-2000 and the host only calls the launch of K2 at 4000-4500
+    t = timeline([(1000, 2000, 0), (5000, 6000, 1)], [(0, 500, "launch"), (4000, 4500, "launch")])
+    # THEN the 3000 ns the GPU idled is the host's
+    assert idle_of(t) == {"host_launch": 3000}
+
+
+def test_gap_while_the_host_was_blocked_in_a_sync_is_sync() -> None:
+    # The host sits in cudaStreamSynchronize 1500-3900 while the GPU drains at 2000.
+    t = timeline(
+        [(1000, 2000, 0), (5000, 6000, 2)],
+        [(0, 500, "launch"), (1500, 3900, "sync"), (4000, 4500, "launch")],
+    )
+    assert idle_of(t) == {"sync": 3000}
+
+
+def test_gap_before_a_host_to_device_copy_is_copy() -> None:
+    t = timeline(
+        [(1000, 2000, 0), (5000, 6000, 1)],
+        [(0, 500, "launch"), (4000, 4900, "memcpy")],
+        gpu_extra={
+            "kind": ["kernel", "memcpy"],
+            "copy_kind": ["", "HtoD"],
+            "host_memory": ["", "pageable"],
+        },
+    )
+    assert idle_of(t) == {"copy": 3000}
+
+
+def test_gap_after_a_stream_wait_with_the_launch_queued_is_dependency() -> None:
+    # K2's launch returned at 600, long before K1 ended: the stream waited on an event
+    # (device-side wait record on K2's stream at 300).
+    t = timeline(
+        [(1000, 2000, 0), (5000, 6000, 1)],
+        [(0, 500, "launch"), (550, 600, "launch")],
+        syncs=[("stream_wait_event", 7, 300, 310)],
+    )
+    assert idle_of(t) == {"dependency": 3000}
+
+
+def test_host_stream_wait_call_marks_the_next_launch_when_no_wait_records() -> None:
+    t = timeline(
+        [(1000, 2000, 0), (5000, 6000, 2)],
+        [(0, 500, "launch"), (510, 520, "event"), (550, 600, "launch")],
+    )
+    assert idle_of(t) == {"dependency": 3000}
+
+
+def test_queued_gap_without_a_reason_is_other_queued() -> None:
+    t = timeline([(1000, 2000, 0), (5000, 6000, 1)], [(0, 500, "launch"), (550, 600, "launch")])
+    assert idle_of(t) == {"other": 3000}
+    assert other_of(t) == {"queued": 3000}
+
+
+def test_short_queued_gap_is_the_gpus_own_dispatch() -> None:
+    # 1500 ns < DISPATCH_GAP_NS between two queued kernels
+    t = timeline([(1000, 2000, 0), (3500, 6000, 1)], [(0, 500, "launch"), (550, 600, "launch")])
+    assert other_of(t) == {"dispatch": 1500}
+
+
+def test_gap_without_launch_record_is_other_no_launch_record() -> None:
+    t = timeline([(1000, 2000, 0), (5000, 6000, -1)], [(0, 500, "launch")])
+    assert other_of(t) == {"no_launch_record": 3000}
+
+
+def test_queued_gap_filled_by_work_outside_the_group_is_outside_work() -> None:
+    t = timeline(
+        [(1000, 2000, 0), (2000, 4500, -1), (5000, 6000, 1)],
+        [(0, 500, "launch"), (550, 600, "launch")],
+    )
+    arrays = index_timeline(t)
+    rows = np.array([0, 2], np.int64)  # the middle activity belongs to someone else
+    gaps = group_gaps(arrays, np.zeros(2, np.int64), rows, 1)
+    assert int(gaps.idle[0, CAUSES.index("other")]) == 3000
+    assert int(gaps.other_detail[0, OTHER_DETAILS.index("outside_work")]) == 3000
+
+
+def test_overlapping_streams_leave_no_gap_and_busy_is_the_union() -> None:
+    t = timeline(
+        [(1000, 3000, 0), (2000, 4000, 1), (4000, 5000, 2)],
+        [(0, 100, "launch"), (200, 300, "launch"), (3500, 3900, "launch")],
+        gpu_extra={"stream": [7, 8, 7]},
+    )
+    arrays = index_timeline(t)
+    gaps = group_gaps(arrays, np.zeros(3, np.int64), np.arange(3, dtype=np.int64), 1)
+    assert int(gaps.busy[0]) == 4000
+    assert int(gaps.idle.sum()) == 0
+    assert int(gaps.span[0]) == 4000
+
+
+def test_launch_latency_and_queue_depth() -> None:
+    t = timeline(
+        [(1000, 2000, 0), (2000, 3000, 1), (5000, 6000, 2)],
+        [(0, 500, "launch"), (600, 700, "launch"), (4000, 4500, "launch")],
+    )
+    arrays = index_timeline(t)
+    assert arrays.launch_latency.tolist() == [1000, 1400, 1000]
+    # At 600, K1 (launched at 0) has not finished; at 4000 everything has.
+    assert arrays.queue_depth.tolist() == [0, 1, 0]
+
+
+# -- regions ---------------------------------------------------------------------------------
+
+
+def test_regions_strip_step_numbers_and_own_the_launches_inside_them() -> None:
+    t = timeline(
+        [(1000, 2000, 0), (5000, 6000, 1), (11000, 12000, 2)],
+        [(100, 200, "launch"), (4000, 4500, "launch"), (10100, 10200, "launch")],
+        annotations=[("ProfilerStep#1", 0, 9000), ("ProfilerStep#2", 10000, 19000)],
+    )
+    regions = find_regions(t, index_timeline(t))
+    assert [(r.name, r.source, r.occurrences) for r in regions] == [
+        ("ProfilerStep", "profiler_step", 2)
+    ]
+    rows = occurrence_rows(t, regions[0])
+    assert [r.tolist() for r in rows] == [[0, 1], [2]]
+    assert regions[0].wall_ns.tolist() == [9000, 9000]
+
+
+def test_recursive_occurrences_count_once() -> None:
+    t = timeline(
+        [(1000, 2000, 0)],
+        [(100, 200, "launch")],
+        annotations=[("block", 0, 9000), ("block", 50, 8000)],
+    )
+    (region,) = find_regions(t, index_timeline(t))
+    assert region.occurrences == 1
+
+
+def test_launchless_activities_join_by_time_and_are_counted() -> None:
+    t = timeline(
+        [(1000, 2000, 0), (3000, 4000, -1)],
+        [(100, 200, "launch")],
+        annotations=[("fwd", 0, 9000)],
+    )
+    (region,) = find_regions(t, index_timeline(t))
+    assert region.rows[0].tolist() == [0, 1]
+    assert region.overlap_matched == 1
+
+
+def test_no_annotations_gives_the_whole_trace() -> None:
+    t = timeline([(1000, 2000, 0), (5000, 6000, 1)], [(0, 500, "launch"), (4000, 4500, "launch")])
+    (region,) = find_regions(t, index_timeline(t))
+    assert (region.name, region.source, region.occurrences) == (WHOLE_TRACE, "whole_trace", 1)
+    assert region.wall_ns.tolist() == [6000]  # 0 (first call) to 6000 (last kernel)
+
+
+# -- verdicts --------------------------------------------------------------------------------
+
+
+def shape(**kw: Any) -> RegionShape:
+    base: dict[str, Any] = {
+        "occurrences": 5,
+        "activities": 100,
+        "window_ns": 1_000_000,
+        "busy_share": 0.5,
+        "idle_share": {},
+        "median_activity_ns": 20_000,
+        "gpu_per_activity_ns": 20_000,
+        "graph_share": 0.0,
+    }
+    base.update(kw)
+    return RegionShape(**base)
+
+
+@pytest.mark.parametrize(
+    ("kw", "verdict"),
+    [
+        ({"activities": 0}, "idle"),
+        ({"graph_share": 0.9}, "already-graphed"),
+        ({"idle_share": {"sync": 0.3, "host_launch": 0.2}}, "sync-bound"),
+        ({"busy_share": 0.95}, "compute-bound"),
+        # busy but every launch buys 2 µs of GPU time: the host barely keeps up
+        ({"busy_share": 0.95, "gpu_per_activity_ns": 2_000}, "mixed"),
+        ({"idle_share": {"host_launch": 0.4}}, "launch-bound"),
+        ({"busy_share": 0.3, "gpu_per_activity_ns": 2_000}, "launch-bound"),
+        # host gaps, but mostly long ones: the host did its own work
+        (
+            {"busy_share": 0.05, "idle_share": {"host_launch": 0.9}, "long_host_share": 0.8},
+            "idle",
+        ),
+        ({"busy_share": 0.05, "idle_share": {"other": 0.95}}, "idle"),
+        ({"busy_share": 0.7, "idle_share": {"host_launch": 0.2}}, "mixed"),
+    ],
+)
+def test_verdict_rules(kw: dict[str, Any], verdict: str) -> None:
+    got, evidence = decide(shape(**kw), launch_cost_ns=6_839)
+    assert got == verdict
+    assert evidence
+
+
+def test_verdict_evidence_carries_the_numbers() -> None:
+    got, evidence = decide(
+        shape(busy_share=0.04, idle_share={"host_launch": 0.96}, gpu_per_activity_ns=1_500),
+        launch_cost_ns=6_839,
+    )
+    assert got == "launch-bound"
+    assert evidence[0] == "GPU busy 4% of its 1,000.0 µs window"
+    assert evidence[1] == "1.5 µs of GPU time per launch vs 6.8 µs unprofiled launch cost"
+    assert "host_launch gaps 96% of window" in evidence
+
+
+# -- capture pre-flight and health -------------------------------------------------------------
+
+
+def test_item_between_launches_makes_the_region_not_capturable() -> None:
+    t = timeline(
+        [(1000, 2000, 0), (5000, 6000, 2)],
+        [(100, 200, "launch"), (2100, 3000, "sync"), (4000, 4500, "launch")],
+        annotations=[("step", 0, 9000)],
+        ops=[("aten::item", 2000, 3100, 0), ("aten::_local_scalar_dense", 2050, 3050, 1)],
+    )
+    (region,) = diagnose(t, estimate=False).regions
+    assert region.capture.verdict == "not capturable"
+    assert not region.capture.capturable
+    (blocker,) = region.capture.blockers
+    assert (blocker.kind, blocker.severity, blocker.count) == ("host_sync", "breaks", 1)
+    assert blocker.example["op"] == "aten::item"
+    assert blocker.example["at_us"] == 2.0
+    assert region.idle_ns["sync"] == 3000.0
+
+
+def test_sync_after_the_last_launch_only_needs_a_change() -> None:
+    t = timeline(
+        [(1000, 2000, 0), (5000, 6000, 1)],
+        [(100, 200, "launch"), (4000, 4500, "launch"), (6000, 6100, "sync")],
+        annotations=[("step", 0, 9000)],
+    )
+    (region,) = diagnose(t, estimate=False).regions
+    assert region.capture.verdict == "capturable after changes"
+    assert [(b.kind, b.severity) for b in region.capture.blockers] == [("trailing_sync", "change")]
+
+
+def test_changing_kernel_sequence_breaks_capture_and_warmup_allocations_are_notes() -> None:
+    t = timeline(
+        [(1000, 2000, 0), (11000, 12000, 2), (21000, 22000, 3)],
+        [
+            (100, 200, "launch"),
+            (300, 400, "malloc"),
+            (10100, 10200, "launch"),
+            (20100, 20200, "launch"),
+        ],
+        annotations=[("step", 0, 9000), ("step", 10000, 19000), ("step", 20000, 29000)],
+        gpu_extra={"name": ["gemm", "gemm", "topk"]},
+    )
+    (region,) = diagnose(t, estimate=False).regions
+    kinds = {b.kind: b.severity for b in region.capture.blockers}
+    assert kinds == {"kernel_sequence_changes": "breaks", "warmup_allocation": "note"}
+    assert region.capture.verdict == "not capturable"
+
+
+def test_health_warns_about_missing_launches_hidden_graph_nodes_and_single_occurrence() -> None:
+    t = timeline(
+        [(1000, 2000, 0), (5000, 6000, -1)],
+        [(100, 200, "launch")],
+        annotations=[("step", 0, 9000)],
+        graph_nodes_visible=False,
+    )
+    kinds = [h.kind for h in diagnose(t, estimate=False).health]
+    assert kinds == [
+        "missing_launch_records",
+        "graph_nodes_hidden",
+        "single_occurrence",
+        "overlap_matched",
+    ]
+
+
+def test_health_warns_when_the_first_occurrence_is_a_warmup() -> None:
+    t = timeline(
+        [(1000, 2000, 0), (31000, 32000, 1), (41000, 42000, 2)],
+        [(100, 200, "launch"), (30100, 30200, "launch"), (40100, 40200, "launch")],
+        annotations=[("step", 0, 29000), ("step", 30000, 39000), ("step", 40000, 49000)],
+    )
+    (warning,) = diagnose(t, estimate=False).health
+    assert warning.kind == "warmup_included"
+    assert "29.0 µs, 3.2× the median of the others (9.0 µs)" in warning.message

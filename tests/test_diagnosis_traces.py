@@ -1,0 +1,205 @@
+"""The diagnosis on real traces: the project's H200 samples (verdicts checked against the
+replay savings measured without a profiler, sample_traces/latencies.json) and corpus traces
+from other projects (skipped where ../shared/corpus is absent)."""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from typing import Any
+
+import pytest
+from conftest import corpus_file, sample_file
+
+from traceinspect.analysis.diagnose import Diagnosis, diagnose
+from traceinspect.parse import load_trace
+from traceinspect.report.json_report import build_report
+
+#: Measured saving (latencies.json, H200, unprofiled p50) at or above which a step must be
+#: launch-bound, and below which it must be compute-bound.
+LAUNCH_BOUND_SAVING_PCT = 20.0
+COMPUTE_BOUND_SAVING_PCT = 5.0
+
+
+@cache
+def sample(workload: str) -> Diagnosis:
+    return diagnose(load_trace(sample_file(f"{workload}.eager.json.gz")))
+
+
+@cache
+def sample_report(workload: str) -> dict[str, Any]:
+    return build_report(sample(workload))
+
+
+def regions(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {r["name"]: r for r in report["regions"]}
+
+
+def measured_savings() -> dict[str, float]:
+    data = json.loads(sample_file("latencies.json").read_text())
+    return {name: w["saving_pct"] for name, w in data["workloads"].items()}
+
+
+def test_step_verdicts_agree_with_measured_replay_savings() -> None:
+    savings = measured_savings()
+    # tiny_mlp 86.2 %, decode_step 86.9, convnet_b1 78.8, host_sync 58.6, mixed 24.3;
+    # convnet_b64 2.3, big_gemm -1.7; two_streams 12.5 in between.
+    assert len(savings) == 8
+    checked = 0
+    for workload, saving in savings.items():
+        verdict = regions(sample_report(workload))["step"]["verdict"]
+        if saving >= LAUNCH_BOUND_SAVING_PCT:
+            assert verdict == "launch-bound", (workload, saving)
+            checked += 1
+        elif saving < COMPUTE_BOUND_SAVING_PCT:
+            assert verdict == "compute-bound", (workload, saving)
+            checked += 1
+        else:
+            assert verdict == "mixed", (workload, saving)
+    assert checked == 7
+
+
+def test_mixed_regions_split_launch_bound_attention_from_compute_bound_mlp() -> None:
+    by_name = regions(sample_report("mixed"))
+    assert [r["name"] for r in sample_report("mixed")["regions"]] == [
+        "ProfilerStep",
+        "step",
+        "attention",
+        "mlp",
+    ]
+    assert [r["depth"] for r in sample_report("mixed")["regions"]] == [0, 1, 2, 2]
+    attention, mlp = by_name["attention"], by_name["mlp"]
+    assert (attention["verdict"], attention["kernels"]) == ("launch-bound", 66)
+    assert (mlp["verdict"], mlp["kernels"]) == ("compute-bound", 7)
+    # attention: 113 µs of GPU work spread over a 1.38 ms window, the rest waiting on launches
+    assert attention["gpu_busy_us"] == pytest.approx(113.186, abs=0.01)
+    assert attention["idle_us"]["host_launch"] == pytest.approx(1267.26, abs=0.01)
+    assert mlp["gpu_busy_share"] == pytest.approx(0.984, abs=0.001)
+
+
+def test_tiny_mlp_step_numbers() -> None:
+    step = regions(sample_report("tiny_mlp"))["step"]
+    assert step["occurrences"] == 5
+    assert step["kernels"] == 96  # 48 x (addmm + relu)
+    assert step["gpu_busy_us"] == pytest.approx(144.699, abs=0.01)
+    assert step["window_us"] == pytest.approx(3564.179, abs=0.01)
+    assert step["idle_us"] == {
+        "host_launch": pytest.approx(3418.355, abs=0.01),
+        "sync": 0.0,
+        "copy": 0.0,
+        "dependency": 0.0,
+        "other": 0.0,
+    }
+    assert step["launch"]["median_queue_depth"] == 0.0
+    assert step["capture"] == {"capturable": True, "verdict": "capturable as-is", "blockers": []}
+    assert step["estimate"]["saving_frac"] > 0.5
+
+
+def test_host_sync_step_is_not_capturable_and_names_the_item() -> None:
+    by_name = regions(sample_report("host_sync"))
+    step = by_name["step"]
+    assert step["capture"]["capturable"] is False
+    assert step["capture"]["verdict"] == "not capturable"
+    (blocker,) = step["capture"]["blockers"]
+    assert (blocker["kind"], blocker["severity"], blocker["count"]) == ("host_sync", "breaks", 5)
+    assert blocker["example"]["op"] == "aten::item"
+    assert blocker["example"]["region"] == "check"
+    assert "aten::item" in blocker["what"]
+    # The GPU drained while the host waited: 82.5 µs of sync gaps per step.
+    assert step["idle_us"]["sync"] == pytest.approx(82.527, abs=0.01)
+    # Split at the sync, both halves capture as they are.
+    assert by_name["prepare"]["capture"]["verdict"] == "capturable as-is"
+    assert by_name["refine"]["capture"]["verdict"] == "capturable as-is"
+
+
+def test_graphed_samples_are_already_graphed() -> None:
+    report = build_report(diagnose(load_trace(sample_file("tiny_mlp.graphed.json.gz"))))
+    step = regions(report)["step"]
+    assert step["verdict"] == "already-graphed"
+    assert step["graph_share"] == pytest.approx(96 / 97, abs=1e-4)  # + the input copy
+    assert step["estimate"] is None
+    assert step["capture"]["verdict"] == "already graphed"
+
+
+def test_json_contract_keys_and_values() -> None:
+    report = json.loads(json.dumps(sample_report("decode_step")))
+    assert report["schema_version"] == 1
+    assert report["trace"]["format"] == "kineto"
+    assert report["trace"]["devices"][0]["name"] == "NVIDIA H200"
+    assert isinstance(report["health"], list)
+    attn = regions(report)["attn"]
+    assert attn["source"] == "record_function"
+    assert attn["depth"] == 2
+    assert attn["occurrences"] == 40  # 8 layers x 5 steps
+    for key in ("wall_us", "gpu_busy_us", "kernels", "verdict", "estimate", "capture"):
+        assert attn[key] is not None, key
+    assert set(attn["idle_us"]) == {"host_launch", "sync", "copy", "dependency", "other"}
+    assert set(attn["capture"]) >= {"capturable", "blockers"}
+    assert set(attn["estimate"]) >= {"graphed_us", "low_us", "high_us", "saving_us", "saving_frac"}
+    assert attn["verdict"] == "launch-bound"
+    assert attn["evidence"][0].startswith("GPU busy 8% of its")
+
+
+# -- corpus ---------------------------------------------------------------------------------
+
+
+@pytest.mark.corpus
+def test_event_sync_trace_is_sync_bound_with_the_is_nonzero_named() -> None:
+    path = corpus_file("HolisticTraceAnalysis__cuda_event_sync__event_sync_trace.json.gz")
+    (step,) = build_report(diagnose(load_trace(path)))["regions"]
+    assert (step["name"], step["verdict"]) == ("ProfilerStep", "sync-bound")
+    # 263 µs window: 100 µs blocked in syncs, 78 µs waiting on launches, 34 µs on a copy
+    assert step["idle_us"]["sync"] == 100.0
+    assert step["idle_us"]["host_launch"] == 78.0
+    assert step["idle_us"]["copy"] == 34.0
+    first = step["capture"]["blockers"][0]
+    assert (first["kind"], first["example"]["op"]) == ("host_sync", "aten::is_nonzero")
+
+
+@pytest.mark.corpus
+def test_backward_kernels_from_the_autograd_thread_join_the_backward_region() -> None:
+    path = corpus_file("HolisticTraceAnalysis__nccl_data.json.gz")
+    backward = regions(build_report(diagnose(load_trace(path))))["## backward ##"]
+    assert backward["activities"] == 797
+    assert [b["kind"] for b in backward["capture"]["blockers"]] == ["cpu_work", "collective"]
+
+
+@pytest.mark.corpus
+def test_vllm_graph_replay_is_already_graphed() -> None:
+    path = corpus_file("TraceLens__vllm_decode_full__graph_execution.json.gz")
+    (region,) = build_report(diagnose(load_trace(path)))["regions"]
+    assert region["verdict"] == "already-graphed"
+    assert region["kernels"] == 425
+
+
+@pytest.mark.corpus
+def test_cpu_only_trace_has_no_gpu_work_and_says_so() -> None:
+    path = corpus_file("HolisticTraceAnalysis__rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz")
+    report = build_report(diagnose(load_trace(path)))
+    assert {r["verdict"] for r in report["regions"]} == {"idle"}
+    assert {r["capture"]["verdict"] for r in report["regions"]} == {"no GPU work"}
+    assert report["health"][0]["kind"] == "no_gpu_activity"
+
+
+@pytest.mark.corpus
+def test_cut_nsys_window_falls_back_to_the_whole_trace_and_warns() -> None:
+    path = corpus_file("nsys-ai__h100_2gpu_1s.sqlite")
+    report = build_report(diagnose(load_trace(path)))
+    whole = report["regions"][0]
+    assert (whole["name"], whole["source"], whole["activities"]) == (
+        "whole trace",
+        "whole_trace",
+        4368,
+    )
+    assert report["health"][0]["kind"] == "missing_launch_records"
+    assert "2,276 of 4,368" in report["health"][0]["message"]
+
+
+@pytest.mark.corpus
+def test_alexnet_benchmark_reports_allocations_and_pageable_copies() -> None:
+    path = corpus_file("HolisticTraceAnalysis__benchmark_result_2869224_1695835535_trace.json.gz")
+    outer = build_report(diagnose(load_trace(path)))["regions"][0]
+    kinds = {(b["kind"], b["example"]["op"]): b["count"] for b in outer["capture"]["blockers"]}
+    assert kinds[("allocation", "cudaMalloc")] == 24
+    assert kinds[("pageable_copy", "aten::to")] == 16
+    assert kinds[("host_sync", "aten::to")] == 16
