@@ -11,6 +11,7 @@ import pytest
 from traceinspect.analysis.estimate import (
     critical_path_ns,
     device_share,
+    duration_spread,
     estimate_occurrence,
     estimate_region,
     infer_dependencies,
@@ -266,9 +267,13 @@ def test_region_medians_range_and_measured_saving() -> None:
     assert est is not None
     # graphed per occurrence: 4 + (d + 0.9) + 2 µs → 7.1, 7.4, 7.9; median 7.4 µs
     assert est.graphed_ns == 7_400
-    # low/high: 10th/90th percentile of (7.1, 7.4, 7.9) ∓ 10 % of the 6.9 µs overheads
-    assert est.low_ns == 6_470
-    assert est.high_ns == 8_490
+    # the same kernel ran 0.2, 0.5 and 1 µs: ratios to the median 0.4, 1, 2; time-weighted
+    # 10th/90th percentiles 0.4 and 2 → durations × 0.4 / × 2 at the ends of the range
+    assert duration_spread(tl, occ) == (0.4, 2.0)
+    # low: overheads × 0.9 (6.21 µs) + 0.08, 0.2, 0.4 µs → 10th percentile 6.314 µs
+    assert est.low_ns == 6_314
+    # high: overheads × 1.1 (7.59 µs) + 0.4, 1, 2 µs → 90th percentile 9.39 µs
+    assert est.high_ns == 9_390
     assert est.eager_source == "measured"
     assert est.saving_ns == 30 * US - 7_400
     out = est.to_json()

@@ -170,8 +170,11 @@ def estimate_region(
     ]
     if not kept:
         return None
+    spread = duration_spread(timeline, [rows for rows, _ in kept])
     estimates = [
-        estimate_occurrence(timeline, rows, calibration, assume_input_copy=assume_input_copy)
+        estimate_occurrence(
+            timeline, rows, calibration, assume_input_copy=assume_input_copy, duration_spread=spread
+        )
         for rows, _ in kept
     ]
     graphed = _median([e.graphed_ns for e in estimates])
@@ -219,14 +222,63 @@ def estimate_region(
     )
 
 
+def duration_spread(timeline: Timeline, occurrence_rows: Sequence[IntArray]) -> tuple[float, float]:
+    """How much the same GPU work's duration varies from one occurrence to the next.
+
+    The same work is the activity at the same position of every occurrence (in start
+    order) when all occurrences launched as many activities, else the activities sharing
+    name, grid and block. Each duration is divided by the median of its group; the result
+    is the time-weighted 10th and 90th percentile of that ratio (1.0 when nothing repeats).
+    """
+    occurrences = [np.asarray(r, np.int64) for r in occurrence_rows if len(r)]
+    if len(occurrences) < 2:
+        return 1.0, 1.0
+    gpu = timeline.gpu
+    start = gpu["start_ns"].to_numpy()
+    end = gpu["end_ns"].to_numpy()
+    ordered = [r[np.argsort(start[r], kind="stable")] for r in occurrences]
+    rows = np.concatenate(ordered)
+    duration = (end[rows] - start[rows]).astype(np.float64)
+    if len({len(r) for r in ordered}) == 1:
+        group = np.tile(np.arange(len(ordered[0])), len(ordered))
+    else:
+        labels = (
+            gpu["name"].to_numpy()[rows].astype(str)
+            + "|"
+            + gpu["grid"].to_numpy()[rows].astype(str)
+            + "|"
+            + gpu["block"].to_numpy()[rows].astype(str)
+        )
+        _, group = np.unique(labels, return_inverse=True)
+    ratios = np.ones(len(rows))
+    order = np.argsort(group, kind="stable")
+    bounds = np.flatnonzero(np.diff(group[order])) + 1
+    for members in np.split(order, bounds):
+        median = float(np.median(duration[members]))
+        if len(members) > 1 and median > 0:
+            ratios[members] = duration[members] / median
+    weights = np.maximum(duration, 1.0)
+    by_ratio = np.argsort(ratios, kind="stable")
+    cumulative = np.cumsum(weights[by_ratio]) / weights.sum()
+    last = len(by_ratio) - 1
+    sorted_ratios = ratios[by_ratio]
+    low_at = min(last, int(np.searchsorted(cumulative, RANGE_PERCENTILES[0] / 100)))
+    high_at = min(last, int(np.searchsorted(cumulative, RANGE_PERCENTILES[1] / 100)))
+    return min(float(sorted_ratios[low_at]), 1.0), max(float(sorted_ratios[high_at]), 1.0)
+
+
 def estimate_occurrence(
     timeline: Timeline,
     rows: IntArray,
     calibration: Calibration,
     *,
     assume_input_copy: bool = True,
+    duration_spread: tuple[float, float] = (1.0, 1.0),
 ) -> OccurrenceEstimate:
-    """Predicted graphed wall time of the activities at ``rows`` of ``timeline.gpu``."""
+    """Predicted graphed wall time of the activities at ``rows`` of ``timeline.gpu``.
+
+    ``duration_spread`` scales every node's duration for the low and the high end of the
+    range (see :func:`duration_spread`)."""
     gpu = timeline.gpu
     rows = np.asarray(rows, np.int64)
     rows = rows[np.argsort(gpu["start_ns"].to_numpy()[rows], kind="stable")]
@@ -265,12 +317,12 @@ def estimate_occurrence(
             )
         )
 
-    def wall(scale: float) -> tuple[int, dict[str, int]]:
-        return _replay_wall(copy_durations, graphs, calibration, scale)
+    def wall(scale: float, duration_scale: float = 1.0) -> tuple[int, dict[str, int]]:
+        return _replay_wall(copy_durations, graphs, calibration, scale, duration_scale)
 
     graphed, parts = wall(1.0)
-    low, _ = wall(1.0 - calibration.spread_frac)
-    high, _ = wall(1.0 + calibration.spread_frac)
+    low, _ = wall(1.0 - calibration.spread_frac, duration_spread[0])
+    high, _ = wall(1.0 + calibration.spread_frac, duration_spread[1])
     parts["gpu_busy"] = int(duration[node].sum())
     return OccurrenceEstimate(
         graphed_ns=graphed,
@@ -299,11 +351,11 @@ class _Graph:
     #: sooner than this, however they overlap.
     work_ns: float = 0.0
 
-    def path_ns(self, overhead_scale: float) -> float:
+    def path_ns(self, overhead_scale: float, duration_scale: float = 1.0) -> float:
         chain = critical_path_ns(
-            self.keys, self.duration + self.overhead * overhead_scale, self.deps
+            self.keys, self.duration * duration_scale + self.overhead * overhead_scale, self.deps
         )
-        return max(chain, self.work_ns)
+        return max(chain, self.work_ns * duration_scale)
 
 
 def _replay_wall(
@@ -311,6 +363,7 @@ def _replay_wall(
     graphs: Sequence[_Graph],
     calibration: Calibration,
     scale: float,
+    duration_scale: float = 1.0,
 ) -> tuple[int, dict[str, int]]:
     """Simulate the host and the GPU of one synchronized request: eager input copies, then
     per graph replay() and, between graphs, the eager readbacks and the host sync.
@@ -328,8 +381,8 @@ def _replay_wall(
     gpu_work = node_overhead = host_syncs = 0.0
     for i, graph in enumerate(graphs):
         if len(graph.keys):
-            bare = graph.path_ns(0.0)
-            path = graph.path_ns(scale)
+            bare = graph.path_ns(0.0, duration_scale)
+            path = graph.path_ns(scale, duration_scale)
             gpu_work += bare
             node_overhead += path - bare
             gpu_start = max(gpu_free, host + calibration.replay_latency_ns * scale)
