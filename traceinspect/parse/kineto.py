@@ -319,6 +319,7 @@ def us_text_to_ns(
 
 
 _DOT: Final = ord(".")
+_MAX_US_EXPONENT: Final = 16  # 1e16 µs = 1e19 ns is past int64 already
 _ZERO: Final = ord("0")
 
 
@@ -342,6 +343,8 @@ def _decimal_us_to_ns(text: bytes) -> int:
         raise ValueError(f"not a number: {text[:40]!r}") from None
     if not value.is_finite():
         raise ValueError(f"not a finite number: {text[:40]!r}")
+    if value and value.adjusted() > _MAX_US_EXPONENT:  # before int(): 1e999999 is huge
+        raise ValueError(f"time out of range: {text[:40]!r}")
     ns = int((value * NS_PER_US).to_integral_value())
     if not _INT64_MIN <= ns < 2**63:
         raise ValueError(f"time out of range: {text[:40]!r}")
@@ -391,6 +394,8 @@ def _to_int64(values: Sequence[int | str]) -> NDArray[np.int64]:
 # --------------------------------------------------------------------------------------
 # Streaming the traceEvents array in chunks.
 
+#: msgspec reports bad UTF-8 inside strings as UnicodeDecodeError, the rest as DecodeError.
+_DECODE_ERRORS: Final = (msgspec.DecodeError, UnicodeDecodeError)
 _EVENTS_KEY: Final = re.compile(rb'"traceEvents"\s*:\s*\[')
 _WHITESPACE: Final = b" \t\r\n"
 _BYTE_POSITION: Final = re.compile(r"\(byte (\d+)\)")
@@ -464,8 +469,10 @@ class _EventChunks:
         self.events_before = 0  # events yielded so far, for error messages
         self._top_level_array = False
 
-    def _fail(self, exc: msgspec.DecodeError, byte_shift: int) -> TraceFormatError:
+    def _fail(self, exc: Exception, byte_shift: int) -> TraceFormatError:
         """A one-line problem with positions made absolute in the file / event array."""
+        if isinstance(exc, UnicodeDecodeError):
+            return TraceFormatError(self.path, f"text is not valid UTF-8 ({exc.reason})")
         message = str(exc)
 
         def _byte(m: re.Match[str]) -> str:
@@ -482,7 +489,7 @@ class _EventChunks:
     def _decode_meta(self, text: bytes, byte_shift: int) -> _Meta:
         try:
             return _META_DECODER.decode(text)
-        except msgspec.DecodeError as exc:
+        except _DECODE_ERRORS as exc:
             raise self._fail(exc, byte_shift) from None
 
     def _start(self) -> None:
@@ -506,7 +513,7 @@ class _EventChunks:
                     self.meta = _META_DECODER.decode(prefix + b"null}")
                 except msgspec.ValidationError as exc:
                     raise self._fail(exc, 0) from None
-                except msgspec.DecodeError:
+                except _DECODE_ERRORS:
                     continue  # the key text sat inside a string or a nested object
                 buf.consume(match.end())
                 return
@@ -540,8 +547,8 @@ class _EventChunks:
                 events = _EVENTS_DECODER.decode(b"[" + data[: brace + 1] + b"]")
             except msgspec.ValidationError as exc:
                 raise self._fail(exc, self.buffer.offset - 1) from None
-            except msgspec.DecodeError:
-                continue
+            except _DECODE_ERRORS:
+                continue  # not a top-level boundary (or bad text: the tail decode says)
             self.buffer.consume(after + 1)
             return events
         return None
@@ -552,7 +559,7 @@ class _EventChunks:
         if self._top_level_array:
             try:
                 return _EVENTS_DECODER.decode(b"[" + buf.data)
-            except msgspec.DecodeError as exc:
+            except _DECODE_ERRORS as exc:
                 raise self._fail(exc, buf.offset - 1) from None
         opening = b'{"traceEvents":['
         tail = self._decode_meta(opening + buf.data, buf.offset - len(opening))
