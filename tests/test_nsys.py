@@ -449,3 +449,16 @@ def test_per_thread_stream_and_version_suffixes_are_stripped(tmp_path: Path) -> 
     assert ["cudaLaunchKernel", "runtime", "launch"] in calls
     assert ["cuMemcpyHtoDAsync", "driver", "memcpy"] in calls
     assert int((host["name"] == "cudaLaunchKernel").sum()) == 2
+
+
+def test_nvtx_text_with_invalid_utf8_is_replaced_not_fatal(tmp_path: Path) -> None:
+    copy = edited_copy(
+        tmp_path,
+        MOCK,
+        "CREATE TABLE NVTX_EVENTS (start INTEGER, end INTEGER, eventType INTEGER, text TEXT,"
+        " globalTid INTEGER)",
+        # 'step' followed by a lone continuation byte 0x80
+        "INSERT INTO NVTX_EVENTS VALUES (10, 30, 59, CAST(X'7374657080' AS TEXT),"
+        " 283004824020018)",
+    )
+    assert load_trace(copy).annotations["name"].tolist() == ["step\ufffd"]

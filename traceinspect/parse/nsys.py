@@ -122,8 +122,8 @@ _API_SUFFIX = re.compile(r"(?:_v\d+|_ptsz|_ptds)+$")
 _PROFILER_STEP = re.compile(r"ProfilerStep#\d+")
 # torch.autograd.profiler.emit_nvtx: "name[, seq = N][, op_id = N][, sizes = [...]]
 # [, input_op_ids = [...]]" (torch/csrc/profiler/standalone/nvtx_observer.cpp).
-_EMIT_NVTX = re.compile(
-    r"(?P<name>.*?)(?P<seq>, seq = -?\d+)?(?P<op>, op_id = \d+)?"
+_EMIT_NVTX_TAIL = re.compile(
+    r"(?:, seq = -?\d+)?(?:, op_id = \d+)?"
     r"(?:, sizes = (?P<sizes>\[.*?\]))?(?:, input_op_ids = \[.*\])?",
     re.DOTALL,
 )
@@ -253,6 +253,13 @@ _INTERVAL_SQL: Final = (
 )
 
 
+def _read_connection(uri: str, shown: Path, *, lenient: bool) -> Timeline:
+    with contextlib.closing(sqlite3.connect(uri, uri=True)) as conn:
+        if lenient:
+            conn.text_factory = _decode_text
+        return _Reader(conn, shown).timeline()
+
+
 def _decode_text(raw: bytes) -> str:
     return raw.decode("utf-8", errors="replace")
 
@@ -278,10 +285,14 @@ def _read_sqlite(db: Path, shown: Path) -> Timeline:
     """Read export ``db``; errors name ``shown`` (the file the user gave)."""
     try:
         uri = f"{db.resolve().as_uri()}?mode=ro"
-        with contextlib.closing(sqlite3.connect(uri, uri=True)) as conn:
-            # NVTX messages are whatever the application passed: never fail on bad UTF-8.
-            conn.text_factory = _decode_text
-            return _Reader(conn, shown).timeline()
+        try:
+            return _read_connection(uri, shown, lenient=False)
+        except (sqlite3.OperationalError, pd.errors.DatabaseError) as exc:
+            if "decode" not in str(exc):
+                raise
+            # NVTX messages are whatever the application passed: bad UTF-8 is replaced
+            # (the slower text path, taken only when needed).
+            return _read_connection(uri, shown, lenient=True)
     except (sqlite3.Error, pd.errors.DatabaseError) as exc:
         # pandas prefixes the whole query ("Execution failed on sql '...': why"): keep why.
         why = str(exc).rsplit("': ", 1)[-1]
@@ -648,14 +659,18 @@ class _Reader:
             ranges = ranges[~unfinished]
         pid, tid = _i64(ranges, "pid"), _i64(ranges, "tid")
         start, end = _i64(ranges, "start_ns"), _i64(ranges, "end_ns")
-        domain = [
-            domains.get((int(p), int(d)), "")
-            for p, d in zip(pid, _i64(ranges, "domain_id"), strict=True)
-        ]
-        parsed = [_parse_nvtx_text(str(t)) for t in ranges["text"]]
-        names = np.array([p[0] for p in parsed], dtype=object)
-        op_like = np.array([p[1] for p in parsed], dtype=bool)
-        shapes = [p[2] for p in parsed]
+        domain = np.full(len(ranges), "", dtype=object)
+        if domains:
+            known = pd.MultiIndex.from_tuples(list(domains))
+            found = known.get_indexer(pd.MultiIndex.from_arrays([pid, _i64(ranges, "domain_id")]))
+            names_of = np.array(list(domains.values()), dtype=object)
+            domain[found >= 0] = names_of[found[found >= 0]]
+        # Parsed once per distinct message: user ranges repeat every step.
+        codes, messages = pd.factorize(ranges["text"].astype(str).to_numpy())
+        parsed = [_parse_nvtx_text(str(m)) for m in messages]
+        names = np.array([p[0] for p in parsed] or [""], dtype=object)[codes]
+        op_like = np.array([p[1] for p in parsed] or [False], dtype=bool)[codes]
+        shapes = np.array([p[2] for p in parsed] or [""], dtype=object)[codes]
         ann = ~op_like
         sources = ["profiler_step" if _PROFILER_STEP.fullmatch(n) else "nvtx" for n in names[ann]]
         annotations = make_table(
@@ -668,7 +683,7 @@ class _Reader:
                 "start_ns": start[ann],
                 "end_ns": end[ann],
                 "depth": nesting_depth(pid[ann], tid[ann], start[ann], end[ann]),
-                "domain": np.array(domain, dtype=object)[ann] if len(domain) else [],
+                "domain": domain[ann],
             },
         )
         cpu_ops = make_table(
@@ -680,7 +695,7 @@ class _Reader:
                 "start_ns": start[op_like],
                 "end_ns": end[op_like],
                 "depth": nesting_depth(pid[op_like], tid[op_like], start[op_like], end[op_like]),
-                "input_shapes": [sh for sh, o in zip(shapes, op_like, strict=True) if o],
+                "input_shapes": shapes[op_like],
             },
         )
         return annotations, cpu_ops
@@ -793,10 +808,15 @@ def _plain(value: Any) -> Any:
 
 def _parse_nvtx_text(text: str) -> tuple[str, bool, str]:
     """(name, is an emit_nvtx operator range, input shapes JSON text) of an NVTX message."""
-    match = _EMIT_NVTX.fullmatch(text)
-    if match is None or not (match["seq"] or match["op"]):
+    cut = text.find(", seq = ")
+    if cut < 0:
+        cut = text.find(", op_id = ")
+        if cut < 0:
+            return text, False, ""
+    match = _EMIT_NVTX_TAIL.fullmatch(text, cut)
+    if match is None:
         return text, False, ""
-    name = match["name"]
+    name = text[:cut]
     return name, "::" in name, match["sizes"] or ""
 
 
