@@ -139,3 +139,39 @@ def test_nearest_rank_percentiles() -> None:
 def test_trace_name_is_a_safe_file_name() -> None:
     assert trace_name("mlp", 4, "eager") == "mlp.b4.eager.json.gz"
     assert trace_name("../dec ode", None, "graphed") == "dec_ode.bx.graphed.json.gz"
+
+
+def test_outputs_compared_with_the_dtypes_tolerance() -> None:
+    torch = pytest.importorskip("torch")
+    from traceinspect.collect.replay import _compare
+
+    want = [torch.ones(4), torch.arange(3)]
+    # Exactly equal outputs (a tuple, as a callable would return them)
+    assert _compare(want, (torch.ones(4), torch.arange(3)), torch) == (
+        True,
+        0.0,
+        "float32 rtol=1.3e-06 atol=1e-05; int64 exact",
+    )
+    # 1e-3 off in float32 is beyond rtol 1.3e-6 + atol 1e-5
+    correct, error, _ = _compare(want, [torch.ones(4) + 1e-3, torch.arange(3)], torch)
+    assert correct is False
+    assert error == pytest.approx(1e-3, rel=1e-3)
+    # bfloat16 allows 1.6e-2 relative: 1 + 2**-8 passes
+    bf = torch.ones(2, dtype=torch.bfloat16)
+    assert _compare([bf], bf + 2**-8, torch)[0] is True
+    # A different structure is incorrect; no tensors at all is unknown
+    assert _compare(want, torch.ones(4), torch) == (False, None, None)
+    assert _compare([], "not a tensor", torch) == (None, None, None)
+
+
+def test_inputs_resized_and_rotated_along_the_batch_dim() -> None:
+    torch = pytest.importorskip("torch")
+    from traceinspect.collect.replay import _resize, _rotate
+
+    x = torch.tensor([[1, 1], [2, 2], [3, 3]])
+    assert _resize(x, 5, 0, torch).tolist() == [[1, 1], [2, 2], [3, 3], [1, 1], [2, 2]]
+    assert _resize(x, 2, 0, torch).tolist() == [[1, 1], [2, 2]]
+    assert _resize(x, 4, 1, torch).tolist() == [[1, 1, 1, 1], [2, 2, 2, 2], [3, 3, 3, 3]]
+    assert _resize(7, 4, 0, torch) == 7  # not a tensor: passed as is
+    assert _rotate(x, 0, torch).tolist() == [[3, 3], [1, 1], [2, 2]]
+    assert _rotate(torch.tensor(5.0), 0, torch).item() == 5.0  # no batch dim: unchanged

@@ -184,9 +184,14 @@ def measure_candidate(
     out_dir: Path,
     options: MeasureOptions,
     log: Callable[[str], None],
+    *,
+    torch: Any = None,
 ) -> CandidateResult:
-    """Measure one candidate on the current CUDA device (see the module docstring)."""
-    torch = _torch()
+    """Measure one candidate on the current CUDA device (see the module docstring).
+
+    ``torch`` replaces the torch module (tests pass one whose ``cuda`` is simulated).
+    """
+    torch = _torch() if torch is None else torch
     buckets = candidate_buckets(candidate)
     result = CandidateResult(candidate.name, "measured", buckets)
     session = _Measurement(candidate, out_dir, options, log, torch)
@@ -249,7 +254,9 @@ class _Measurement:
         self.log(_progress(name, bucket, eager, graphed))
         if bucket is not None:
             self.eager_ns[bucket] = eager["host_p50_ns"]
-            self.graphed_ns[bucket] = graphed["host_p50_ns"]
+            # A graph whose outputs differ from eager is never recommended.
+            usable = graphed["status"] == "ok"
+            self.graphed_ns[bucket] = graphed["host_p50_ns"] if usable else None
             self.pool_bytes[bucket] = graphed["graph_pool_bytes"]
         return [eager, graphed]
 
@@ -304,6 +311,7 @@ class _Measurement:
         torch.cuda.reset_peak_memory_stats()
         reserved_before = int(torch.cuda.memory_reserved())
         graph = torch.cuda.CUDAGraph()
+        stream = torch.cuda.current_stream()
         try:
             start = time.perf_counter_ns()
             with torch.cuda.graph(graph, pool=torch.cuda.graph_pool_handle()):
@@ -311,6 +319,9 @@ class _Measurement:
             torch.cuda.synchronize()
             row["capture_ns"] = time.perf_counter_ns() - start
         except Exception as exc:  # noqa: BLE001 - a failed capture is a result
+            # torch.cuda.graph leaves its capture stream current when ending the capture
+            # raises; put back ours.
+            torch.cuda.set_stream(stream)
             failure = classify_exception(exc)
             row["status"] = "capture_failed"
             row["failure"] = {"phase": "capture", **failure.to_json()}
@@ -342,10 +353,11 @@ class _Measurement:
         _fill_timing(row, host, gpu)
         row["peak_allocated_bytes"] = int(torch.cuda.max_memory_allocated())
         row["peak_reserved_bytes"] = int(torch.cuda.max_memory_reserved())
-        row.update(correct=correct, max_abs_error=max_error, tolerance=tolerance, status="ok")
+        status = "incorrect" if correct is False else "ok"
+        row.update(correct=correct, max_abs_error=max_error, tolerance=tolerance, status=status)
         if self.opt.traces:
             row["trace"] = self._trace(bucket, "graphed", step)
-        if bucket is not None:
+        if bucket is not None and status == "ok":
             self.graphs[bucket] = (graph, static, static_out)
 
     # -- request mix ------------------------------------------------------------------

@@ -1,0 +1,320 @@
+"""The replay measurement's control flow on CPU, with `torch.cuda` simulated.
+
+CI has no GPU, so a stand-in for `torch.cuda` plays the parts the measurement uses: streams
+and events, the allocator's counters, and a graph whose replay re-runs the captured
+computation on the static buffers (the test callables hand it over while capturing). Timings
+are real host clock readings of CPU work; what is asserted is what the flow must produce
+whatever they are: rows, statuses, nulls, correctness, the pool's size, the request mix.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import pytest
+
+from traceinspect.collect.candidates import GraphCandidate
+from traceinspect.collect.replay import ROW_FIELDS, MeasureOptions, measure_candidate
+
+torch = pytest.importorskip("torch")
+
+NOT_PERMITTED = "CUDA error: operation not permitted when stream is capturing"
+POOL_BYTES = 2 * 1024 * 1024  # what the simulated capture adds to reserved memory
+
+
+class FakeGraph:
+    def __init__(self) -> None:
+        self.replay_fn: Callable[[], None] | None = None
+
+    def replay(self) -> None:
+        assert self.replay_fn is not None, "replaying a graph that captured nothing"
+        self.replay_fn()
+
+
+class FakeCapture:
+    def __init__(self, cuda: FakeCuda, graph: FakeGraph) -> None:
+        self.cuda, self.graph = cuda, graph
+
+    def __enter__(self) -> None:
+        self.cuda.capturing = self.graph
+        self.cuda.reserved += POOL_BYTES
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.cuda.capturing = None
+        if exc is not None:  # as torch: ending an invalidated capture raises again
+            raise RuntimeError(
+                "CUDA error: operation failed due to a previous error during capture"
+            )
+
+
+class FakeEvent:
+    def __init__(self, enable_timing: bool = False) -> None:
+        self.at = 0
+
+    def record(self) -> None:
+        self.at = time.perf_counter_ns()
+
+    def synchronize(self) -> None:
+        pass
+
+    def elapsed_time(self, end: FakeEvent) -> float:
+        return (end.at - self.at) / 1e6
+
+
+class FakeCuda:
+    """The slice of `torch.cuda` that the measurement calls."""
+
+    def __init__(self) -> None:
+        self.capturing: FakeGraph | None = None
+        self.reserved = 10 * 1024 * 1024
+        self.streams_set: list[object] = []
+
+    def synchronize(self) -> None:
+        pass
+
+    def reset_peak_memory_stats(self) -> None:
+        pass
+
+    def max_memory_allocated(self) -> int:
+        return 1000
+
+    def max_memory_reserved(self) -> int:
+        return self.reserved
+
+    def memory_reserved(self) -> int:
+        return self.reserved
+
+    def empty_cache(self) -> None:
+        pass
+
+    def current_stream(self) -> Any:
+        return _STREAM
+
+    def set_stream(self, stream: object) -> None:
+        self.streams_set.append(stream)
+
+    def Stream(self) -> Any:  # noqa: N802 - torch's name
+        return _STREAM
+
+    def stream(self, stream: object) -> contextlib.AbstractContextManager[None]:
+        return contextlib.nullcontext()
+
+    def Event(self, enable_timing: bool = False) -> FakeEvent:  # noqa: N802
+        return FakeEvent(enable_timing)
+
+    def graph_pool_handle(self) -> tuple[int, int]:
+        return (0, 1)
+
+    def CUDAGraph(self) -> FakeGraph:  # noqa: N802
+        return FakeGraph()
+
+    def graph(self, graph: FakeGraph, pool: object = None) -> FakeCapture:
+        return FakeCapture(self, graph)
+
+
+class _Stream:
+    def wait_stream(self, other: object) -> None:
+        pass
+
+
+_STREAM = _Stream()
+
+
+class FakeTorch:
+    """Real torch for tensors, the simulated `cuda` above."""
+
+    def __init__(self) -> None:
+        self.cuda = FakeCuda()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(torch, name)
+
+
+def capturable(cuda: FakeCuda, compute: Callable[..., Any]) -> Callable[..., Any]:
+    """`compute` as a graph candidate: while capturing, hand the graph a replay that
+    recomputes into the captured output buffer."""
+
+    def fn(*args: Any) -> Any:
+        out = compute(*args)
+        graph = cuda.capturing
+        if graph is not None:
+
+            def replay() -> None:
+                out.copy_(compute(*args))
+
+            graph.replay_fn = replay
+        return out
+
+    return fn
+
+
+def _candidate(fn: Callable[..., Any], example: tuple[Any, ...], **kw: Any) -> GraphCandidate:
+    return GraphCandidate(
+        name=kw.pop("name", "cand"),
+        fn=fn,
+        example_inputs=example,
+        make_inputs=None,
+        buckets=kw.pop("buckets", None),
+        request_mix=kw.pop("request_mix", None),
+        batch_dim=0,
+    )
+
+
+OPTIONS = MeasureOptions(iters=5, warmup=1, profile_steps=1, mix_requests=20, traces=False)
+
+
+def _measure(candidate: GraphCandidate, fake: FakeTorch, tmp_path: Path) -> Any:
+    lines: list[str] = []
+    result = measure_candidate(candidate, tmp_path, OPTIONS, lines.append, torch=fake)
+    return result, lines
+
+
+def test_buckets_are_measured_eager_and_graphed(tmp_path: Path) -> None:
+    fake = FakeTorch()
+    weight = torch.randn(8, 8)
+    fn = capturable(fake.cuda, lambda x: torch.tanh(x @ weight))
+    candidate = _candidate(
+        fn, (torch.randn(3, 8),), buckets=(1, 2, 4), request_mix={1: 6.0, 3: 3.0, 8: 1.0}
+    )
+    result, lines = _measure(candidate, fake, tmp_path)
+    rows = result.rows
+    # Two rows per bucket, then the eager-only mix sizes that are not buckets (3 and 8).
+    assert [(r["bucket"], r["mode"], r["in_bucket_set"]) for r in rows] == [
+        (1, "eager", True),
+        (1, "graphed", True),
+        (2, "eager", True),
+        (2, "graphed", True),
+        (4, "eager", True),
+        (4, "graphed", True),
+        (3, "eager", False),
+        (8, "eager", False),
+    ]
+    for row in rows:
+        assert list(row) == list(ROW_FIELDS)
+        assert row["status"] == "ok"
+        assert row["iterations"] == 5
+        assert row["host_p50_ns"] > 0 and row["host_p95_ns"] >= row["host_p50_ns"]
+        assert row["trace"] is None  # traces off
+        assert row["predicted_ns"] is None
+    for row in rows:
+        if row["mode"] == "graphed":
+            assert row["correct"] is True
+            assert row["max_abs_error"] == 0.0
+            assert row["tolerance"] == "float32 rtol=1.3e-06 atol=1e-05"
+            assert row["graph_pool_bytes"] == POOL_BYTES
+            assert row["capture_ns"] > 0 and row["first_replay_ns"] > 0
+        else:
+            assert (row["capture_ns"], row["graph_pool_bytes"], row["correct"]) == (None,) * 3
+    mix = result.request_mix
+    assert mix["registered_set"]["fallback_share"] == 0.1  # size 8 exceeds bucket 4
+    assert mix["registered_set"]["padding_share"] == 3 / 18  # 3 -> 4: 3 rows of 6*1 + 3*4
+    assert mix["registered_set"]["graph_memory_bytes"] == 3 * POOL_BYTES
+    measured = mix["measured"]
+    assert measured["requests"] == 20
+    assert measured["fallback_requests"] == 2  # 2 of 20 requests are size 8
+    assert measured["padding_share"] == 6 / 36  # 12 of size 1, 6 of size 3 -> bucket 4
+    assert result.recommendation is not None and result.recommendation.chosen is not None
+    assert len(lines) == 3  # one progress line per bucket
+
+
+def test_wrong_graph_output_is_flagged_and_never_recommended(tmp_path: Path) -> None:
+    fake = FakeTorch()
+
+    def baked(x: Any) -> Any:
+        # A Python value read during the call is frozen into the graph: the capture saw 1.0,
+        # eager calls see 0.0 (think of a step counter or a .item() taken outside).
+        bias = 1.0 if fake.cuda.capturing is not None else 0.0
+        out = x * 2 + bias
+        graph = fake.cuda.capturing
+        if graph is not None:
+            graph.replay_fn = lambda: out.copy_(x * 2 + bias)
+        return out
+
+    candidate = _candidate(baked, (torch.ones(2, 4),), buckets=(2,), request_mix={2: 1.0})
+    result, _ = _measure(candidate, fake, tmp_path)
+    graphed = result.rows[1]
+    assert graphed["status"] == "incorrect"
+    assert graphed["correct"] is False
+    assert graphed["max_abs_error"] == 1.0
+    # The only bucket is unusable: the pick is to stay eager.
+    assert result.recommendation.chosen.buckets == ()
+    assert result.request_mix["measured"]["fallback_requests"] == 20
+
+
+class Probe:
+    """Stands for a CUDA tensor: reading it back fails while a capture is in progress."""
+
+    def __init__(self, cuda: FakeCuda) -> None:
+        self.cuda = cuda
+
+    def item(self) -> float:
+        if self.cuda.capturing is not None:
+            raise RuntimeError(NOT_PERMITTED)
+        return 2.0
+
+
+def test_failed_capture_is_classified_and_the_run_goes_on(tmp_path: Path) -> None:
+    fake = FakeTorch()
+    probe = Probe(fake.cuda)
+
+    def normalize(x: Any) -> Any:
+        scale = probe.item()
+        return x / scale
+
+    failing = _candidate(normalize, (torch.ones(4, 4),), name="normalize")
+    result, lines = _measure(failing, fake, tmp_path)
+    eager, graphed = result.rows
+    assert eager["status"] == "ok"
+    assert graphed["status"] == "capture_failed"
+    assert graphed["failure"]["phase"] == "capture"
+    assert graphed["failure"]["kind"] == "host_sync"
+    assert graphed["failure"]["message"] == NOT_PERMITTED  # the first error, not the second
+    for field in ("host_p50_ns", "first_replay_ns", "graph_pool_bytes", "correct"):
+        assert graphed[field] is None
+    assert fake.cuda.streams_set == [_STREAM]  # our stream put back after the failure
+    assert "capture failed (host_sync)" in lines[0]
+    # AND the next candidate still measures
+    ok = _candidate(capturable(fake.cuda, lambda x: x + 1), (torch.ones(4, 4),), name="ok")
+    assert [r["status"] for r in _measure(ok, fake, tmp_path)[0].rows] == ["ok", "ok"]
+
+
+def test_eager_failure_skips_the_graph(tmp_path: Path) -> None:
+    fake = FakeTorch()
+
+    def broken(x: Any) -> Any:
+        raise ValueError("shape mismatch in user code")
+
+    result, _ = _measure(_candidate(broken, (torch.ones(2),)), fake, tmp_path)
+    eager, graphed = result.rows
+    assert eager["status"] == "error"
+    assert eager["failure"] == {
+        "phase": "eager",
+        "kind": "error",
+        "error_type": "ValueError",
+        "message": "shape mismatch in user code",
+    }
+    assert graphed["status"] == "skipped"
+    assert eager["bucket"] == graphed["bucket"] == 2  # the example's own batch
+
+
+def test_input_factory_gets_each_bucket(tmp_path: Path) -> None:
+    fake = FakeTorch()
+    asked: list[int] = []
+
+    def make(batch: int) -> tuple[Any]:
+        asked.append(batch)
+        return (torch.ones(batch, 3),)
+
+    candidate = GraphCandidate(
+        "factory", capturable(fake.cuda, lambda x: x.sum(0)), None, make, (2, 5), None, 0
+    )
+    result, _ = _measure(candidate, fake, tmp_path)
+    assert asked == [2, 5]
+    assert [r["status"] for r in result.rows] == ["ok"] * 4
