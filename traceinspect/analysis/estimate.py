@@ -2,38 +2,47 @@
 
 The model, per occurrence of a region (all times integer ns):
 
-1. **Graph nodes.** Every GPU activity the occurrence launched becomes a node, except the
-   *input copies*: host-to-device copies that run before the occurrence's first kernel.
-   A static-input graph cannot take fresh inputs inside itself; the user copies them into
-   the static buffers before ``replay()``, so they stay eager (see 4).
+1. **Graphs.** The GPU activities the occurrence launched become graph nodes. A blocking
+   host call while it launched them (a ``*Synchronize``, a synchronous copy) cannot be
+   captured: it splits the work into one graph per stretch between syncs
+   (:func:`_segments`), and the device-to-host copies the sync waits for (``.item()``)
+   stay eager *readbacks*. Host-to-device copies before the first kernel are *input
+   copies*: a static-input graph cannot take fresh inputs, the caller copies them into the
+   static buffers before ``replay()`` (see 4).
 2. **Replay on the GPU.** Nodes keep the order of their stream and run back to back: each
    costs its traced duration plus a per-node overhead that depends on the kernel's
-   duration (:meth:`Calibration.node_overhead_for`: about 0.9 µs for tiny kernels on the
-   H200, near zero for long ones whose successor is prepared while they run). Streams
-   overlap as they would in the graph; a node waits for the nodes it depends on
-   (:func:`infer_dependencies`). The replayed GPU time is the longest path through this DAG.
-3. **Host.** ``replay()`` costs ``graph_launch_host_for(nodes)`` on the host; the first node
-   starts ``graph_launch_latency_ns`` after the call begins; the synchronizing caller sees
-   completion ``sync_ns`` after the later of the host and the GPU finishing.
-4. **Input copies.** Each input copy costs the host one eager ``copy_`` launch and the GPU
-   its traced duration, before the graph on the same stream. When the trace shows none,
-   one small device-to-device copy into a static buffer is assumed
-   (``copy_launch_host_ns`` + ``copy_gpu_ns`` from the calibration) unless the caller says
-   the graph takes no inputs.
+   duration (:meth:`Calibration.node_overhead_for`, interpolated from the calibration's
+   ``node_overhead_table``: 0.43 µs for 0.8 µs kernels on the H200, 0.64 µs at 13 µs,
+   0.85 µs at 98 µs). Streams overlap as they would in the graph; a node waits for the
+   nodes it depends on (:func:`infer_dependencies`). Overlapping streams still share the
+   SMs: the graph cannot finish before the SM-time of all its nodes
+   (:func:`device_share`). The replayed GPU time is the larger of the DAG's longest path
+   and that work bound.
+3. **Host.** ``replay()`` costs ``graph_launch_host_for(nodes)`` on the host; its first node
+   starts :attr:`Calibration.replay_latency_ns` after the call begins; the synchronizing
+   caller sees completion ``sync_ns`` after the later of the host and the GPU finishing.
+   Between graphs, the host launches the readbacks (``copy_launch_host_ns`` each), waits
+   for the GPU, pays ``sync_ns`` and launches the next graph.
+4. **Input copies.** Each input copy costs the host one eager ``copy_`` launch
+   (``copy_launch_host_ns``) and the GPU its traced duration, before the graph on the same
+   stream. When the trace shows none, one small device-to-device copy into a static buffer
+   is assumed (``copy_gpu_ns``) unless the caller says the graph takes no inputs.
 
 The result is the wall time a synchronized, unprofiled request would see. Kernel
 durations in a profiled trace are close to unprofiled ones, so they are used as traced;
 host costs come from the calibration, never from the trace (the profiler inflates them).
 
-Range: ``low``/``high`` scale every calibrated overhead by ``1 ∓ spread_frac``; across
-occurrences the region's range also spans the 10th–90th percentile of the occurrences'
-ranges, which carries the kernels' duration variance.
+Range: ``low``/``high`` scale every calibrated overhead by ``1 ∓ spread_frac`` and every
+duration by the 10th/90th percentile of the same work's duration ratio across occurrences
+(:func:`duration_spread`); the region's range spans the 10th–90th percentile of its
+occurrences' ranges.
 
 Eager time, for savings: the unprofiled eager time when the caller measured it
-(``eager_source="measured"``); else the traced wall time deflated by the profiler's
-launch inflation — ``wall − launches × (profiled − unprofiled launch cost)`` — but never
-below the eager GPU lower bound (``"trace-deflated"``); ``"trace"`` when the calibration
-gives no inflation.
+(``eager_source="measured"``); else the profiled trace replayed with its host work sped
+up by the calibrated profiler inflation (:func:`deflated_eager_ns`, ``"trace-deflated"``;
+``"trace"`` when the calibration shows no inflation). The profiler's inflation varies from
+one workload to the next (1.3× to 4.5× on the H200 samples), so this estimate is rough:
+pass the measured eager time when you have it.
 """
 
 from __future__ import annotations
@@ -187,10 +196,7 @@ def estimate_region(
         source = "measured"
     else:
         eager = _median(
-            [
-                deflated_eager_ns(timeline, rows, wall, calibration, estimate)
-                for (rows, wall), estimate in zip(kept, estimates, strict=True)
-            ]
+            [deflated_eager_ns(timeline, rows, wall, calibration) for rows, wall in kept]
         )
         inflation = calibration.eager_launch_host_ns_profiled - calibration.eager_launch_host_ns
         source = "trace-deflated" if inflation > 0 else "trace"
@@ -479,6 +485,12 @@ def _sync_points(timeline: Timeline, rows: IntArray) -> IntArray:
     """Host start times of the blocking calls made while the occurrence launched its work:
     ``sync`` calls and synchronous (non-``Async``) copies, on the launching threads,
     after the first launch and before the last."""
+    host_start = timeline.host["start_ns"].to_numpy()
+    return np.sort(host_start[_sync_rows(timeline, rows)])
+
+
+def _sync_rows(timeline: Timeline, rows: IntArray) -> IntArray:
+    """Rows of ``timeline.host`` of the blocking calls :func:`_sync_points` describes."""
     launched_at, launch_row = _launch_times(timeline, rows)
     known = launch_row >= 0
     host = timeline.host
@@ -494,10 +506,9 @@ def _sync_points(timeline: Timeline, rows: IntArray) -> IntArray:
     candidates = lo + np.flatnonzero(blocking)
     pid = host["pid"].to_numpy()
     tid = host["tid"].to_numpy()
-    host_start = host["start_ns"].to_numpy()
     threads = {(int(pid[r]), int(tid[r])) for r in launch_row[known]}
-    points = [int(host_start[c]) for c in candidates if (int(pid[c]), int(tid[c])) in threads]
-    return np.array(sorted(points), np.int64)
+    kept = [int(c) for c in candidates if (int(pid[c]), int(tid[c])) in threads]
+    return np.array(kept, np.int64)
 
 
 def _segments(timeline: Timeline, rows: IntArray) -> IntArray:
@@ -694,29 +705,72 @@ def deflated_eager_ns(
     rows: IntArray,
     wall_ns: int,
     calibration: Calibration,
-    estimate: OccurrenceEstimate,
 ) -> int:
     """Unprofiled eager time of one synchronized occurrence, estimated from its profiled
-    trace.
+    trace by replaying it with the host sped up.
 
-    The traced span is the later of the region's wall and its last GPU activity's end
-    (counted from the first launch). The profiler inflates every launch call by
-    ``profiled − unprofiled`` calibrated launch cost, and a launch-bound GPU follows the
-    host, so the span shrinks by that much per launch; the GPU work itself (its critical
-    path) plus the fixed replay cost is a floor. The caller's synchronize adds ``sync_ns``.
+    The host's time between and inside its calls shrinks by ``unprofiled / profiled``
+    calibrated launch cost (the profiler's inflation of host work); the time it spent
+    blocked in a sync is replaced by waiting for the replayed GPU. Each GPU activity starts
+    once its (sped-up) launch call has returned, its stream is free and the activities it
+    depends on (:func:`infer_dependencies`) are done; durations are kept. The occurrence is
+    taken to start at its first launch and to last ``wall_ns`` of traced host time; the
+    caller's final synchronize adds ``sync_ns``.
     """
     rows = np.asarray(rows, np.int64)
+    gpu = timeline.gpu
+    rows = rows[np.argsort(gpu["start_ns"].to_numpy()[rows], kind="stable")]
     launched_at, launch_row = _launch_times(timeline, rows)
+    launch_end = _host_column(timeline, "end_ns", launch_row)
     known = launch_row >= 0
-    launches = len(np.unique(launch_row[known]))
-    span = wall_ns
-    if known.any():
-        last_end = int(timeline.gpu["end_ns"].to_numpy()[rows].max())
-        span = max(span, last_end - int(launched_at[known].min()))
-    inflation = max(0, calibration.eager_launch_host_ns_profiled - calibration.eager_launch_host_ns)
-    deflated = span - launches * inflation
-    floor = estimate.parts["gpu_work"] + calibration.replay_fixed_ns - calibration.sync_ns
-    return int(max(deflated, floor)) + calibration.sync_ns
+    speed = calibration.eager_launch_host_ns / max(calibration.eager_launch_host_ns_profiled, 1)
+    speed = min(1.0, speed)
+    duration = gpu["end_ns"].to_numpy()[rows] - gpu["start_ns"].to_numpy()[rows]
+    keys = _stream_keys(gpu["device"].to_numpy()[rows], gpu["stream"].to_numpy()[rows])
+    incoming: dict[int, list[int]] = {}
+    for src, dst in infer_dependencies(timeline, rows):
+        incoming.setdefault(dst, []).append(src)
+
+    t0 = int(launched_at[known].min()) if known.any() else 0
+    sync_rows = _sync_rows(timeline, rows)
+    sync_start = timeline.host["start_ns"].to_numpy()[sync_rows]
+    sync_end = timeline.host["end_ns"].to_numpy()[sync_rows]
+    # Events in traced host order: (start, end, 1, -1) for a sync, (start, end, 0, index)
+    # for a launch.
+    events: list[tuple[int, int, int, int]] = [
+        (int(a), int(b), 1, -1) for a, b in zip(sync_start, sync_end, strict=True)
+    ]
+    events += [(int(launched_at[j]), int(launch_end[j]), 0, int(j)) for j in np.flatnonzero(known)]
+    events.sort()
+    finish = np.zeros(len(rows))
+    stream_free: dict[int, float] = {}
+    gpu_done = 0.0
+    host = 0.0
+    traced = t0
+
+    def run(j: int, ready: float) -> None:
+        nonlocal gpu_done
+        start = max(
+            [ready, stream_free.get(int(keys[j]), 0.0)] + [finish[i] for i in incoming.get(j, [])]
+        )
+        finish[j] = start + duration[j]
+        stream_free[int(keys[j])] = finish[j]
+        gpu_done = max(gpu_done, finish[j])
+
+    for call_start, call_end, is_sync, j in events:
+        host += max(0, call_start - traced) * speed
+        if is_sync:
+            host = max(host, gpu_done) + calibration.sync_ns
+        else:
+            host += max(0, call_end - call_start) * speed
+            run(j, host)
+        traced = max(traced, call_end)
+    for unlaunched in np.flatnonzero(~known):  # no launch record: as soon as the GPU allows
+        run(int(unlaunched), 0.0)
+    host += max(0, t0 + wall_ns - traced) * speed
+    # Streams that the replay overlaps still share the SMs (see device_share).
+    gpu_done = max(gpu_done, float((duration * device_share(timeline, rows)).sum()))
+    return int(round(max(host, gpu_done))) + calibration.sync_ns
 
 
 def _median(values: Sequence[int]) -> int:
