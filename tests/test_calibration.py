@@ -163,3 +163,24 @@ def test_calibration_for_matches_device_else_falls_back(
     explicit = write(tmp_path, profile(sync_ns=5), "mine.json")
     chosen = calibration_for(meta("NVIDIA H200"), explicit)
     assert chosen.name == "mine" and chosen.sync_ns == 5 and chosen.source == str(explicit)
+
+
+def test_builtin_h200_profile_and_the_values_the_estimator_derives() -> None:
+    # The profile measured on the project's H200 (traceinspect/calibration/nvidia-h200.json)
+    cal = builtin_calibrations()["nvidia-h200"]
+    assert cal.device_name == "NVIDIA H200" and cal.source == "built-in"
+    assert cal.eager_launch_host_ns == 6_839 and cal.eager_launch_host_ns_profiled == 13_872
+    assert cal.sync_ns == 6_062
+    # replay() host time from graph_launch_host_table: 1, 10, 100, 1000 nodes
+    assert cal.graph_launch_host_ns == ((1, 5_560), (10, 7_748), (100, 47_792), (1000, 220_636))
+    assert cal.graph_launch_host_for(55) == 27_770  # 7748 + 45/90 × 40044
+    # per-node overhead from the 1000-node rows: 0.8 µs → 432, 13.2 µs → 636, 97.6 µs → 853
+    assert cal.node_overhead_for([800, 13_184, 97_599]).tolist() == [432.0, 636.0, 853.0]
+    # fixed cost of a synchronized replay: 13,380 (1-node wall − kernel) − 432 (its node)
+    assert cal.replay_fixed_ns == 12_948
+    assert cal.replay_latency_ns == 12_948 - 6_062
+    # input copy: the smallest copy_table row (4 KiB): 13.5 µs of host, 832 ns on the GPU
+    assert (cal.copy_launch_host_ns, cal.copy_gpu_ns) == (13_532, 832)
+    assert cal.copy_device_ns(64 * 1024 * 1024) == 32_020  # at 2,095,821 bytes/µs
+    h200 = calibration_for(meta("NVIDIA H200"))
+    assert h200 == cal
