@@ -285,36 +285,34 @@ def render_candidates(results: dict[str, Any], console: Console) -> None:
 
 def _rows_table(rows: list[dict[str, Any]]) -> Table:
     table = Table(
-        title="CUDA graph candidates: unprofiled µs per step (p50 host wall clock unless noted)",
+        title="CUDA graph candidates: µs per step, unprofiled (host wall clock unless GPU)",
         title_justify="left",
+        caption="✗ capture failed (kind); fallback: eager at a request size that is not a "
+        "bucket; predicted: the estimator's graphed time from the eager trace",
+        caption_justify="left",
     )
-    left = ("callable", "mode", "status")
-    for col in (
-        "callable",
-        "bucket",
-        "mode",
-        "status",
-        "capture ms",
-        "1st replay",
-        "p50",
-        "p95",
-        "GPU p50",
-        "pool MiB",
-        "correct",
-        "predicted",
-        "error",
+    for col, justify in (
+        ("callable", "left"),
+        ("batch", "right"),
+        ("mode", "left"),
+        ("status", "left"),
+        ("capture ms", "right"),
+        ("1st replay", "right"),
+        ("p50", "right"),
+        ("p95", "right"),
+        ("GPU p50", "right"),
+        ("pool MiB", "right"),
+        ("correct", "left"),
+        ("predicted", "right"),
+        ("error", "right"),
     ):
-        table.add_column(col, justify="left" if col in left else "right")
+        table.add_column(col, justify=justify, no_wrap=col in ("callable", "mode", "status"))  # type: ignore[arg-type]
     for row in rows:
-        failure = row["failure"] or {}
-        status = row["status"] or "-"
-        if status != "ok" and failure.get("kind") not in (None, "error"):
-            status = f"{status}: {failure['kind']}"
         table.add_row(
             row["callable"],
             "-" if row["bucket"] is None else str(row["bucket"]),
-            row["mode"] + ("" if row["in_bucket_set"] else " (mix)"),
-            status,
+            row["mode"] if row["in_bucket_set"] else "fallback",
+            _status(row),
             _num(row["capture_ns"], 1e6, ".2f"),
             _num(row["first_replay_ns"], 1e3, ".1f"),
             _num(row["host_p50_ns"], 1e3, ".1f"),
@@ -326,6 +324,15 @@ def _rows_table(rows: list[dict[str, Any]]) -> Table:
             "-" if row["prediction_error"] is None else f"{row['prediction_error']:+.0%}",
         )
     return table
+
+
+def _status(row: dict[str, Any]) -> str:
+    failure = row["failure"] or {}
+    if row["status"] == "capture_failed":
+        return f"✗ {failure.get('kind', '?')}"
+    if row["status"] in ("error", "skipped"):
+        return f"{row['status']}: {failure.get('phase', '?')}"
+    return str(row["status"] or "-")
 
 
 def _render_mix(candidate: dict[str, Any], console: Console) -> None:
