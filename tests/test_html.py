@@ -261,11 +261,11 @@ def test_no_downsampling_at_the_cap() -> None:
 @pytest.mark.parametrize(
     ("period_ns", "resolution_us", "last_end_us"),
     [
-        # 1 µs gaps: the first resolution, span 241.098 ms / (4 × cap) = 1.205 µs, merges
-        # every short kernel into one run.
-        (2_000, 1.205, 239_999.0),
-        # 5 µs gaps: 3.605 µs merges nothing, so it doubles to 7.21 µs, which merges them all.
-        (6_000, 7.21, 719_995.0),
+        # 1 µs gaps: the smallest resolution that meets the cap is the gap itself, and at it
+        # every short kernel joins one run.
+        (2_000, 1.0, 239_999.0),
+        # 5 µs gaps: likewise 5 µs (the first guess, 3.605 µs, merged nothing).
+        (6_000, 5.0, 719_995.0),
     ],
 )
 def test_downsampling_above_the_cap_merges_short_runs_and_says_so(
@@ -287,6 +287,33 @@ def test_downsampling_above_the_cap_merges_short_runs_and_says_so(
     # The long kernels are drawn as recorded.
     assert [data["names"][i] for i in kernels["name"][1:]] == ["big", "big"]
     assert kernels["end_us"][1:] == [last_end_us + 509.0, last_end_us + 1_099.0]
+
+
+def test_downsampling_stops_at_the_finest_resolution_that_meets_the_cap() -> None:
+    # GIVEN runs of 4 kernels (1 µs long, 1 µs apart), runs 3 µs apart: 120,000 kernels
+    n = 120_000
+    starts = np.arange(n, dtype=np.int64) * 2_000 + (np.arange(n) // 4) * 2_000
+    gpu = make_table(
+        "gpu",
+        {
+            "kind": ["kernel"] * n,
+            "name": ["k"] * n,
+            "device": [0] * n,
+            "stream": [7] * n,
+            "start_ns": starts,
+            "end_ns": starts + 1_000,
+        },
+    )
+    meta = TraceMeta(path="runs.json", format="kineto", generation="kineto")
+    data = timeline_data(Timeline(meta=meta, gpu=gpu))
+    # THEN at 1 µs each run becomes one block (30,000 ≤ cap); runs are not merged further
+    assert data["downsampled"] == {"cap": MAX_DRAWN_ACTIVITIES, "resolution_us": 1.0}
+    (kernels,) = data["series"]
+    assert data["drawn"] == 30_000
+    assert set(kernels["count"]) == {4}
+    assert kernels["start_us"][:3] == [0.0, 10.0, 20.0]
+    assert kernels["end_us"][:3] == [7.0, 17.0, 27.0]
+    assert kernels["busy_us"][:3] == [4.0, 4.0, 4.0]
 
 
 def test_downsampling_keeps_lanes_and_kinds_apart() -> None:

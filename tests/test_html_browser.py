@@ -176,9 +176,9 @@ def test_downsampled_timeline_says_so(tmp_path: Path) -> None:
     )
     timeline = Timeline(meta=TraceMeta(path="big.json", format="kineto", generation="k"), gpu=gpu)
     dom = dump_dom(render_html(timeline, None), tmp_path)
-    # THEN the page says how it was drawn (span 119.999 ms / 200,000 = 0.599 µs, doubled once)
+    # THEN the page says how it was drawn: merged at the 1 µs gap, into one block
     assert (
         "Downsampled: 60,000 activities are drawn as 1 blocks (cap 50,000). Runs of activities "
-        "shorter than 1.198 µs and at most that far apart were merged per lane and kind"
+        "shorter than 1.000 µs and at most that far apart were merged per lane and kind"
     ) in dom
     assert '<svg class="main-svg"' in dom

@@ -83,6 +83,8 @@ IDLE_CAUSES: Final = (
 #: Rows listed per summary table (annotations can number in the thousands of names).
 MAX_SUMMARY_ROWS: Final = 30
 
+IntArray = npt.NDArray[np.int64]
+
 _NS_PER_US: Final = 1000
 _PAGE_DATA_ID: Final = "traceinspect-data"
 _CSS_CLASS_UNSAFE = re.compile(r"[^a-z0-9_-]+")
@@ -165,9 +167,9 @@ class _Lanes:
     """Lane labels in display order, and the lane of every drawn row of each table."""
 
     labels: list[dict[str, str]]
-    gpu: npt.NDArray[np.int64]
-    host: npt.NDArray[np.int64]
-    annotations: npt.NDArray[np.int64]  # -1: not drawn (too deep)
+    gpu: IntArray
+    host: IntArray
+    annotations: IntArray  # -1: not drawn (too deep)
 
 
 def timeline_data(timeline: Timeline) -> dict[str, Any]:
@@ -180,67 +182,60 @@ def timeline_data(timeline: Timeline) -> dict[str, Any]:
     """
     lanes = _lanes(timeline)
     items = _items(timeline, lanes)
-    total = len(items)
+    total = len(items.start)
     too_deep = int((lanes.annotations < 0).sum())
-    if total == 0:
-        return {
-            "t0_ns": 0,
-            "span_us": 0.0,
-            "lanes": lanes.labels,
-            "names": [],
-            "series": [],
-            "total": 0,
-            "drawn": 0,
-            "downsampled": None,
-            "annotations_not_drawn": too_deep,
-        }
-    t0 = int(items["start_ns"].min())
-    span = int(items["end_ns"].max()) - t0
-    items = items.sort_values(["series", "lane", "start_ns"], kind="stable").reset_index(drop=True)
-    blocks, resolution = _downsample(items, MAX_DRAWN_ACTIVITIES)
-    codes, uniques = pd.factorize(blocks["name"], sort=False)
-    blocks = blocks.assign(name_code=codes)
-    series = []
-    for key, rows in blocks.groupby("series", sort=False):
-        label, colour = SERIES_STYLE.get(str(key), _UNKNOWN_STYLE)
-        entry: dict[str, Any] = {
-            "key": str(key),
-            "label": label,
-            "color": colour,
-            "lane": rows["lane"].tolist(),
-            "start_us": _us_since(rows["start_ns"], t0),
-            "end_us": _us_since(rows["end_ns"], t0),
-            "name": rows["name_code"].tolist(),
-            "count": rows["count"].tolist(),
-        }
-        if bool((rows["count"] > 1).any()):
-            entry["busy_us"] = (rows["busy_ns"].to_numpy() / _NS_PER_US).round(3).tolist()
-        series.append(entry)
-    series.sort(key=lambda s: _series_rank(s["key"]))
-    return {
-        "t0_ns": t0,
-        "span_us": span / _NS_PER_US,
+    result: dict[str, Any] = {
+        "t0_ns": 0,
+        "span_us": 0.0,
         "lanes": lanes.labels,
-        "names": [str(n) for n in uniques],
-        "series": series,
+        "names": [],
+        "series": [],
         "total": total,
-        "drawn": len(blocks),
-        "downsampled": None
-        if resolution is None
-        else {"cap": MAX_DRAWN_ACTIVITIES, "resolution_us": resolution / _NS_PER_US},
+        "drawn": 0,
+        "downsampled": None,
         "annotations_not_drawn": too_deep,
     }
+    if total == 0:
+        return result
+    t0 = int(items.start.min())
+    blocks, resolution = _downsample(items, MAX_DRAWN_ACTIVITIES)
+    codes, uniques = pd.factorize(items.name[blocks.first], sort=False)
+    bounds = np.flatnonzero(np.diff(items.series[blocks.first])) + 1
+    series = []
+    for rows in np.split(np.arange(len(blocks.first)), bounds):
+        first = blocks.first[rows]
+        key = items.keys[int(items.series[first[0]])]
+        label, colour = SERIES_STYLE.get(key, _UNKNOWN_STYLE)
+        count = blocks.count[rows]
+        entry: dict[str, Any] = {
+            "key": key,
+            "label": label,
+            "color": colour,
+            "lane": items.lane[first].tolist(),
+            "start_us": _us_since(items.start[first], t0),
+            "end_us": _us_since(blocks.end[rows], t0),
+            "name": codes[rows].tolist(),
+            "count": count.tolist(),
+        }
+        if bool((count > 1).any()):
+            entry["busy_us"] = (blocks.busy[rows] / _NS_PER_US).round(3).tolist()
+        series.append(entry)
+    result.update(
+        t0_ns=t0,
+        span_us=(int(items.end.max()) - t0) / _NS_PER_US,
+        names=[str(n) for n in uniques],
+        series=series,
+        drawn=len(blocks.first),
+        downsampled=None
+        if resolution is None
+        else {"cap": MAX_DRAWN_ACTIVITIES, "resolution_us": resolution / _NS_PER_US},
+    )
+    return result
 
 
-def _series_rank(key: str) -> int:
-    keys = list(SERIES_STYLE)
-    return keys.index(key) if key in keys else len(keys)
-
-
-def _us_since(ns: pd.Series, t0: int) -> list[float]:
+def _us_since(ns: IntArray, t0: int) -> list[float]:
     # int64 subtraction first: the absolute epoch-ns values would lose ns in a float64.
-    rel = ns.to_numpy(np.int64) - np.int64(t0)
-    return (rel / _NS_PER_US).round(3).tolist()  # type: ignore[no-any-return]
+    return ((ns - np.int64(t0)) / _NS_PER_US).round(3).tolist()  # type: ignore[no-any-return]
 
 
 def _lanes(timeline: Timeline) -> _Lanes:
@@ -248,10 +243,7 @@ def _lanes(timeline: Timeline) -> _Lanes:
     host, ann, gpu = timeline.host, timeline.annotations, timeline.gpu
     host_ann = ann[ann["source"] != "gpu_user_annotation"]
     gpu_ann = ann[ann["source"] == "gpu_user_annotation"]
-    threads = sorted(
-        set(zip(host["pid"].tolist(), host["tid"].tolist(), strict=True))
-        | set(zip(host_ann["pid"].tolist(), host_ann["tid"].tolist(), strict=True))
-    )
+    threads = sorted(_pairs(host, "pid", "tid") | _pairs(host_ann, "pid", "tid"))
     several_pids = len({pid for pid, _ in threads}) > 1
     depth = host_ann["depth"].clip(lower=0)
     depths = (
@@ -274,16 +266,12 @@ def _lanes(timeline: Timeline) -> _Lanes:
         api_keys.append((pid, tid))
         api_lane.append(len(labels))
         labels.append({"label": f"{thread} · API calls", "group": "host", "block": thread})
-    streams = sorted(
-        set(zip(gpu["device"].tolist(), gpu["stream"].tolist(), strict=True))
-        | set(zip(gpu_ann["device"].tolist(), gpu_ann["stream"].tolist(), strict=True))
-    )
-    gpu_ann_streams = set(zip(gpu_ann["device"].tolist(), gpu_ann["stream"].tolist(), strict=True))
+    gpu_ann_streams = _pairs(gpu_ann, "device", "stream")
     gpu_ann_keys: list[tuple[int, int]] = []
     gpu_ann_lane: list[int] = []
     stream_keys: list[tuple[int, int]] = []
     stream_lane: list[int] = []
-    for device, stream in streams:
+    for device, stream in sorted(_pairs(gpu, "device", "stream") | gpu_ann_streams):
         if (device, stream) in gpu_ann_streams:
             gpu_ann_keys.append((device, stream))
             gpu_ann_lane.append(len(labels))
@@ -314,9 +302,14 @@ def _lanes(timeline: Timeline) -> _Lanes:
     )
 
 
+def _pairs(frame: pd.DataFrame, a: str, b: str) -> set[tuple[int, int]]:
+    distinct = frame[[a, b]].drop_duplicates()
+    return set(zip(distinct[a].tolist(), distinct[b].tolist(), strict=True))
+
+
 def _lookup(
     columns: Sequence[pd.Series], keys: Sequence[tuple[int, ...]], lanes: Sequence[int]
-) -> npt.NDArray[np.int64]:
+) -> IntArray:
     """Lane of each row whose key columns equal one of ``keys``; -1 where none does."""
     if len(columns[0]) == 0:
         return np.empty(0, dtype=np.int64)
@@ -330,87 +323,114 @@ def _lookup(
     return out
 
 
-def _items(timeline: Timeline, lanes: _Lanes) -> pd.DataFrame:
-    """Every drawable activity as (series, lane, start_ns, end_ns, name)."""
+@dataclass(frozen=True)
+class _Items:
+    """Every drawable activity, sorted by (series, lane, start); ``series`` indexes ``keys``."""
+
+    keys: list[str]
+    series: IntArray
+    lane: IntArray
+    start: IntArray
+    end: IntArray
+    name: npt.NDArray[np.object_]
+
+
+def _items(timeline: Timeline, lanes: _Lanes) -> _Items:
     gpu, host, ann = timeline.gpu, timeline.host, timeline.annotations
-    gpu_series = gpu["kind"].astype(object).to_numpy().copy()
-    graphed = gpu["from_graph"].to_numpy(bool) & (gpu_series != "graph")
-    gpu_series[graphed] = gpu_series[graphed] + " (graph)"
-    parts = [
-        pd.DataFrame(
-            {
-                "series": gpu_series,
-                "lane": lanes.gpu,
-                "start_ns": gpu["start_ns"].to_numpy(np.int64),
-                "end_ns": gpu["end_ns"].to_numpy(np.int64),
-                "name": gpu["name"].to_numpy(object),
-            }
-        ),
-        pd.DataFrame(
-            {
-                "series": ("call:" + host["kind"].astype(str)).to_numpy(object),
-                "lane": lanes.host,
-                "start_ns": host["start_ns"].to_numpy(np.int64),
-                "end_ns": host["end_ns"].to_numpy(np.int64),
-                "name": host["name"].to_numpy(object),
-            }
-        ),
-        pd.DataFrame(
-            {
-                "series": ann["source"].to_numpy(object),
-                "lane": lanes.annotations,
-                "start_ns": ann["start_ns"].to_numpy(np.int64),
-                "end_ns": ann["end_ns"].to_numpy(np.int64),
-                "name": ann["name"].to_numpy(object),
-            }
-        ),
-    ]
-    nonempty = [p for p in parts if len(p)]
-    items = pd.concat(nonempty, ignore_index=True) if nonempty else parts[0]
-    return items[items["lane"].to_numpy() >= 0]
+    keys = list(SERIES_STYLE)  # series codes follow this order, unknown kinds appended
+    kind_codes, kinds = pd.factorize(gpu["kind"], sort=False)
+    plain = _key_codes([str(k) for k in kinds], keys)
+    graph = _key_codes([f"{k} (graph)" if k != "graph" else "graph" for k in kinds], keys)
+    from_graph = gpu["from_graph"].to_numpy(bool)
+    series = np.concatenate(
+        [
+            np.where(from_graph, graph[kind_codes], plain[kind_codes]),
+            _series_codes(host["kind"], keys, prefix="call:"),
+            _series_codes(ann["source"], keys),
+        ]
+    )
+    lane = np.concatenate([lanes.gpu, lanes.host, lanes.annotations])
+    drawn = lane >= 0
+    start, end, name = (
+        np.concatenate([t[col].to_numpy(dtype) for t in (gpu, host, ann)])[drawn]
+        for col, dtype in (("start_ns", np.int64), ("end_ns", np.int64), ("name", object))
+    )
+    series, lane = series[drawn], lane[drawn]
+    order = np.lexsort((start, lane, series))
+    return _Items(keys, series[order], lane[order], start[order], end[order], name[order])
 
 
-def _downsample(items: pd.DataFrame, cap: int) -> tuple[pd.DataFrame, int | None]:
+def _series_codes(values: pd.Series, keys: list[str], prefix: str = "") -> IntArray:
+    """Index into ``keys`` of ``prefix + value`` per row (new keys appended)."""
+    codes, uniques = pd.factorize(values, sort=False)
+    return _key_codes([f"{prefix}{u}" for u in uniques], keys)[codes]
+
+
+def _key_codes(names: list[str], keys: list[str]) -> IntArray:
+    keys.extend(n for n in dict.fromkeys(names) if n not in keys)
+    return np.array([keys.index(n) for n in names], dtype=np.int64)
+
+
+@dataclass(frozen=True)
+class _Blocks:
+    """Drawn blocks: ``first`` row of each in the items, its end, how many, summed duration."""
+
+    first: IntArray
+    end: IntArray
+    count: IntArray
+    busy: IntArray
+
+
+def _downsample(items: _Items, cap: int) -> tuple[_Blocks, int | None]:
     """Merge runs of short, close activities per (series, lane) until at most ``cap`` remain.
 
-    ``items`` is sorted by (series, lane, start_ns). Returns the blocks (columns of ``items``
-    plus ``count`` and ``busy_ns``) and the resolution in ns used, None when nothing merged.
-    The resolution doubles from the mean spacing a cap-sized drawing would have.
+    An activity joins the run before it when both last at most the resolution and the gap
+    between them is at most the resolution. Returns the blocks and the resolution in ns: the
+    smallest that meets the cap (found by doubling, then bisection; the block count only falls
+    as it grows), None when everything is drawn as recorded.
     """
-    start = items["start_ns"].to_numpy(np.int64)
-    end = items["end_ns"].to_numpy(np.int64)
+    start, end = items.start, items.end
     dur = end - start
-    if len(items) <= cap:
-        return items.assign(count=1, busy_ns=dur), None
-    group_start = np.ones(len(items), dtype=bool)
-    group_start[1:] = (items["series"].to_numpy()[1:] != items["series"].to_numpy()[:-1]) | (
-        items["lane"].to_numpy()[1:] != items["lane"].to_numpy()[:-1]
-    )
+    n = len(start)
+    if n <= cap:
+        rows = np.arange(n, dtype=np.int64)
+        return _Blocks(rows, end, np.ones(n, dtype=np.int64), dur), None
+    group_start = np.ones(n, dtype=bool)
+    group_start[1:] = (np.diff(items.series) != 0) | (np.diff(items.lane) != 0)
     # Latest end among the earlier activities of the same (series, lane): what a gap is from.
-    bounds = np.append(np.flatnonzero(group_start), len(items))
+    bounds = np.append(np.flatnonzero(group_start), n)
     reach = np.empty_like(end)
     for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
         reach[lo:hi] = np.maximum.accumulate(end[lo:hi])
-    gap = np.empty_like(start)
-    gap[0] = 0
+    gap = np.zeros_like(start)
     gap[1:] = start[1:] - reach[:-1]
-    span = int(end.max() - start.min())
-    resolution = max(1, span // (cap * 4))
-    while True:
+
+    def firsts(resolution: int) -> IntArray:
         short = dur <= resolution
-        joins = ~group_start & short & np.roll(short, 1) & (gap <= resolution)
-        first = np.flatnonzero(~joins)
-        if len(first) <= cap or resolution > span:
-            break
-        resolution *= 2
-    blocks = items.iloc[first].reset_index(drop=True)
+        joins = ~group_start
+        joins[1:] &= short[1:] & short[:-1] & (gap[1:] <= resolution)
+        return np.flatnonzero(~joins)
+
+    span = int(end.max() - start.min())
+    fits = max(1, span // (cap * 4))  # a first guess: a quarter of a cap-sized mean spacing
+    while len(firsts(fits)) > cap and fits <= span:
+        fits *= 2
+    too_fine = 0
+    while fits - too_fine > 1:
+        middle = (too_fine + fits) // 2
+        if len(firsts(middle)) <= cap:
+            fits = middle
+        else:
+            too_fine = middle
+    first = firsts(fits)
     return (
-        blocks.assign(
-            end_ns=np.maximum.reduceat(end, first),
-            count=np.diff(np.append(first, len(items))),
-            busy_ns=np.add.reduceat(dur, first),
+        _Blocks(
+            first=first,
+            end=np.maximum.reduceat(end, first),
+            count=np.diff(np.append(first, n)),
+            busy=np.add.reduceat(dur, first),
         ),
-        resolution,
+        fits,
     )
 
 
