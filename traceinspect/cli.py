@@ -115,6 +115,9 @@ def profile(
     record_shapes: Annotated[
         bool, typer.Option(help="Record operator input shapes in the script's trace.")
     ] = True,
+    candidate_traces: Annotated[
+        bool, typer.Option(help="Record profiled eager/graphed traces of each candidate bucket.")
+    ] = True,
 ) -> None:
     """Run a script under the PyTorch profiler, measure its CUDA graph candidates, diagnose.
 
@@ -124,7 +127,11 @@ def profile(
     from traceinspect.commands.profile import run_profile
 
     options = MeasureOptions(
-        iters=iters, warmup=warmup, profile_steps=profile_steps, mix_requests=mix_requests
+        iters=iters,
+        warmup=warmup,
+        profile_steps=profile_steps,
+        mix_requests=mix_requests,
+        traces=candidate_traces,
     )
     status = run_profile(
         script,
