@@ -40,7 +40,8 @@ occurrences' ranges.
 Eager time, for savings: the unprofiled eager time when the caller measured it
 (``eager_source="measured"``); else the profiled trace replayed with its host work sped
 up by the calibrated profiler inflation (:func:`deflated_eager_ns`, ``"trace-deflated"``;
-``"trace"`` when the calibration shows no inflation). The profiler's inflation varies from
+``"trace"`` for Nsight Systems traces, which are not deflated, or when the calibration
+shows no inflation). The profiler's inflation varies from
 one workload to the next (1.3× to 4.5× on the H200 samples), so this estimate is rough:
 pass the measured eager time when you have it.
 """
@@ -198,8 +199,7 @@ def estimate_region(
         eager = _median(
             [deflated_eager_ns(timeline, rows, wall, calibration) for rows, wall in kept]
         )
-        inflation = calibration.eager_launch_host_ns_profiled - calibration.eager_launch_host_ns
-        source = "trace-deflated" if inflation > 0 else "trace"
+        source = "trace-deflated" if host_speedup(timeline, calibration) < 1.0 else "trace"
         notes.append(
             "eager time estimated from the profiled trace (no unprofiled measurement given)"
         )
@@ -700,6 +700,16 @@ def _host_window(timeline: Timeline, first_ns: int, last_ns: int) -> tuple[int, 
     return lo, hi
 
 
+def host_speedup(timeline: Timeline, calibration: Calibration) -> float:
+    """Factor from traced to unprofiled host time: ``unprofiled / profiled`` calibrated
+    launch cost for PyTorch-profiler traces (the inflation was measured under it); 1 for
+    Nsight Systems traces, whose CUDA API tracing costs the host far less."""
+    if timeline.meta.format != "kineto":
+        return 1.0
+    ratio = calibration.eager_launch_host_ns / max(calibration.eager_launch_host_ns_profiled, 1)
+    return min(1.0, ratio)
+
+
 def deflated_eager_ns(
     timeline: Timeline,
     rows: IntArray,
@@ -723,8 +733,7 @@ def deflated_eager_ns(
     launched_at, launch_row = _launch_times(timeline, rows)
     launch_end = _host_column(timeline, "end_ns", launch_row)
     known = launch_row >= 0
-    speed = calibration.eager_launch_host_ns / max(calibration.eager_launch_host_ns_profiled, 1)
-    speed = min(1.0, speed)
+    speed = host_speedup(timeline, calibration)
     duration = gpu["end_ns"].to_numpy()[rows] - gpu["start_ns"].to_numpy()[rows]
     keys = _stream_keys(gpu["device"].to_numpy()[rows], gpu["stream"].to_numpy()[rows])
     incoming: dict[int, list[int]] = {}
