@@ -592,46 +592,87 @@ class _EventChunks:
 # Column accumulation, chunk by chunk.
 
 
+class _Strings:
+    """Distinct strings of one kind, each stored once; table rows hold int32 codes.
+
+    Keys are the decoded ``str`` (names) or the raw JSON ``bytes`` (grid, input dims);
+    ``make`` turns a new key into the stored text.
+    """
+
+    def __init__(self, make: Callable[[Any], str] | None = None) -> None:
+        self.index: dict[Any, int] = {}
+        self.values: list[str] = []
+        self._make = make
+
+    def codes(self, keys: Sequence[Any]) -> NDArray[np.int32]:
+        index = self.index
+        codes = np.fromiter(map(index.get, keys, repeat(-1)), dtype=np.int32, count=len(keys))
+        for i in np.flatnonzero(codes < 0).tolist():
+            key = keys[i]
+            code = index.get(key)
+            if code is None:
+                code = index[key] = len(self.values)
+                self.values.append(self._make(key) if self._make else key)
+            codes[i] = code
+        return codes
+
+    def decode(self, codes: NDArray[np.int32]) -> NDArray[np.object_]:
+        return np.array(self.values, dtype=object)[codes]
+
+    def per_value(self, fn: Callable[[str], Any], dtype: Any = object) -> NDArray[Any]:
+        """``fn`` of every distinct value, as a 1-d array indexable by code."""
+        out = np.empty(len(self.values), dtype=dtype)
+        for code, value in enumerate(self.values):
+            out[code] = fn(value)
+        return out
+
+
+def _compact_list(raw: bytes) -> str:
+    """``b"[128, 1, 1]"`` -> ``"128,1,1"`` (kernel grid/block)."""
+    return "".join(raw.decode("utf-8", "replace").strip("[]").split())
+
+
+def _json_text(raw: bytes) -> str:
+    return raw.decode("utf-8", "replace")
+
+
 @dataclass
 class _Columns:
-    """Per-table column pieces; ints as numpy arrays per chunk, strings as flat lists."""
+    """One table's columns, as numpy pieces per chunk (int64 values or int32 codes)."""
 
-    ints: dict[str, list[NDArray[np.int64]]] = field(default_factory=dict)
-    strs: dict[str, list[str]] = field(default_factory=dict)
+    pieces: dict[str, list[NDArray[Any]]] = field(default_factory=dict)
 
-    def add_ints(self, name: str, values: NDArray[np.int64]) -> None:
-        self.ints.setdefault(name, []).append(values)
+    def add(self, name: str, values: NDArray[Any]) -> None:
+        self.pieces.setdefault(name, []).append(values)
 
-    def add_strs(self, name: str, values: list[str]) -> None:
-        self.strs.setdefault(name, []).extend(values)
-
-    def int_column(self, name: str) -> NDArray[np.int64]:
+    def column(self, name: str) -> NDArray[Any]:
         """The whole column (concatenated once; later calls return the same array)."""
-        pieces = self.ints.get(name)
+        pieces = self.pieces.get(name)
         if not pieces:
             return np.zeros(0, dtype=np.int64)
         if len(pieces) > 1:
             pieces[:] = [np.concatenate(pieces)]
         return pieces[0]
 
-    def str_column(self, name: str) -> list[str]:
-        return self.strs.get(name, [])
+    def __len__(self) -> int:
+        return len(self.column("start_ns"))
 
-    def take_sorted(self) -> dict[str, Any]:
-        """All columns in ``start_ns`` order (stable), as arrays; the pieces are released
-        column by column so the table is never held twice."""
-        start = self.int_column("start_ns")
-        presorted = bool((start[1:] >= start[:-1]).all())
-        order = None if presorted else np.argsort(start, kind="stable")
-        out: dict[str, Any] = {}
-        for name in list(self.ints):
-            column = self.int_column(name)
-            del self.ints[name]
+    def take(self, order: NDArray[np.intp] | None = None) -> dict[str, NDArray[Any]]:
+        """All columns (reordered by ``order``), releasing the pieces column by column so
+        the table is never held twice."""
+        out: dict[str, NDArray[Any]] = {}
+        for name in list(self.pieces):
+            column = self.column(name)
+            del self.pieces[name]
             out[name] = column if order is None else column[order]
-        for name in list(self.strs):
-            strings = np.array(self.strs.pop(name), dtype=object)
-            out[name] = strings if order is None else strings[order]
         return out
+
+
+def _start_order(start: NDArray[np.int64]) -> NDArray[np.intp] | None:
+    """Stable order by start time; None when already sorted (the common case)."""
+    if bool((start[1:] >= start[:-1]).all()):
+        return None
+    return np.argsort(start, kind="stable")
 
 
 _GET_PH: Final = attrgetter("ph")
@@ -642,13 +683,22 @@ _GET_TID: Final = attrgetter("tid")
 _GET_TS: Final = attrgetter("ts")
 _GET_DUR: Final = attrgetter("dur")
 _GET_ID: Final = attrgetter("id")
+_GET_ARGS: Final = attrgetter("args")
 
 
-def _pick(items: list[_Event], positions: NDArray[np.intp]) -> list[_Event]:
+def _pick(items: Sequence[_Event], positions: NDArray[np.intp]) -> list[_Event]:
     """``items`` at ``positions`` (C speed: itemgetter builds the tuple)."""
     if len(positions) == 1:
         return [items[int(positions[0])]]
     return list(itemgetter(*positions.tolist())(items))
+
+
+def _args_of(events: list[_Event]) -> list[_EventArgs]:
+    return [a if a is not None else _NO_ARGS for a in map(_GET_ARGS, events)]
+
+
+def _arg_ints(args: list[_EventArgs], name: str) -> NDArray[np.int64]:
+    return _to_int64(list(map(attrgetter(name), args)))
 
 
 _Handler = Callable[[int, list[_Event], NDArray[np.int64], NDArray[np.int64]], None]
@@ -659,16 +709,17 @@ class _Collector:
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self.names = _Strings()
+        self.dims = _Strings(_json_text)
+        self.geometry = _Strings(_compact_list)
         self.gpu = _Columns()
         self.host = _Columns()
-        self.cpu_ops = _Columns()
-        self.annotations = _Columns()
+        self.ranges = _Columns()  # cpu_op + user_annotation; split at the end
+        self.gpu_ranges = _Columns()
         self.syncs = _Columns()
+        self.sync_kinds: list[str] = []
         self.flows = _Columns()
         self.cats_seen: set[str] = set()
-        self.strings: dict[str, str] = {}
-        self.raw_text: dict[bytes, str] = {}
-        self.raw_text_compact: dict[bytes, str] = {}
         self.negative_durations = 0
         self.missing_ts = 0
         self._handlers: dict[int, _Handler] = {
@@ -677,49 +728,28 @@ class _Collector:
             _MEMSET: self._gpu,
             _RUNTIME: self._host,
             _DRIVER: self._host,
-            _CPU_OP: self._cpu_op,
-            _USER_ANNOTATION: self._cpu_op,
-            _GPU_ANNOTATION: self._gpu_annotation,
+            _CPU_OP: self._range,
+            _USER_ANNOTATION: self._range,
+            _GPU_ANNOTATION: self._gpu_range,
             _CUDA_SYNC: self._cuda_sync,
         }
-
-    def _intern(self, values: list[str]) -> list[str]:
-        return list(map(self.strings.setdefault, values, values))
-
-    def _raw_texts(self, raws: list[msgspec.Raw], compact: bool) -> list[str]:
-        """Interned text of Raw JSON values; ``compact`` turns ``[1, 2, 3]`` into ``1,2,3``."""
-        keys = b"\x00".join(raws).split(b"\x00")  # JSON text never holds a raw NUL
-        if len(keys) != len(raws):
-            keys = [bytes(raw) for raw in raws]
-        cache = self.raw_text_compact if compact else self.raw_text
-        texts: list[str | None] = list(map(cache.get, keys))
-        if None in texts:
-            for i, text in enumerate(texts):
-                if text is None:
-                    key = keys[i]
-                    decoded = key.decode("utf-8", "replace")
-                    if compact:
-                        decoded = "".join(decoded.strip("[]").split())
-                    texts[i] = cache.setdefault(key, decoded)
-        return texts  # type: ignore[return-value]  # no None left
 
     def add(self, events: list[_Event]) -> None:
         if not events:
             return
         cats = list(map(_GET_CAT, events))
-        self.cats_seen.update(cats)
+        self.cats_seen.update(set(cats))
         n = len(events)
         cat_code = np.fromiter(map(_CAT_CODE.get, cats, repeat(0)), dtype=np.int8, count=n)
-        if not cat_code.any():
+        del cats
+        candidates = np.flatnonzero(cat_code)
+        if not candidates.size:
             return
-        phs = list(map(_GET_PH, events))
-        ph_code = np.fromiter(map(_PH_CODE.get, phs, repeat(0)), dtype=np.int8, count=n)
-        wanted = np.flatnonzero((cat_code > 0) & (ph_code > 0))
-        if not wanted.size:
-            return
-        chosen = _pick(events, wanted)
-        codes = cat_code[wanted]
-        phc = ph_code[wanted]
+        chosen = _pick(events, candidates)
+        codes = cat_code[candidates]
+        phc = np.fromiter(
+            map(_PH_CODE.get, map(_GET_PH, chosen), repeat(0)), dtype=np.int8, count=len(chosen)
+        )
         try:
             ts, ts_present = us_text_to_ns(list(map(_GET_TS, chosen)))
             dur, _ = us_text_to_ns(list(map(_GET_DUR, chosen)))
@@ -729,24 +759,23 @@ class _Collector:
         if negative.any():
             self.negative_durations += int(negative.sum())
             dur[negative] = 0
-        missing = ~ts_present
-        if missing.any():
-            self.missing_ts += int(missing.sum())
+        self.missing_ts += int(((phc > 0) & ~ts_present).sum())
+        end = ts + dur
         complete = (phc == _PH_COMPLETE) & ts_present
+        for code in np.unique(codes[complete]).tolist():
+            handler = self._handlers.get(code)
+            if handler is not None:  # flow cats with ph "X" carry nothing
+                select = np.flatnonzero(complete & (codes == code))
+                handler(code, _pick(chosen, select), ts[select], end[select])
         flow = (codes == _FLOW) & ((phc == _PH_FLOW_START) | (phc == _PH_FLOW_END)) & ts_present
-        for code, handler in self._handlers.items():
-            select = np.flatnonzero(complete & (codes == code))
-            if select.size:
-                sub = _pick(chosen, select)
-                handler(code, sub, ts[select], ts[select] + dur[select])
         select = np.flatnonzero(flow)
         if select.size:
             sub = _pick(chosen, select)
-            self.flows.add_ints("id", _to_int64(list(map(_GET_ID, sub))))
-            self.flows.add_ints("is_start", (phc[select] == _PH_FLOW_START).astype(np.int64))
-            self.flows.add_ints("pid", _to_int64(list(map(_GET_PID, sub))))
-            self.flows.add_ints("tid", _to_int64(list(map(_GET_TID, sub))))
-            self.flows.add_ints("ts", ts[select])
+            self.flows.add("id", _to_int64(list(map(_GET_ID, sub))))
+            self.flows.add("is_start", phc[select] == _PH_FLOW_START)
+            self.flows.add("pid", _to_int64(list(map(_GET_PID, sub))))
+            self.flows.add("tid", _to_int64(list(map(_GET_TID, sub))))
+            self.flows.add("ts", ts[select])
 
     # One handler per category group; each appends whole columns.
 
@@ -754,160 +783,111 @@ class _Collector:
         self, code: int, sub: list[_Event], start: NDArray[np.int64], end: NDArray[np.int64]
     ) -> None:
         cols = self.gpu
-        args = [e.args or _NO_ARGS for e in sub]
-        names = self._intern(list(map(_GET_NAME, sub)))
+        args = _args_of(sub)
         m = len(sub)
-        cols.add_ints("kind_code", np.full(m, code, dtype=np.int64))
-        cols.add_strs("name", names)
+        cols.add("kind_code", np.full(m, code, dtype=np.int8))
+        cols.add("name", self.names.codes(list(map(_GET_NAME, sub))))
         raw_pid = _to_int64(list(map(_GET_PID, sub)))
         raw_tid = _to_int64(list(map(_GET_TID, sub)))
-        device = _to_int64([a.device for a in args])
-        stream = _to_int64([a.stream for a in args])
-        cols.add_ints("device", np.where(device >= 0, device, raw_pid))
-        cols.add_ints("stream", np.where(stream >= 0, stream, raw_tid))
-        cols.add_ints("raw_pid", raw_pid)
-        cols.add_ints("raw_tid", raw_tid)
-        cols.add_ints("start_ns", start)
-        cols.add_ints("end_ns", end)
-        cols.add_ints("correlation", _to_int64([a.correlation for a in args]))
-        cols.add_ints("graph_id", _to_int64([a.graph_id for a in args]))
-        cols.add_ints("graph_node_id", _to_int64([a.graph_node_id for a in args]))
+        device = _arg_ints(args, "device")
+        stream = _arg_ints(args, "stream")
+        cols.add("device", np.where(device >= 0, device, raw_pid))
+        cols.add("stream", np.where(stream >= 0, stream, raw_tid))
+        cols.add("raw_pid", raw_pid)
+        cols.add("raw_tid", raw_tid)
+        cols.add("start_ns", start)
+        cols.add("end_ns", end)
+        cols.add("correlation", _arg_ints(args, "correlation"))
+        cols.add("graph_id", _arg_ints(args, "graph_id"))
+        cols.add("graph_node_id", _arg_ints(args, "graph_node_id"))
         if code == _KERNEL:
-            cols.add_strs("grid", self._raw_texts([a.grid for a in args], compact=True))
-            cols.add_strs("block", self._raw_texts([a.block for a in args], compact=True))
-            cols.add_ints("bytes", np.full(m, -1, dtype=np.int64))
-            cols.add_strs("copy_kind", [""] * m)
-            cols.add_strs("host_memory", [""] * m)
+            cols.add("grid", self.geometry.codes(_raw_keys([a.grid for a in args])))
+            cols.add("block", self.geometry.codes(_raw_keys([a.block for a in args])))
+            cols.add("bytes", np.full(m, -1, dtype=np.int64))
         else:
-            cols.add_strs("grid", [""] * m)
-            cols.add_strs("block", [""] * m)
-            cols.add_ints("bytes", _to_int64([a.bytes for a in args]))
-            if code == _MEMCPY:
-                kinds = list(map(classify_memcpy, names))
-                cols.add_strs("copy_kind", [k[0] for k in kinds])
-                cols.add_strs("host_memory", [k[1] for k in kinds])
-            else:
-                cols.add_strs("copy_kind", [""] * m)
-                cols.add_strs("host_memory", [""] * m)
+            blank = self.geometry.codes([b""])[0]
+            cols.add("grid", np.full(m, blank, dtype=np.int32))
+            cols.add("block", np.full(m, blank, dtype=np.int32))
+            cols.add("bytes", _arg_ints(args, "bytes"))
 
     def _host(
         self, code: int, sub: list[_Event], start: NDArray[np.int64], end: NDArray[np.int64]
     ) -> None:
         cols = self.host
-        args = [e.args or _NO_ARGS for e in sub]
-        classified = list(map(classify_host_call, map(_GET_NAME, sub)))
-        default_api = "driver" if code == _DRIVER else "runtime"
-        cols.add_strs("name", self._intern([c[0] for c in classified]))
-        cols.add_strs("kind", [c[1] for c in classified])
-        cols.add_strs("api", [c[2] or default_api for c in classified])
-        cols.add_ints("pid", _to_int64(list(map(_GET_PID, sub))))
-        cols.add_ints("tid", _to_int64(list(map(_GET_TID, sub))))
-        cols.add_ints("start_ns", start)
-        cols.add_ints("end_ns", end)
-        cols.add_ints("correlation", _to_int64([a.correlation for a in args]))
-        cols.add_ints("external_id", self._external_ids(args))
+        args = _args_of(sub)
+        cols.add("name", self.names.codes(list(map(_GET_NAME, sub))))
+        cols.add("cat_code", np.full(len(sub), code, dtype=np.int8))
+        cols.add("pid", _to_int64(list(map(_GET_PID, sub))))
+        cols.add("tid", _to_int64(list(map(_GET_TID, sub))))
+        cols.add("start_ns", start)
+        cols.add("end_ns", end)
+        cols.add("correlation", _arg_ints(args, "correlation"))
+        cols.add("external_id", _external_ids(args))
 
-    @staticmethod
-    def _external_ids(args: list[_EventArgs]) -> NDArray[np.int64]:
-        current = _to_int64([a.external_id for a in args])
-        older = _to_int64([a.external_id_2021 for a in args])
-        return np.where(current != -1, current, older)
-
-    def _cpu_op(
+    def _range(
         self, code: int, sub: list[_Event], start: NDArray[np.int64], end: NDArray[np.int64]
     ) -> None:
-        names = self._intern(list(map(_GET_NAME, sub)))
-        step = np.fromiter(
-            (n.startswith(PROFILER_STEP_PREFIX) for n in names), dtype=bool, count=len(names)
-        )
-        if code == _USER_ANNOTATION or step.all():
-            self._annotations(sub, names, start, end, step)
-            return
-        if step.any():
-            keep = np.flatnonzero(step)
-            self._annotations(
-                [sub[i] for i in keep.tolist()],
-                [names[i] for i in keep.tolist()],
-                start[keep],
-                end[keep],
-                step[keep],
-            )
-            keep = np.flatnonzero(~step)
-            sub = _pick(sub, keep)
-            names = [names[i] for i in keep.tolist()]
-            start, end = start[keep], end[keep]
-        cols = self.cpu_ops
-        args = [e.args or _NO_ARGS for e in sub]
-        cols.add_strs("name", names)
-        cols.add_ints("pid", _to_int64(list(map(_GET_PID, sub))))
-        cols.add_ints("tid", _to_int64(list(map(_GET_TID, sub))))
-        cols.add_ints("start_ns", start)
-        cols.add_ints("end_ns", end)
-        cols.add_ints("external_id", self._external_ids(args))
+        cols = self.ranges
+        args = _args_of(sub)
+        cols.add("name", self.names.codes(list(map(_GET_NAME, sub))))
+        cols.add("cat_code", np.full(len(sub), code, dtype=np.int8))
+        cols.add("pid", _to_int64(list(map(_GET_PID, sub))))
+        cols.add("tid", _to_int64(list(map(_GET_TID, sub))))
+        cols.add("start_ns", start)
+        cols.add("end_ns", end)
+        cols.add("external_id", _external_ids(args))
         dims = [a.input_dims if len(a.input_dims) else a.input_dims_lower for a in args]
-        cols.add_strs("input_shapes", self._raw_texts(dims, compact=False))
+        cols.add("input_shapes", self.dims.codes(_raw_keys(dims)))
 
-    def _annotations(
-        self,
-        sub: list[_Event],
-        names: list[str],
-        start: NDArray[np.int64],
-        end: NDArray[np.int64],
-        step: NDArray[np.bool_],
-    ) -> None:
-        cols = self.annotations
-        m = len(sub)
-        cols.add_strs("name", names)
-        cols.add_strs(
-            "source", ["profiler_step" if s else "record_function" for s in step.tolist()]
-        )
-        cols.add_ints("pid", _to_int64(list(map(_GET_PID, sub))))
-        cols.add_ints("tid", _to_int64(list(map(_GET_TID, sub))))
-        cols.add_ints("device", np.full(m, -1, dtype=np.int64))
-        cols.add_ints("stream", np.full(m, -1, dtype=np.int64))
-        cols.add_ints("start_ns", start)
-        cols.add_ints("end_ns", end)
-
-    def _gpu_annotation(
+    def _gpu_range(
         self, code: int, sub: list[_Event], start: NDArray[np.int64], end: NDArray[np.int64]
     ) -> None:
-        cols = self.annotations
-        args = [e.args or _NO_ARGS for e in sub]
-        m = len(sub)
+        cols = self.gpu_ranges
+        args = _args_of(sub)
         raw_pid = _to_int64(list(map(_GET_PID, sub)))
         raw_tid = _to_int64(list(map(_GET_TID, sub)))
-        device = _to_int64([a.device for a in args])
-        stream = _to_int64([a.stream for a in args])
-        cols.add_strs("name", self._intern(list(map(_GET_NAME, sub))))
-        cols.add_strs("source", ["gpu_user_annotation"] * m)
-        cols.add_ints("pid", np.full(m, -1, dtype=np.int64))
-        cols.add_ints("tid", np.full(m, -1, dtype=np.int64))
-        cols.add_ints("device", np.where(device >= 0, device, raw_pid))
-        cols.add_ints("stream", np.where(stream >= 0, stream, raw_tid))
-        cols.add_ints("start_ns", start)
-        cols.add_ints("end_ns", end)
+        device = _arg_ints(args, "device")
+        stream = _arg_ints(args, "stream")
+        cols.add("name", self.names.codes(list(map(_GET_NAME, sub))))
+        cols.add("device", np.where(device >= 0, device, raw_pid))
+        cols.add("stream", np.where(stream >= 0, stream, raw_tid))
+        cols.add("start_ns", start)
+        cols.add("end_ns", end)
 
     def _cuda_sync(
         self, code: int, sub: list[_Event], start: NDArray[np.int64], end: NDArray[np.int64]
     ) -> None:
         cols = self.syncs
-        args = [e.args or _NO_ARGS for e in sub]
+        args = _args_of(sub)
         raw_pid = _to_int64(list(map(_GET_PID, sub)))
         raw_tid = _to_int64(list(map(_GET_TID, sub)))
-        device = _to_int64([a.device for a in args])
-        stream = _to_int64([a.stream for a in args])
-        cols.add_strs(
-            "kind",
-            [
-                SYNC_KINDS.get(a.cuda_sync_kind, SYNC_KINDS.get(e.name, "unknown"))
-                for e, a in zip(sub, args, strict=True)
-            ],
+        device = _arg_ints(args, "device")
+        stream = _arg_ints(args, "stream")
+        self.sync_kinds.extend(
+            SYNC_KINDS.get(a.cuda_sync_kind, SYNC_KINDS.get(e.name, "unknown"))
+            for e, a in zip(sub, args, strict=True)
         )
-        cols.add_ints("device", np.where(device >= 0, device, raw_pid))
-        cols.add_ints("stream", np.where(stream >= 0, stream, raw_tid))
-        cols.add_ints("start_ns", start)
-        cols.add_ints("end_ns", end)
-        cols.add_ints("correlation", _to_int64([a.correlation for a in args]))
+        cols.add("device", np.where(device >= 0, device, raw_pid))
+        cols.add("stream", np.where(stream >= 0, stream, raw_tid))
+        cols.add("start_ns", start)
+        cols.add("end_ns", end)
+        cols.add("correlation", _arg_ints(args, "correlation"))
+
+
+def _raw_keys(raws: list[msgspec.Raw]) -> list[bytes]:
+    """The JSON text of each Raw as bytes, split in C (JSON text never holds a raw NUL)."""
+    keys = b"\x00".join(raws).split(b"\x00")
+    return keys if len(keys) == len(raws) else [bytes(raw) for raw in raws]
+
+
+def _external_ids(args: list[_EventArgs]) -> NDArray[np.int64]:
+    """``External id`` (current) or ``external id`` (2021/2022 traces)."""
+    current = _arg_ints(args, "external_id")
+    missing = current == -1
+    if missing.any():
+        older = _arg_ints(args, "external_id_2021")
+        current = np.where(missing, older, current)
+    return current
 
 
 # --------------------------------------------------------------------------------------
@@ -957,13 +937,13 @@ def _shift(path: Path, columns: _Columns, base_ns: int, names: tuple[str, ...]) 
         return
     limit = 2**63 - 1 - base_ns
     for name in names:
-        pieces = columns.ints.get(name)
+        pieces = columns.pieces.get(name)
         if not pieces:
             continue
         for piece in pieces:
             if piece.size and int(piece.max()) > limit:
                 raise TraceFormatError(path, "times overflow int64 ns after baseTimeNanoseconds")
-        columns.ints[name] = [piece + base_ns for piece in pieces]
+        columns.pieces[name] = [piece + base_ns for piece in pieces]
 
 
 def _lookup(keys: NDArray[np.int64], values: NDArray[np.int64]) -> NDArray[np.int64]:
@@ -992,14 +972,14 @@ def _flow_ids(
     activity) that sit at exactly the same pid, tid and ts; -1 where none does."""
     import pandas as pd
 
-    is_start = flows.int_column("is_start").astype(bool)
+    is_start = flows.column("is_start").astype(bool)
     pick = is_start if start else ~is_start
     table = pd.DataFrame(
         {
-            "pid": flows.int_column("pid")[pick],
-            "tid": flows.int_column("tid")[pick],
-            "ts": flows.int_column("ts")[pick],
-            "id": flows.int_column("id")[pick],
+            "pid": flows.column("pid")[pick],
+            "tid": flows.column("tid")[pick],
+            "ts": flows.column("ts")[pick],
+            "id": flows.column("id")[pick],
         }
     ).drop_duplicates(["pid", "tid", "ts"])
     wanted = pd.DataFrame({"pid": pid, "tid": tid, "ts": ts})
@@ -1056,80 +1036,132 @@ def _profiler_info(meta: _Meta) -> dict[str, str]:
 def _assemble(path: Path, c: _Collector, meta: _Meta) -> Timeline:
     base_ns = _base_time_ns(path, meta)
     times = ("start_ns", "end_ns")
-    for table in (c.gpu, c.host, c.cpu_ops, c.annotations, c.syncs):
+    for table in (c.gpu, c.host, c.ranges, c.gpu_ranges, c.syncs):
         _shift(path, table, base_ns, times)
     _shift(path, c.flows, base_ns, ("ts",))
     notes: list[str] = []
+    names = c.names
 
     # host first: its row positions are what gpu.launch_row points at.
-    host = c.host.take_sorted()
+    host = c.host.take(_start_order(c.host.column("start_ns")))
     host_corr = host.get("correlation", np.zeros(0, dtype=np.int64))
     missing = host_corr == -1
-    if missing.any() and c.flows.ints:
+    if missing.any() and c.flows.pieces:
         host_corr[missing] = _flow_ids(
             c.flows, True, host["pid"][missing], host["tid"][missing], host["start_ns"][missing]
         )
     host_pid = host.get("pid", np.zeros(0, dtype=np.int64))
-    host_kind = host.get("kind", np.zeros(0, dtype=object))
+    host_kind = np.zeros(0, dtype=object)
+    if host:
+        name_code = host.pop("name")
+        host["name"] = names.per_value(lambda n: classify_host_call(n)[0])[name_code]
+        host_kind = host["kind"] = names.per_value(lambda n: classify_host_call(n)[1])[name_code]
+        by_name = names.per_value(lambda n: classify_host_call(n)[2] == "driver", bool)
+        driver = by_name[name_code] | (host.pop("cat_code") == _DRIVER)
+        host["api"] = np.where(driver, "driver", "runtime").astype(object)
     main_pid = _mode(host_pid)
     if main_pid == -1:
-        main_pid = _mode(c.cpu_ops.int_column("pid"))
+        main_pid = _mode(c.ranges.column("pid"))
     host_table = make_table("host", host)
     del host
 
     # gpu: correlation (from args, else from flows) -> the launching host row.
-    gpu = c.gpu.take_sorted()
+    gpu = c.gpu.take(_start_order(c.gpu.column("start_ns")))
     gpu_corr = gpu.get("correlation", np.zeros(0, dtype=np.int64))
     missing = gpu_corr == -1
-    if missing.any() and c.flows.ints:
+    if missing.any() and c.flows.pieces:
         gpu_corr[missing] = _flow_ids(
-            c.flows,
-            False,
-            gpu["raw_pid"][missing],
-            gpu["raw_tid"][missing],
+            c.flows, False, gpu["raw_pid"][missing], gpu["raw_tid"][missing],
             gpu["start_ns"][missing],
-        )
+        )  # fmt: skip
     del c.flows
     launch_row = _lookup(host_corr, gpu_corr)
     launched = launch_row >= 0
-    gpu_pid = np.full(len(gpu_corr), main_pid, dtype=np.int64)
-    gpu_pid[launched] = host_pid[launch_row[launched]]
-    graph_id = gpu.get("graph_id", np.zeros(0, dtype=np.int64))
-    from_graph = graph_id > 0
-    from_graph[launched] |= host_kind[launch_row[launched]] == "graph_launch"
+    if gpu:
+        kind_code = gpu.pop("kind_code")
+        name_code = gpu["name"]
+        gpu["name"] = names.decode(name_code)
+        gpu["kind"] = _GPU_KIND_NAMES[kind_code]
+        copy_kind = names.per_value(lambda n: classify_memcpy(n)[0])
+        host_memory = names.per_value(lambda n: classify_memcpy(n)[1])
+        is_copy = kind_code == _MEMCPY
+        gpu["copy_kind"] = np.where(is_copy, copy_kind[name_code], "").astype(object)
+        gpu["host_memory"] = np.where(is_copy, host_memory[name_code], "").astype(object)
+        gpu["grid"] = c.geometry.decode(gpu["grid"])
+        gpu["block"] = c.geometry.decode(gpu["block"])
+        del gpu["raw_pid"], gpu["raw_tid"]
+        gpu["pid"] = np.full(len(gpu_corr), main_pid, dtype=np.int64)
+        gpu["pid"][launched] = host_pid[launch_row[launched]]
+        gpu["from_graph"] = gpu["graph_id"] > 0
+        gpu["from_graph"][launched] |= host_kind[launch_row[launched]] == "graph_launch"
+        gpu["launch_row"] = launch_row
     unlaunched = int((~launched).sum())
     if unlaunched:
         notes.append(f"{unlaunched} GPU activities without a launch record")
-    if gpu:
-        gpu["kind"] = _GPU_KIND_NAMES[gpu.pop("kind_code")]
-        del gpu["raw_pid"], gpu["raw_tid"]
-        gpu.update(launch_row=launch_row, pid=gpu_pid, from_graph=from_graph)
     gpu_table = make_table("gpu", gpu)
     del gpu
 
-    cpu_ops = c.cpu_ops.take_sorted()
-    if cpu_ops:
+    # cpu_op and user_annotation events: ProfilerStep#N and record_function ranges are
+    # annotations, the rest operators.
+    ranges = c.ranges.take(_start_order(c.ranges.column("start_ns")))
+    annotations: dict[str, Any] = {}
+    cpu_ops: dict[str, Any] = {}
+    if ranges:
+        is_step = names.per_value(lambda n: n.startswith(PROFILER_STEP_PREFIX), bool)
+        step = is_step[ranges["name"]]
+        is_annotation = step | (ranges.pop("cat_code") == _USER_ANNOTATION)
+        ops = ~is_annotation
+        cpu_ops = {name: column[ops] for name, column in ranges.items()}
+        cpu_ops["name"] = names.decode(cpu_ops["name"])
+        cpu_ops["input_shapes"] = c.dims.decode(cpu_ops["input_shapes"])
         cpu_ops["depth"] = nesting_depth(
             cpu_ops["pid"], cpu_ops["tid"], cpu_ops["start_ns"], cpu_ops["end_ns"]
         )
+        del cpu_ops["external_id"]
+        cpu_ops["external_id"] = ranges["external_id"][ops]
+        annotations = {name: ranges[name][is_annotation] for name in ("name", "pid", "tid", *times)}
+        annotations["source"] = np.where(
+            step[is_annotation], "profiler_step", "record_function"
+        ).astype(object)
+        del ranges
     cpu_ops_table = make_table("cpu_ops", cpu_ops)
     del cpu_ops
 
-    annotations = c.annotations.take_sorted()
+    gpu_ranges = c.gpu_ranges.take()
+    if gpu_ranges:
+        count = len(gpu_ranges["start_ns"])
+        gpu_ranges["pid"] = gpu_ranges["tid"] = np.full(count, -1, dtype=np.int64)
+        gpu_ranges["source"] = np.full(count, "gpu_user_annotation", dtype=object)
+    if annotations and gpu_ranges:
+        host_count = len(annotations["start_ns"])
+        annotations["device"] = np.full(host_count, -1, dtype=np.int64)
+        annotations["stream"] = np.full(host_count, -1, dtype=np.int64)
+        annotations = {k: np.concatenate([annotations[k], gpu_ranges[k]]) for k in annotations}
+    elif gpu_ranges:
+        annotations = gpu_ranges
     if annotations:
+        annotations["name"] = names.decode(annotations["name"])
+        order = _start_order(annotations["start_ns"])
+        if order is not None:
+            annotations = {k: v[order] for k, v in annotations.items()}
         # Host ranges nest per thread; GPU projections (pid -1) per device and stream.
         on_gpu = annotations["pid"] == -1
+        device = annotations.get("device", np.full(len(on_gpu), -1, dtype=np.int64))
+        stream = annotations.get("stream", np.full(len(on_gpu), -1, dtype=np.int64))
         annotations["depth"] = nesting_depth(
-            np.where(on_gpu, -2 - annotations["device"], annotations["pid"]),
-            np.where(on_gpu, annotations["stream"], annotations["tid"]),
+            np.where(on_gpu, -2 - device, annotations["pid"]),
+            np.where(on_gpu, stream, annotations["tid"]),
             annotations["start_ns"],
             annotations["end_ns"],
         )
     annotations_table = make_table("annotations", annotations)
     del annotations
 
-    syncs = c.syncs.take_sorted()
+    sync_order = _start_order(c.syncs.column("start_ns"))
+    syncs = c.syncs.take(sync_order)
     if syncs:
+        kinds = np.array(c.sync_kinds, dtype=object)
+        syncs["kind"] = kinds if sync_order is None else kinds[sync_order]
         # cuda_sync events sit on the GPU rows; the calling thread is the API call's.
         row = _lookup(host_corr, syncs["correlation"])
         found = row >= 0
