@@ -156,9 +156,9 @@ def _gunzipped(path: Path) -> Iterator[Path]:
             with gzip.open(path, "rb") as src, open(plain, "wb") as dst:
                 shutil.copyfileobj(src, dst, length=1 << 20)
         except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
-            raise TraceFormatError(path, f"truncated or corrupt gzip ({exc})") from None
+            raise TraceFormatError(path, f"truncated or corrupt gzip ({_one_line(exc)})") from None
         except OSError as exc:
-            raise TraceFormatError(path, f"cannot decompress ({exc})") from None
+            raise TraceFormatError(path, f"cannot decompress ({_one_line(exc)})") from None
         yield plain
 
 
@@ -190,19 +190,23 @@ def export_report(report: Path) -> Path:
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise TraceFormatError(report, f"cannot create cache folder {folder} ({exc})") from None
+        raise TraceFormatError(
+            report, f"cannot create cache folder {folder} ({_one_line(exc)})"
+        ) from None
     partial = folder / f"{report.stem}-{key}.{os.getpid()}.partial.sqlite"
     command = [nsys, "export", "--type", "sqlite", "--force-overwrite", "true"]
     command += ["--output", str(partial), str(report)]
     try:
         done = subprocess.run(command, capture_output=True, text=True, check=False)
     except OSError as exc:
-        raise TraceFormatError(report, f"cannot run {nsys} ({exc}); {EXPORT_HINT}") from None
+        raise TraceFormatError(
+            report, f"cannot run {nsys} ({_one_line(exc)}); {EXPORT_HINT}"
+        ) from None
     if done.returncode != 0 or not partial.is_file():
         partial.unlink(missing_ok=True)
         lines = (done.stderr or done.stdout or "").strip().splitlines()
         why = lines[-1] if lines else f"exit status {done.returncode}"
-        raise TraceFormatError(report, f"nsys export failed: {why}")
+        raise TraceFormatError(report, f"nsys export failed: {_one_line(why)}")
     os.replace(partial, target)
     return target
 
@@ -260,6 +264,16 @@ def _read_connection(uri: str, shown: Path, *, lenient: bool) -> Timeline:
         return _Reader(conn, shown).timeline()
 
 
+MESSAGE_CHARS: Final = 200  # longest library message quoted in a one-line error
+
+
+def _one_line(problem: object) -> str:
+    """The first line of ``problem``, shortened: errors are one line on stderr."""
+    lines = str(problem).strip().splitlines()
+    line = lines[0].strip() if lines else ""
+    return line if len(line) <= MESSAGE_CHARS else line[: MESSAGE_CHARS - 1] + "…"
+
+
 def _decode_text(raw: bytes) -> str:
     return raw.decode("utf-8", errors="replace")
 
@@ -296,11 +310,11 @@ def _read_sqlite(db: Path, shown: Path) -> Timeline:
     except (sqlite3.Error, pd.errors.DatabaseError) as exc:
         # pandas prefixes the whole query ("Execution failed on sql '...': why"): keep why.
         why = str(exc).rsplit("': ", 1)[-1]
-        raise TraceFormatError(shown, f"unreadable SQLite database ({why})") from None
+        raise TraceFormatError(shown, f"unreadable SQLite database ({_one_line(why)})") from None
     except UnicodeDecodeError:
         raise TraceFormatError(shown, "unreadable SQLite database (corrupt schema text)") from None
     except (ValueError, TypeError, OverflowError) as exc:
-        raise TraceFormatError(shown, f"malformed nsys export ({exc})") from None
+        raise TraceFormatError(shown, f"malformed nsys export ({_one_line(exc)})") from None
 
 
 class _Reader:
@@ -368,7 +382,9 @@ class _Reader:
         try:
             timeline.validate()
         except ValueError as exc:
-            raise TraceFormatError(self.path, f"inconsistent nsys export ({exc})") from None
+            raise TraceFormatError(
+                self.path, f"inconsistent nsys export ({_one_line(exc)})"
+            ) from None
         return timeline
 
     # ----------------------------------------------------------------------- helpers
