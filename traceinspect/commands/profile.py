@@ -109,6 +109,7 @@ def run_profile(
         results["notes"].append("interrupted: graph candidates not measured, trace not analyzed")
         _write_results(out_dir, results)
         return INTERRUPTED_STATUS
+    _write_results(out_dir, results)  # rewritten below; this one survives a crash while measuring
     if session.candidates and candidates:
         measured = _measure_all(session.candidates, out_dir, options, cuda=cuda, err=err)
         results["candidates"] = [r.to_json() for r in measured]
