@@ -195,3 +195,40 @@ def test_subprocess_exit_status_and_default_output_folder(
     assert main(["profile", str(script), "--out", str(out)]) == 2
     err = capsys.readouterr().err
     assert err == f"traceinspect: {out}: already holds outputs (use --force to overwrite)\n"
+
+
+def test_predictions_come_from_each_buckets_eager_trace(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from types import SimpleNamespace
+
+    import traceinspect.analysis.diagnose as diagnose_module
+    import traceinspect.parse as parse_module
+    from traceinspect.collect.replay import new_row
+    from traceinspect.commands.profile import _add_predictions
+
+    # GIVEN measured rows for bucket 4, and an estimator that answers from the eager trace
+    eager = new_row("mlp", 4, "eager", in_bucket_set=True)
+    eager.update(trace="mlp.b4.eager.json.gz", host_p50_ns=400_000)
+    graphed = new_row("mlp", 4, "graphed", in_bucket_set=True)
+    graphed.update(host_p50_ns=80_000)
+    seen: list[tuple[str, int | None]] = []
+
+    def fake_diagnose(timeline: str, *, eager_unprofiled_ns: int | None = None) -> Any:
+        seen.append((timeline, eager_unprofiled_ns))
+        estimate = SimpleNamespace(graphed_ns=90_000, low_ns=70_000, high_ns=120_000)
+        inner = SimpleNamespace(region=SimpleNamespace(name="mlp", depth=1), estimate=None)
+        outer = SimpleNamespace(region=SimpleNamespace(name="mlp", depth=0), estimate=estimate)
+        return SimpleNamespace(regions=[inner, outer])
+
+    monkeypatch.setattr(diagnose_module, "diagnose", fake_diagnose)
+    monkeypatch.setattr(parse_module, "load_trace", lambda path: Path(path).name)
+    from rich.console import Console
+
+    _add_predictions([eager, graphed], tmp_path, Console(stderr=True))
+    # THEN the estimator saw that trace with the unprofiled eager time of the same bucket
+    assert seen == [("mlp.b4.eager.json.gz", 400_000)]
+    assert (graphed["predicted_ns"], graphed["predicted_low_ns"]) == (90_000, 70_000)
+    assert graphed["predicted_high_ns"] == 120_000
+    assert graphed["prediction_error"] == pytest.approx(90_000 / 80_000 - 1)  # +12.5 %
+    assert eager["predicted_ns"] is None  # predictions sit on graphed rows only
