@@ -48,6 +48,8 @@ def dump_dom(html: str, tmp_path: Path) -> str:
         "--disable-component-update",
         "--disable-sync",
         "--host-resolver-rules=MAP * ~NOTFOUND",  # offline: any fetch would fail
+        "--enable-logging=stderr",  # the page's console, CSP refusals included
+        "--v=0",
         f"--user-data-dir={tmp_path / 'profile'}",
         "--virtual-time-budget=10000",
         "--dump-dom",
@@ -57,6 +59,9 @@ def dump_dom(html: str, tmp_path: Path) -> str:
         command, capture_output=True, text=True, timeout=CHROMIUM_TIMEOUT_S, check=False
     )
     assert done.returncode == 0, done.stderr[-2000:]
+    # Nothing on the console: no script error, no CSP refusal, no failed load.
+    console = [line for line in done.stderr.splitlines() if ":CONSOLE" in line]
+    assert console == []
     return done.stdout
 
 
