@@ -79,17 +79,16 @@ def index_timeline(timeline: Timeline) -> TimelineArrays:
     device = gpu["device"].to_numpy(np.int64)
     stream = gpu["stream"].to_numpy(np.int64)
     launch_row = gpu["launch_row"].to_numpy(np.int64)
-    kind = gpu["kind"].to_numpy()
-    is_kernel = kind == "kernel"
-    copy_kind = gpu["copy_kind"].to_numpy()
-    is_copy = (kind == "memcpy") & ((copy_kind == "HtoD") | (copy_kind == "DtoH"))
-    is_graph = gpu["from_graph"].to_numpy(bool) | (kind == "graph")
+    kind = gpu["kind"]
+    is_kernel = kind.eq("kernel").to_numpy()
+    is_copy = (kind.eq("memcpy") & gpu["copy_kind"].isin(("HtoD", "DtoH"))).to_numpy()
+    is_graph = gpu["from_graph"].to_numpy(bool) | kind.eq("graph").to_numpy()
 
     host_start = host["start_ns"].to_numpy(np.int64)
     host_end = host["end_ns"].to_numpy(np.int64)
     host_pid = host["pid"].to_numpy(np.int64)
     host_tid = host["tid"].to_numpy(np.int64)
-    host_kind = host["kind"].to_numpy()
+    host_kind = host["kind"]
 
     has_launch = launch_row >= 0
     safe_row = np.where(has_launch, launch_row, 0)
@@ -125,7 +124,7 @@ def index_timeline(timeline: Timeline) -> TimelineArrays:
             tid,
             has_launch,
             host,
-            np.char.find(host["name"].to_numpy().astype(str), "StreamWaitEvent") >= 0,
+            host["name"].str.contains("StreamWaitEvent", regex=False).to_numpy(bool),
         )
     return TimelineArrays(
         timeline=timeline,
@@ -144,14 +143,14 @@ def index_timeline(timeline: Timeline) -> TimelineArrays:
         launch_latency=launch_latency,
         queue_depth=_queue_depth(launch_start, end, pid, device, has_launch),
         after_wait=after_wait,
-        sync_calls=_unions(host_pid, host_start, host_end, host_kind == "sync"),
+        sync_calls=_unions(host_pid, host_start, host_end, host_kind.eq("sync").to_numpy()),
         sync_records=_unions(
             syncs["device"].to_numpy(np.int64),
             syncs["start_ns"].to_numpy(np.int64),
             syncs["end_ns"].to_numpy(np.int64),
             ~waits,
         ),
-        copy_calls=_unions(host_pid, host_start, host_end, host_kind == "memcpy"),
+        copy_calls=_unions(host_pid, host_start, host_end, host_kind.eq("memcpy").to_numpy()),
         device_busy=_unions(device, start, end, np.ones(len(gpu), bool)),
         host_start=host_start,
         host_end=host_end,

@@ -115,7 +115,7 @@ class CaptureChecker:
         self.host_pid = host["pid"].to_numpy(np.int64)
         self.host_tid = host["tid"].to_numpy(np.int64)
         self.host_ext = host["external_id"].to_numpy(np.int64)
-        interesting = np.isin(self.host_kind, ["sync", "malloc", "free"])
+        interesting = host["kind"].isin(("sync", "malloc", "free")).to_numpy()
         self.special_rows = np.flatnonzero(interesting)
         ops = timeline.cpu_ops
         self.op_name = ops["name"].to_numpy()
@@ -131,30 +131,45 @@ class CaptureChecker:
         self._op_by_ext = self._op_by_ext[~self._op_by_ext.index.duplicated()]
         top = np.flatnonzero(self.op_depth == 0)
         order = np.lexsort((self.op_start[top], self.op_tid[top], self.op_pid[top]))
-        self._top = top[order]
-        self._top_threads = _runs(self.op_pid[self._top], self.op_tid[self._top])
+        top = top[order]
+        # Outermost operators per thread, as (starts, ends, names) sorted by start.
+        self._top_by_thread = {
+            key: (self.op_start[top[a:b]], self.op_end[top[a:b]], self.op_name[top[a:b]])
+            for key, (a, b) in _runs(self.op_pid[top], self.op_tid[top]).items()
+        }
+        self._kernel_codes: IntArray | None = None
+        self._kernel_names: Any = None
         self._shaped = np.flatnonzero(
             (self.op_depth == 0) & (self.op_shapes != "") & (self.op_shapes != "[]")
         )
-        self._shape_codes, self._shape_keys = pd.factorize(
-            pd.Series(self.op_name[self._shaped] + "|" + self.op_shapes[self._shaped])
-        )
-        special_ops = np.isin(self.op_name, list(HOST_SYNC_OPS | DATA_DEPENDENT_OPS))
+        # (name, shapes) pairs as one integer code each: hashing, no string building.
+        name_codes, self._shape_names = pd.factorize(ops["name"].iloc[self._shaped])
+        shape_codes, self._shape_texts = pd.factorize(ops["input_shapes"].iloc[self._shaped])
+        self._shape_codes = np.asarray(name_codes, np.int64) * max(
+            len(self._shape_texts), 1
+        ) + np.asarray(shape_codes, np.int64)
+        special_ops = ops["name"].isin(HOST_SYNC_OPS | DATA_DEPENDENT_OPS).to_numpy()
         self.special_ops = np.flatnonzero(special_ops)
 
     # -- lookups ---------------------------------------------------------------------------
 
     def outer_op(self, pid: int, tid: int, t: int) -> str:
         """The outermost operator running on the thread at time ``t`` (``""`` if none)."""
-        span = self._top_threads.get((pid, tid))
-        if span is None:
+        ops = self._top_by_thread.get((pid, tid))
+        if ops is None:
             return ""
-        a, b = span
-        rows = self._top[a:b]
-        i = int(np.searchsorted(self.op_start[rows], t, side="right")) - 1
-        if i >= 0 and self.op_end[rows[i]] > t:
-            return str(self.op_name[rows[i]])
+        starts, ends, names = ops
+        i = int(np.searchsorted(starts, t, side="right")) - 1
+        if i >= 0 and ends[i] > t:
+            return str(names[i])
         return ""
+
+    def kernel_codes(self) -> tuple[IntArray, Any]:
+        """Every GPU activity's name as an integer code, and the names (computed once)."""
+        if self._kernel_codes is None:
+            codes, names = pd.factorize(self.arrays.timeline.gpu["name"])
+            self._kernel_codes, self._kernel_names = np.asarray(codes, np.int64), names
+        return self._kernel_codes, self._kernel_names
 
     def issuing_op(self, host_row: int) -> str:
         ext = int(self.host_ext[host_row])
@@ -352,12 +367,18 @@ class CaptureChecker:
             s, e = arrays.sync_calls.get(int(p))
             mine = pids == p
             blocked[mine] = covered_ns(s, e, prev_end[big][mine], start[big][mine]) > 0
+        big, host_rows = big[~blocked], host_rows[~blocked]
+        if len(big) == 0:
+            return []
+        # One event per gap; the operator after the gap is looked up for the first and the
+        # largest only (the blocker's example and its "largest").
+        named = {int(big[0]), int(big[np.argmax(gap[big])])}
         events = []
-        for i, h, b in zip(big, host_rows, blocked, strict=True):
-            if b:
-                continue
-            pid, tid = int(self.host_pid[h]), int(self.host_tid[h])
-            op = self.outer_op(pid, tid, int(start[i])) or str(self.host_name[h])
+        for i, h in zip(big.tolist(), host_rows.tolist(), strict=True):
+            op = ""
+            if i in named:
+                pid, tid = int(self.host_pid[h]), int(self.host_tid[h])
+                op = self.outer_op(pid, tid, int(start[i])) or str(self.host_name[h])
             events.append(
                 _Event(
                     "cpu_work",
@@ -365,7 +386,7 @@ class CaptureChecker:
                     "host work between launches",
                     int(o[i]),
                     int(prev_end[i]),
-                    detail=f"{gap[i] / 1000:,.0f} µs before {op}",
+                    detail=f"{gap[i] / 1000:,.0f} µs" + (f" before {op}" if op else ""),
                 )
             )
         return events
@@ -411,13 +432,8 @@ class CaptureChecker:
         if region.occurrences < 2:
             return []
         blockers = []
-        gpu = self.arrays.timeline.gpu
-        names = gpu["name"].to_numpy()
-        kernels = [r[self.arrays.is_kernel[r]] for r in region.rows]
-        all_rows = np.concatenate(kernels) if kernels else np.empty(0, np.int64)
-        codes_all, uniques = pd.factorize(pd.Series(names[all_rows], dtype=object))
-        bounds = np.cumsum([len(k) for k in kernels])[:-1]
-        codes = np.split(np.asarray(codes_all, np.int64), bounds)
+        all_codes, uniques = self.kernel_codes()
+        codes = [all_codes[r[self.arrays.is_kernel[r]]] for r in region.rows]
         change = _sequence_change([c.tobytes() for c in codes])
         if change is not None:
             occ, only_first = change
@@ -450,8 +466,7 @@ class CaptureChecker:
         order = np.lexsort((self.op_start[recorded[mine]], occ[mine]))
         mine = mine[order]
         occ = occ[mine]
-        codes = np.asarray(self._shape_codes, np.int64)[mine]
-        uniques = self._shape_keys
+        codes = self._shape_codes[mine]
         counts = np.bincount(occ, minlength=region.occurrences)
         per_occ = np.split(codes.astype(np.int64), np.cumsum(counts)[:-1])
         change = _sequence_change([c.tobytes() for c in per_occ])
@@ -461,11 +476,14 @@ class CaptureChecker:
         if only_first:
             return None
         pos = _first_difference(per_occ[0], per_occ[o])
-        shown = str(uniques[per_occ[o][pos]]) if pos < len(per_occ[o]) else "(end)"
+        shown = "(end)"
+        if pos < len(per_occ[o]):
+            name, shapes = divmod(int(per_occ[o][pos]), max(len(self._shape_texts), 1))
+            shown = f"{self._shape_names[name]} {self._shape_texts[shapes]}"
         distinct = len({c.tobytes() for c in per_occ})
         what = (
             f"{distinct} different input-shape signatures over {region.occurrences} occurrences;"
-            f" occurrence {o + 1} differs at op {pos + 1}: {_short(shown.replace('|', ' '))}"
+            f" occurrence {o + 1} differs at op {pos + 1}: {_short(shown)}"
         )
         return Blocker("shapes_change", "change", what, distinct, FIXES["shapes_change"], {})
 

@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from traceinspect.analysis.arrays import TimelineArrays, index_timeline
 from traceinspect.analysis.capture import CaptureChecker, CaptureReport
@@ -243,12 +242,12 @@ def _launch_stats(arrays: TimelineArrays, rows: IntArray) -> LaunchStats:
 def _stream_idle(arrays: TimelineArrays, occ: IntArray, rows: IntArray, n: int) -> list[StreamIdle]:
     if len(rows) == 0:
         return []
-    pairs = pd.MultiIndex.from_arrays([arrays.device[rows], arrays.stream[rows]])
-    codes, uniques = pd.factorize(pairs, sort=True)
+    pairs = np.stack([arrays.device[rows], arrays.stream[rows]], axis=1)
+    uniques, codes = np.unique(pairs, axis=0, return_inverse=True)
     k = len(uniques)
-    gaps: GroupGaps = group_gaps(arrays, occ * k + codes, rows, n * k)
+    gaps: GroupGaps = group_gaps(arrays, occ * k + codes.reshape(-1), rows, n * k)
     out = []
-    for j, (device, stream) in enumerate(uniques):
+    for j, (device, stream) in enumerate(uniques.tolist()):
         ids = np.arange(n) * k + j
         used = ids[gaps.first_start[ids] >= 0]
         out.append(
