@@ -5,6 +5,7 @@ Expected numbers were read from the files with the sqlite3 shell; each is stated
 
 from __future__ import annotations
 
+import functools
 import gzip
 import os
 import shutil
@@ -17,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import corpus_file
+from conftest import corpus_file, sample_file
 
 from traceinspect.errors import TraceFormatError
 from traceinspect.model import Timeline
@@ -458,7 +459,164 @@ def test_nvtx_text_with_invalid_utf8_is_replaced_not_fatal(tmp_path: Path) -> No
         "CREATE TABLE NVTX_EVENTS (start INTEGER, end INTEGER, eventType INTEGER, text TEXT,"
         " globalTid INTEGER)",
         # 'step' followed by a lone continuation byte 0x80
-        "INSERT INTO NVTX_EVENTS VALUES (10, 30, 59, CAST(X'7374657080' AS TEXT),"
-        " 283004824020018)",
+        "INSERT INTO NVTX_EVENTS VALUES (10, 30, 59, CAST(X'7374657080' AS TEXT), 283004824020018)",
     )
     assert load_trace(copy).annotations["name"].tolist() == ["step\ufffd"]
+
+
+# --------------------------------------------------------------------------- H200 samples
+# sample_traces/nsys: the project's own exports (nsys 2025.3.2, schema 3.20.3), the same
+# workloads as the Kineto traces beside them. 3 warm-up steps in an NVTX range "warmup",
+# then 5 NVTX "step" ranges; Kineto has 5 record_function "step" ranges.
+
+#: file -> (kernels, memcpys, memsets, graph rows, kernels launched by a graph)
+H200_EXPORTS = {
+    "tiny_mlp.eager": (772, 96, 0, 0, 0),
+    "tiny_mlp.graphed.node": (1062, 105, 0, 0, 768),  # 8 replays × 96 nodes
+    "tiny_mlp.graphed.graph": (294, 105, 0, 8, 0),  # node kernels not recorded
+    "mixed.eager": (593, 0, 16, 0, 0),
+    "mixed.graphed.node": (816, 9, 22, 0, 584),  # 8 × 73
+    "big_gemm.eager": (104, 0, 96, 0, 0),
+    "decode_step.graphed.node": (1854, 230, 0, 0, 1344),  # 8 × 168
+    "two_streams.eager": (270, 0, 0, 0, 0),
+    "host_sync.eager": (692, 8, 0, 0, 0),
+}
+
+
+@functools.cache
+def h200(name: str) -> Timeline:
+    """``sample_traces/nsys/<name>.sqlite.gz``, read through load_trace (gzip sniffed)."""
+    return load_trace(sample_file(f"nsys/{name}.sqlite.gz"))
+
+
+@functools.cache
+def kineto(name: str) -> Timeline:
+    return load_trace(sample_file(f"{name}.json.gz"))
+
+
+@pytest.mark.parametrize("name", sorted(H200_EXPORTS))
+def test_h200_exports_load(name: str) -> None:
+    timeline = h200(name)
+    timeline.validate()
+    kinds = timeline.gpu["kind"].value_counts()
+    counts = tuple(int(kinds.get(k, 0)) for k in ("kernel", "memcpy", "memset", "graph"))
+    launched_by_graph = int((timeline.kernels["from_graph"]).sum())
+    assert (*counts, launched_by_graph) == H200_EXPORTS[name]
+    assert int((timeline.gpu["launch_row"] < 0).sum()) == 0  # nothing cut: all joined
+    assert [(d.id, d.name) for d in timeline.meta.devices] == [(0, "NVIDIA H200")]
+    assert timeline.meta.generation == "nsys-3.20.3"
+    # The capture option as recorded ("Node"/"Graph"), lower-cased.
+    mode = timeline.meta.profiler["cuda_graph_trace"]
+    assert mode == ("node" if ".node" in name else "graph" if ".graph" in name else mode)
+    assert timeline.meta.graph_nodes_visible == (not name.endswith(".graph"))
+
+
+def test_h200_gunzipped_by_hand_reads_the_same(tmp_path: Path) -> None:
+    plain = tmp_path / "tiny_mlp.eager.sqlite"
+    with gzip.open(sample_file("nsys/tiny_mlp.eager.sqlite.gz"), "rb") as src:
+        plain.write_bytes(src.read())
+    assert sniff(plain) == "sqlite"
+    direct, packed = load_trace(plain), h200("tiny_mlp.eager")
+    for table, frame in direct.tables().items():
+        assert frame.equals(packed.tables()[table]), table
+
+
+def kernels_per_step(timeline: Timeline) -> list[tuple[int, int]]:
+    """(kernels, summed kernel ns) launched from inside each host "step" range: the launching
+    call starts in the range, on its thread."""
+    ann = timeline.annotations
+    steps = ann[(ann["name"] == "step") & (ann["source"].isin(["nvtx", "record_function"]))]
+    kernels = timeline.kernels[timeline.kernels["launch_row"] >= 0]
+    calls = timeline.host.iloc[kernels["launch_row"].to_numpy()]
+    start, pid, tid = (calls[c].to_numpy() for c in ("start_ns", "pid", "tid"))
+    dur = (kernels["end_ns"] - kernels["start_ns"]).to_numpy()
+    result = []
+    for step in steps.sort_values("start_ns").itertuples():
+        inside = (start >= step.start_ns) & (start < step.end_ns)
+        inside &= (pid == step.pid) & (tid == step.tid)
+        result.append((int(inside.sum()), int(dur[inside].sum())))
+    return result
+
+
+@pytest.mark.parametrize(
+    ("kineto_name", "nsys_name", "kernels"),
+    [
+        # Summed kernel time per step, µs, Kineto vs nsys (5 steps each):
+        ("tiny_mlp.eager", "tiny_mlp.eager", 96),  # 142.5–145.8 vs 143.4–146.5
+        ("tiny_mlp.graphed", "tiny_mlp.graphed.node", 96),  # 153.9–157.6 vs 157.7–158.0
+        ("mixed.eager", "mixed.eager", 73),  # 2093–2110 vs 1938–1939 (nsys −7.6 %)
+        ("mixed.graphed", "mixed.graphed.node", 73),  # 1958–1962 vs 1941–1945
+        ("big_gemm.eager", "big_gemm.eager", 12),  # 18525–19705 vs 18948–19470
+        ("two_streams.eager", "two_streams.eager", 33),  # 499–502 vs 462–464 (−7.6 %)
+        ("host_sync.eager", "host_sync.eager", 86),  # 282.2–282.5 vs 266.3–266.6
+        ("decode_step.graphed", "decode_step.graphed.node", 168),  # 475.8–478.5 vs 473.8–477.9
+    ],
+)
+def test_kernels_per_step_match_the_torch_profiler_trace(
+    kineto_name: str, nsys_name: str, kernels: int
+) -> None:
+    # GIVEN the same workload recorded once by torch.profiler and once by nsys (two runs)
+    from_kineto = kernels_per_step(kineto(kineto_name))
+    from_nsys = kernels_per_step(h200(nsys_name))
+    # THEN every step launched the same kernels, and their time agrees within 10 %
+    assert [n for n, _ in from_kineto] == [n for n, _ in from_nsys] == [kernels] * 5
+    kineto_ns = sum(t for _, t in from_kineto)
+    nsys_ns = sum(t for _, t in from_nsys)
+    assert abs(nsys_ns - kineto_ns) <= 0.10 * kineto_ns
+
+
+@pytest.mark.parametrize(
+    ("name", "regions"),
+    [
+        ("mixed.eager", {"attention", "mlp"}),
+        ("two_streams.eager", {"branch_a", "branch_b"}),
+        ("host_sync.eager", {"prepare", "check", "refine"}),
+    ],
+)
+def test_nvtx_ranges_are_the_record_function_regions(name: str, regions: set[str]) -> None:
+    record_function = kineto(name).annotations
+    record_function = record_function[record_function["source"] == "record_function"]
+    assert set(record_function["name"]) == {"step"} | regions
+    nvtx = h200(name).annotations
+    assert set(nvtx["source"]) == {"nvtx"}
+    assert set(nvtx["domain"]) == {""}  # torch.cuda.nvtx writes to the default domain
+    assert set(nvtx["name"]) == {"step", "warmup"} | regions
+    # The step (and warm-up) ranges are outermost, the regions sit one level inside them;
+    # each region ran once per step: 3 warm-up + 5 steps = 8 occurrences.
+    depth = nvtx.groupby("name")["depth"].agg(["min", "max", "count"])
+    assert depth.loc[["step", "warmup"], ["min", "max"]].to_numpy().tolist() == [[0, 0]] * 2
+    assert depth.loc[sorted(regions), ["min", "max"]].to_numpy().tolist() == [[1, 1]] * len(regions)
+    assert depth.loc[sorted(regions), "count"].tolist() == [8] * len(regions)
+
+
+def test_graph_level_export_has_one_graph_row_per_replay() -> None:
+    timeline = h200("tiny_mlp.graphed.graph")
+    graphs = timeline.gpu[timeline.gpu["kind"] == "graph"]
+    assert len(graphs) == 8  # 3 warm-up replays + 5 steps
+    assert set(graphs["graph_id"]) == {1} and graphs["from_graph"].all()
+    assert set(timeline.host.iloc[graphs["launch_row"].to_numpy()]["name"]) == {"cudaGraphLaunch"}
+    durations = (graphs["end_ns"] - graphs["start_ns"]).to_numpy()
+    assert durations.min() == 169_631 and durations.max() == 170_495
+    assert not timeline.meta.graph_nodes_visible
+    assert GRAPH_NODES_HIDDEN_NOTE in timeline.meta.notes
+    # Each step range launched exactly one graph replay (and, eagerly, no kernel).
+    steps = timeline.annotations[timeline.annotations["name"] == "step"]
+    calls = timeline.host.iloc[graphs["launch_row"].to_numpy()]["start_ns"].to_numpy()
+    per_step = [
+        int(((calls >= s) & (calls < e)).sum()) for s, e in steps[["start_ns", "end_ns"]].to_numpy()
+    ]
+    assert per_step == [1] * 5
+    assert kernels_per_step(timeline) == [(0, 0)] * 5
+
+
+def test_node_level_export_shows_every_node() -> None:
+    timeline = h200("tiny_mlp.graphed.node")
+    assert timeline.meta.graph_nodes_visible
+    assert GRAPH_NODES_HIDDEN_NOTE not in timeline.meta.notes
+    nodes = timeline.kernels[timeline.kernels["from_graph"]]
+    # Schema 3.20 has graphNodeId but no graphId column.
+    assert (nodes["graph_node_id"] > 0).all() and set(nodes["graph_id"]) == {-1}
+    assert nodes["graph_node_id"].nunique() == 96
+    launches = timeline.host.iloc[nodes["launch_row"].to_numpy()]
+    assert set(launches["kind"]) == {"graph_launch"}
+    assert launches["correlation"].nunique() == 8  # 8 replays, 96 kernels each

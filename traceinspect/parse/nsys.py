@@ -341,7 +341,10 @@ class _Reader:
         export = self._name_values("META_DATA_EXPORT")
         capture = self._name_values("META_DATA_CAPTURE")
         graph_rows = int((gpu["kind"] == "graph").sum())
-        graph_mode = capture.get("CUDA_GRAPH_TRACE_OPTIONS:MODE", "")
+        # "CUDA_GRAPH_TRACE_OPTIONS:MODE", per process ("PROCESS_0:...") before nsys 2026.
+        graph_mode = next(
+            (v for k, v in capture.items() if k.endswith("CUDA_GRAPH_TRACE_OPTIONS:MODE")), ""
+        )
         nodes_visible = graph_rows == 0
         if graph_rows:
             self.notes.append(GRAPH_NODES_HIDDEN_NOTE)
@@ -465,12 +468,12 @@ class _Reader:
         )
         frame = self._gpu_frame(sql, "kernels")
         frame["kind"] = "kernel"
-        frame["graph_id"] = _i64(frame, "graph_id")
-        frame["graph_node_id"] = _i64(frame, "graph_node_id")
-        # Exports before NULLs were allowed wrote 0 for "not in a graph".
-        in_graph = frame["graph_id"].to_numpy() > 0
-        frame.loc[~in_graph, ["graph_id", "graph_node_id"]] = -1
-        frame["from_graph"] = in_graph
+        # Exports before NULLs were allowed wrote 0 for "not in a graph". Exports before
+        # schema 3.24 (nsys 2025.3 writes 3.20) have graphNodeId but no graphId: graph_id -1.
+        graph_id = _i64(frame, "graph_id")
+        frame["graph_id"] = np.where(graph_id > 0, graph_id, -1)
+        frame = self._graph_nodes(frame)
+        frame["from_graph"] = frame["from_graph"].to_numpy() | (graph_id > 0)
         frame["name"] = frame["name"].astype(str)
         frame["grid"] = frame["grid"].astype(str)
         frame["block"] = frame["block"].astype(str)
