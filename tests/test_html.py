@@ -7,6 +7,7 @@ import hashlib
 import html as html_lib
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -536,3 +537,34 @@ def test_corpus_trace_with_graph_launches() -> None:
     assert data["annotations_not_drawn"] == 20
     assert data["downsampled"] is None
     assert data["span_us"] == 1_232_469.0
+
+
+@pytest.mark.corpus
+def test_analyze_cli_writes_the_page(tmp_path: Path) -> None:
+    # GIVEN a ROCm vLLM decode step: one hipGraphLaunch fanning out to 421 of its 425 kernels
+    from traceinspect.cli import main
+
+    trace = corpus_file("TraceLens__vllm_decode_full__graph_execution.json.gz")
+    out = tmp_path / "report.html"
+    # WHEN analyze writes the HTML report
+    assert main(["analyze", str(trace), "--html", str(out)]) == 0
+    data = payload(out.read_text(encoding="utf-8"))
+    # THEN it carries the timeline of the trace and the diagnosis of its one region
+    timeline = data["timeline"]
+    assert [lane["label"] for lane in timeline["lanes"]] == [
+        "thread 851 · regions 0",
+        "thread 851 · API calls",
+        "GPU 2 · stream 0",
+    ]
+    counts = {s["key"]: len(s["lane"]) for s in timeline["series"]}
+    assert counts["kernel (graph)"] == 421
+    assert counts["kernel"] == 4
+    assert counts["call:graph_launch"] == 1
+    assert timeline["total"] == 455
+    (region,) = data["regions"]["rows"]
+    assert region[0]["text"].startswith("execute_32_context_0(")
+    assert region[1:3] == ["record_function", "1"]
+    assert region[5] == "425"
+    assert region[7] == {"text": "already-graphed", "cls": "verdict verdict-already-graphed"}
+    # AND a second run refuses to overwrite it
+    assert main(["analyze", str(trace), "--html", str(out)]) == 2

@@ -773,8 +773,8 @@ def _css_word(text: str) -> str:
 
 def _device_text(device: Any) -> str:
     if isinstance(device, Mapping):
-        name = device.get("name") or "?"
-        return f"{device.get('id', '?')}: {name}"
+        name = device.get("name")
+        return f"{device.get('id', '?')}: {name}" if name else str(device.get("id", "?"))
     return str(device)
 
 
