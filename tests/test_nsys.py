@@ -108,6 +108,8 @@ def test_mock_memcpy_sync_host_and_device(mock: Timeline) -> None:
     assert mock.meta.generation == "nsys-3.24.14"
     assert mock.meta.profiler["nsys_version"] == "2026.1.1.204"
     assert mock.meta.profiler["session_start_utc_ns"] == "1776781226557295056"
+    assert mock.meta.profiler["clock"] == "ns since the nsys session start"
+    assert mock.meta.notes == ()  # a clean export has nothing to report
     assert mock.meta.graph_nodes_visible
     assert len(mock.annotations) == 0  # no NVTX_EVENTS table in this export
 

@@ -22,6 +22,9 @@ Processes and threads are packed into ``globalTid = (vm/hw id << 48) | (pid << 2
 and ``globalPid = (vm/hw id << 48) | (pid << 24)``. Correlation ids are unique per process
 only, so GPU rows join their launching call on (pid, correlation).
 
+Times stay as exported: integer ns since the session start, one clock for all tables
+(``TraceMeta.profiler``: ``clock``, and ``session_start_utc_ns`` when the export has it).
+
 Exports differ between nsys releases (2021.x to 2026.x): tables exist only when something
 was recorded, columns come and go. Every query is built from ``PRAGMA table_info``; a column
 this reader can do without is replaced by its unknown value.
@@ -363,12 +366,11 @@ class _Reader:
                 profiler[name] = export[key]
         if graph_mode:
             profiler["cuda_graph_trace"] = graph_mode.lower()
+        # Timestamps stay as exported: ns since the session start, one clock for every table.
+        profiler["clock"] = "ns since the nsys session start"
         session = self._session_start()
-        clock = "times are ns since the nsys session start"
         if session is not None:
             profiler["session_start_utc_ns"] = str(session)
-            clock += f" (session start = {session} ns since the UTC epoch)"
-        self.notes.insert(0, clock)
         schema = export.get("EXPORT_SCHEMA_VERSION", "")
         meta = TraceMeta(
             path=str(self.path),
