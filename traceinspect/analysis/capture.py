@@ -491,12 +491,17 @@ class CaptureChecker:
         kernels = rows[self.arrays.is_kernel[rows]]
         if len(kernels) == 0:
             return []
-        names = pd.Series(self.arrays.timeline.gpu["name"].to_numpy()[kernels])
-        unique = names.unique()
-        nccl = [str(u) for u in unique if "nccl" in str(u).lower() or "rccl" in str(u).lower()]
-        if not nccl:
+        codes, names = self.kernel_codes()
+        mine = codes[kernels]
+        nccl_codes = [
+            int(c)
+            for c in np.unique(mine)
+            if "nccl" in str(names[c]).lower() or "rccl" in str(names[c]).lower()
+        ]
+        if not nccl_codes:
             return []
-        count = int(names.isin(nccl).sum())
+        nccl = [str(names[c]) for c in nccl_codes]
+        count = int(np.isin(mine, nccl_codes).sum())
         what = f"{count} collective kernels, e.g. {_short(nccl[0])}"
         return [Blocker("collective", "note", what, count, FIXES["collective"], {})]
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from traceinspect.analysis.arrays import TimelineArrays, index_timeline
 from traceinspect.analysis.capture import CaptureChecker, CaptureReport
@@ -242,12 +243,14 @@ def _launch_stats(arrays: TimelineArrays, rows: IntArray) -> LaunchStats:
 def _stream_idle(arrays: TimelineArrays, occ: IntArray, rows: IntArray, n: int) -> list[StreamIdle]:
     if len(rows) == 0:
         return []
-    pairs = np.stack([arrays.device[rows], arrays.stream[rows]], axis=1)
-    uniques, codes = np.unique(pairs, axis=0, return_inverse=True)
+    # (device, stream) as one int64 key: streams are 32-bit ids, devices small.
+    key = arrays.device[rows] * (1 << 33) + arrays.stream[rows]
+    codes, uniques = pd.factorize(key, sort=True)
     k = len(uniques)
-    gaps: GroupGaps = group_gaps(arrays, occ * k + codes.reshape(-1), rows, n * k)
+    gaps: GroupGaps = group_gaps(arrays, occ * k + codes, rows, n * k)
     out = []
-    for j, (device, stream) in enumerate(uniques.tolist()):
+    for j, pair in enumerate(uniques.tolist()):
+        device, stream = divmod(int(pair), 1 << 33)
         ids = np.arange(n) * k + j
         used = ids[gaps.first_start[ids] >= 0]
         out.append(
