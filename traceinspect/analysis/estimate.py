@@ -90,6 +90,47 @@ STREAM_WAIT_APIS: Final = frozenset(
 LAUNCH_KINDS: Final = frozenset({"launch", "memcpy", "memset", "graph_launch"})
 
 
+class TimelineColumns:
+    """The timeline's columns as numpy arrays, each extracted once, and every GPU
+    activity's device share (:func:`device_share`). Build one per timeline and pass it to
+    the functions here when calling them many times."""
+
+    def __init__(self, timeline: Timeline) -> None:
+        self.timeline = timeline
+        self._gpu: dict[str, npt.NDArray[Any]] = {}
+        self._host: dict[str, npt.NDArray[Any]] = {}
+        self._share: FloatArray | None = None
+
+    @property
+    def host_rows(self) -> int:
+        return len(self.timeline.host)
+
+    def gpu(self, column: str) -> npt.NDArray[Any]:
+        if column not in self._gpu:
+            self._gpu[column] = self.timeline.gpu[column].to_numpy()
+        return self._gpu[column]
+
+    def host(self, column: str) -> npt.NDArray[Any]:
+        if column not in self._host:
+            self._host[column] = self.timeline.host[column].to_numpy()
+        return self._host[column]
+
+    @property
+    def host_thread(self) -> IntArray:
+        """One integer per host call naming its (pid, tid)."""
+        if "_thread" not in self._host:
+            self._host["_thread"] = (self.host("pid").astype(np.int64) << 32) ^ self.host(
+                "tid"
+            ).astype(np.int64)
+        return self._host["_thread"]
+
+    @property
+    def share(self) -> FloatArray:
+        if self._share is None:
+            self._share = _device_share_all(self)
+        return self._share
+
+
 @dataclass(frozen=True)
 class OccurrenceEstimate:
     """Predicted graphed wall time of one occurrence, with its range and breakdown (ns)."""
@@ -180,10 +221,16 @@ def estimate_region(
     ]
     if not kept:
         return None
-    spread = duration_spread(timeline, [rows for rows, _ in kept])
+    cols = TimelineColumns(timeline)
+    spread = duration_spread(timeline, [rows for rows, _ in kept], columns=cols)
     estimates = [
         estimate_occurrence(
-            timeline, rows, calibration, assume_input_copy=assume_input_copy, duration_spread=spread
+            timeline,
+            rows,
+            calibration,
+            assume_input_copy=assume_input_copy,
+            duration_spread=spread,
+            columns=cols,
         )
         for rows, _ in kept
     ]
@@ -197,7 +244,10 @@ def estimate_region(
         source = "measured"
     else:
         eager = _median(
-            [deflated_eager_ns(timeline, rows, wall, calibration) for rows, wall in kept]
+            [
+                deflated_eager_ns(timeline, rows, wall, calibration, columns=cols)
+                for rows, wall in kept
+            ]
         )
         source = "trace-deflated" if host_speedup(timeline, calibration) < 1.0 else "trace"
         notes.append(
@@ -228,7 +278,12 @@ def estimate_region(
     )
 
 
-def duration_spread(timeline: Timeline, occurrence_rows: Sequence[IntArray]) -> tuple[float, float]:
+def duration_spread(
+    timeline: Timeline,
+    occurrence_rows: Sequence[IntArray],
+    *,
+    columns: TimelineColumns | None = None,
+) -> tuple[float, float]:
     """How much the same GPU work's duration varies from one occurrence to the next.
 
     The same work is the activity at the same position of every occurrence (in start
@@ -239,9 +294,9 @@ def duration_spread(timeline: Timeline, occurrence_rows: Sequence[IntArray]) -> 
     occurrences = [np.asarray(r, np.int64) for r in occurrence_rows if len(r)]
     if len(occurrences) < 2:
         return 1.0, 1.0
-    gpu = timeline.gpu
-    start = gpu["start_ns"].to_numpy()
-    end = gpu["end_ns"].to_numpy()
+    cols = columns or TimelineColumns(timeline)
+    start = cols.gpu("start_ns")
+    end = cols.gpu("end_ns")
     ordered = [r[np.argsort(start[r], kind="stable")] for r in occurrences]
     rows = np.concatenate(ordered)
     duration = (end[rows] - start[rows]).astype(np.float64)
@@ -249,11 +304,11 @@ def duration_spread(timeline: Timeline, occurrence_rows: Sequence[IntArray]) -> 
         group = np.tile(np.arange(len(ordered[0])), len(ordered))
     else:
         labels = (
-            gpu["name"].to_numpy()[rows].astype(str)
+            cols.gpu("name")[rows].astype(str)
             + "|"
-            + gpu["grid"].to_numpy()[rows].astype(str)
+            + cols.gpu("grid")[rows].astype(str)
             + "|"
-            + gpu["block"].to_numpy()[rows].astype(str)
+            + cols.gpu("block")[rows].astype(str)
         )
         _, group = np.unique(labels, return_inverse=True)
     ratios = np.ones(len(rows))
@@ -280,23 +335,24 @@ def estimate_occurrence(
     *,
     assume_input_copy: bool = True,
     duration_spread: tuple[float, float] = (1.0, 1.0),
+    columns: TimelineColumns | None = None,
 ) -> OccurrenceEstimate:
     """Predicted graphed wall time of the activities at ``rows`` of ``timeline.gpu``.
 
     ``duration_spread`` scales every node's duration for the low and the high end of the
     range (see :func:`duration_spread`)."""
-    gpu = timeline.gpu
+    cols = columns or TimelineColumns(timeline)
     rows = np.asarray(rows, np.int64)
-    rows = rows[np.argsort(gpu["start_ns"].to_numpy()[rows], kind="stable")]
-    start = gpu["start_ns"].to_numpy()[rows]
-    duration = gpu["end_ns"].to_numpy()[rows] - start
-    kind = gpu["kind"].to_numpy()[rows]
-    copy_kind = gpu["copy_kind"].to_numpy()[rows]
+    rows = rows[np.argsort(cols.gpu("start_ns")[rows], kind="stable")]
+    start = cols.gpu("start_ns")[rows]
+    duration = cols.gpu("end_ns")[rows] - start
+    kind = cols.gpu("kind")[rows]
+    copy_kind = cols.gpu("copy_kind")[rows]
 
-    segment = _segments(timeline, rows)
+    segment = _segments(cols, rows)
     last_segment = int(segment.max()) if len(segment) else 0
     is_input = _input_copies(kind, copy_kind) & (segment == 0)
-    is_readback = _readbacks(timeline, rows, segment, last_segment)
+    is_readback = _readbacks(cols, rows, segment, last_segment)
     node = ~(is_input | is_readback)
     copy_durations = [int(d) for d in duration[is_input]]
     if not copy_durations and assume_input_copy:
@@ -304,13 +360,13 @@ def estimate_occurrence(
 
     # A whole-graph activity (graph nodes hidden) already contains its nodes' overheads.
     overhead = np.where(kind == "graph", 0.0, calibration.node_overhead_for(duration))
-    keys = _stream_keys(gpu["device"].to_numpy()[rows], gpu["stream"].to_numpy()[rows])
-    share = device_share(timeline, rows)
+    keys = _stream_keys(cols.gpu("device")[rows], cols.gpu("stream")[rows])
+    share = cols.share[rows]
     graphs: list[_Graph] = []
     dependencies = 0
     for k in range(last_segment + 1):
         members = np.flatnonzero(node & (segment == k))
-        deps = infer_dependencies(timeline, rows[members])
+        deps = infer_dependencies(timeline, rows[members], columns=cols)
         dependencies += len(deps)
         graphs.append(
             _Graph(
@@ -424,23 +480,27 @@ _PART_ORDER: Final = (
 )
 
 
-def device_share(timeline: Timeline, rows: IntArray) -> FloatArray:
+def device_share(
+    timeline: Timeline, rows: IntArray, *, columns: TimelineColumns | None = None
+) -> FloatArray:
     """Fraction of the device each activity occupies while it runs: a kernel with at least
     one block per SM fills it (its waves span every SM); a smaller grid fills
     ``blocks / SMs``. Copies and memsets run on copy engines: 0. Unknown grid or SM count: 1.
     """
-    gpu = timeline.gpu
-    kind = gpu["kind"].to_numpy()[rows]
-    share = np.where(kind == "memcpy", 0.0, 1.0)
-    share[kind == "memset"] = 0.0
-    sms = {d.id: _sm_count(d.properties) for d in timeline.meta.devices}
-    device = gpu["device"].to_numpy()[rows]
-    grid = gpu["grid"].to_numpy()[rows]
-    for i in np.flatnonzero(kind == "kernel"):
-        count = sms.get(int(device[i]), 0)
-        blocks = _blocks(str(grid[i]))
-        if count > 0 and blocks > 0:
-            share[i] = min(1.0, blocks / count)
+    cols = columns or TimelineColumns(timeline)
+    return cols.share[np.asarray(rows, np.int64)]
+
+
+def _device_share_all(cols: TimelineColumns) -> FloatArray:
+    kind = cols.gpu("kind")
+    share = np.where((kind == "memcpy") | (kind == "memset"), 0.0, 1.0)
+    grids, inverse = np.unique(cols.gpu("grid").astype(str), return_inverse=True)
+    blocks = np.array([_blocks(g) for g in grids], np.float64)[inverse]
+    sms_by_device = {d.id: _sm_count(d.properties) for d in cols.timeline.meta.devices}
+    devices, device_at = np.unique(cols.gpu("device"), return_inverse=True)
+    sms = np.array([sms_by_device.get(int(d), 0) for d in devices], np.float64)[device_at]
+    known = (kind == "kernel") & (blocks > 0) & (sms > 0)
+    share[known] = np.minimum(1.0, blocks[known] / sms[known])
     return share
 
 
@@ -467,75 +527,70 @@ def _input_copies(kind: npt.NDArray[Any], copy_kind: npt.NDArray[Any]) -> npt.ND
     return is_input
 
 
-def _launch_times(timeline: Timeline, rows: IntArray) -> tuple[IntArray, IntArray]:
+def _launch_times(cols: TimelineColumns, rows: IntArray) -> tuple[IntArray, IntArray]:
     """Host start of each activity's launch call (-1 unknown), and the launch rows."""
-    launch_row = timeline.gpu["launch_row"].to_numpy()[rows]
-    return _host_column(timeline, "start_ns", launch_row), launch_row
+    launch_row = cols.gpu("launch_row")[rows]
+    return _host_column(cols, "start_ns", launch_row), launch_row
 
 
-def _host_column(timeline: Timeline, column: str, launch_row: IntArray) -> IntArray:
+def _host_column(cols: TimelineColumns, column: str, launch_row: IntArray) -> IntArray:
     """``timeline.host[column]`` at each launch row, -1 where the row is -1."""
-    if not len(timeline.host):
+    if not cols.host_rows:
         return np.full(len(launch_row), -1, np.int64)
-    values = timeline.host[column].to_numpy()
+    values = cols.host(column)
     return np.where(launch_row >= 0, values[np.maximum(launch_row, 0)], -1)
 
 
-def _sync_points(timeline: Timeline, rows: IntArray) -> IntArray:
+def _sync_points(cols: TimelineColumns, rows: IntArray) -> IntArray:
     """Host start times of the blocking calls made while the occurrence launched its work:
     ``sync`` calls and synchronous (non-``Async``) copies, on the launching threads,
     after the first launch and before the last."""
-    host_start = timeline.host["start_ns"].to_numpy()
-    return np.sort(host_start[_sync_rows(timeline, rows)])
+    host_start = cols.host("start_ns")
+    return np.sort(host_start[_sync_rows(cols, rows)])
 
 
-def _sync_rows(timeline: Timeline, rows: IntArray) -> IntArray:
+def _sync_rows(cols: TimelineColumns, rows: IntArray) -> IntArray:
     """Rows of ``timeline.host`` of the blocking calls :func:`_sync_points` describes."""
-    launched_at, launch_row = _launch_times(timeline, rows)
+    launched_at, launch_row = _launch_times(cols, rows)
     known = launch_row >= 0
-    host = timeline.host
-    if not known.any() or not len(host):
+    if not known.any() or not cols.host_rows:
         return np.empty(0, np.int64)
     first, last = int(launched_at[known].min()), int(launched_at[known].max())
-    lo, hi = _host_window(timeline, first + 1, last - 1)
-    host_kind = host["kind"].to_numpy()[lo:hi]
-    names = host["name"].to_numpy()[lo:hi].astype(str)
+    lo, hi = _host_window(cols, first + 1, last - 1)
+    host_kind = cols.host("kind")[lo:hi]
+    names = cols.host("name")[lo:hi].astype(str)
     blocking = (host_kind == "sync") | (
         (host_kind == "memcpy") & (np.char.find(names, "Async") < 0)
     )
     candidates = lo + np.flatnonzero(blocking)
-    pid = host["pid"].to_numpy()
-    tid = host["tid"].to_numpy()
-    threads = {(int(pid[r]), int(tid[r])) for r in launch_row[known]}
-    kept = [int(c) for c in candidates if (int(pid[c]), int(tid[c])) in threads]
-    return np.array(kept, np.int64)
+    if not len(candidates):
+        return candidates.astype(np.int64)
+    thread = cols.host_thread
+    return candidates[np.isin(thread[candidates], np.unique(thread[launch_row[known]]))]
 
 
-def _segments(timeline: Timeline, rows: IntArray) -> IntArray:
+def _segments(cols: TimelineColumns, rows: IntArray) -> IntArray:
     """Which graph each activity falls in: the number of host syncs made before its launch
     (before its GPU start when its launch is unknown)."""
-    points = _sync_points(timeline, rows)
+    points = _sync_points(cols, rows)
     if len(points) == 0:
         return np.zeros(len(rows), np.int64)
-    launched_at, _ = _launch_times(timeline, rows)
-    at = np.where(launched_at >= 0, launched_at, timeline.gpu["start_ns"].to_numpy()[rows])
+    launched_at, _ = _launch_times(cols, rows)
+    at = np.where(launched_at >= 0, launched_at, cols.gpu("start_ns")[rows])
     return np.searchsorted(points, at, side="right").astype(np.int64)
 
 
 def _readbacks(
-    timeline: Timeline, rows: IntArray, segment: IntArray, last_segment: int
+    cols: TimelineColumns, rows: IntArray, segment: IntArray, last_segment: int
 ) -> npt.NDArray[np.bool_]:
     """Device-to-host copies that a host sync waits for (``.item()``, ``.cpu()``): those
     launched after every other activity of a graph that a sync ends. They stay eager."""
-    gpu = timeline.gpu
-    is_dtoh = (gpu["kind"].to_numpy()[rows] == "memcpy") & (
-        gpu["copy_kind"].to_numpy()[rows] == "DtoH"
-    )
+    is_dtoh = (cols.gpu("kind")[rows] == "memcpy") & (cols.gpu("copy_kind")[rows] == "DtoH")
     readback = np.zeros(len(rows), bool)
     if not is_dtoh.any() or last_segment == 0:
         return readback
-    launched_at, _ = _launch_times(timeline, rows)
-    order_key = np.where(launched_at >= 0, launched_at, gpu["start_ns"].to_numpy()[rows])
+    launched_at, _ = _launch_times(cols, rows)
+    order_key = np.where(launched_at >= 0, launched_at, cols.gpu("start_ns")[rows])
     for k in range(last_segment):
         members = np.flatnonzero(segment == k)
         if not len(members):
@@ -579,7 +634,9 @@ def critical_path_ns(
     return float(finish.max())
 
 
-def infer_dependencies(timeline: Timeline, rows: IntArray) -> list[tuple[int, int]]:
+def infer_dependencies(
+    timeline: Timeline, rows: IntArray, *, columns: TimelineColumns | None = None
+) -> list[tuple[int, int]]:
     """Cross-stream dependencies among the activities at ``rows`` (sorted by start), as
     ``(src, dst)`` index pairs into ``rows``.
 
@@ -596,19 +653,19 @@ def infer_dependencies(timeline: Timeline, rows: IntArray) -> list[tuple[int, in
       (its launch call had returned) by the time ``i`` ended — ``j`` could have run but
       waited. The latest-ending such ``i`` is taken.
     """
+    cols = columns or TimelineColumns(timeline)
     n = len(rows)
     if n < 2:
         return []
-    gpu = timeline.gpu
-    keys = _stream_keys(gpu["device"].to_numpy()[rows], gpu["stream"].to_numpy()[rows])
+    keys = _stream_keys(cols.gpu("device")[rows], cols.gpu("stream")[rows])
     if len(np.unique(keys)) < 2:
         return []
-    start = gpu["start_ns"].to_numpy()[rows]
-    end = gpu["end_ns"].to_numpy()[rows]
-    launched_at, launch_row = _launch_times(timeline, rows)
-    submitted_by = _host_column(timeline, "end_ns", launch_row)
+    start = cols.gpu("start_ns")[rows]
+    end = cols.gpu("end_ns")[rows]
+    launched_at, launch_row = _launch_times(cols, rows)
+    submitted_by = _host_column(cols, "end_ns", launch_row)
 
-    deps = set(_event_dependencies(timeline, keys, launch_row, launched_at, start, end))
+    deps = set(_event_dependencies(cols, keys, launch_row, launched_at, start, end))
     deps.update(_timing_dependencies(keys, start, end, submitted_by))
     return sorted(deps, key=lambda d: (d[1], d[0]))
 
@@ -640,7 +697,7 @@ def _timing_dependencies(
 
 
 def _event_dependencies(
-    timeline: Timeline,
+    cols: TimelineColumns,
     keys: IntArray,
     launch_row: IntArray,
     launched_at: IntArray,
@@ -650,19 +707,18 @@ def _event_dependencies(
     known = np.flatnonzero(launch_row >= 0)
     if not len(known):
         return []
-    host = timeline.host
     first, last = int(launched_at[known].min()), int(launched_at[known].max())
-    lo, hi = _host_window(timeline, first, last)
-    names = host["name"].to_numpy()[lo:hi]
+    lo, hi = _host_window(cols, first, last)
+    names = cols.host("name")[lo:hi]
     is_wait = np.isin(names, list(STREAM_WAIT_APIS))
     if not is_wait.any():
         return []
     is_record = np.isin(names, list(EVENT_RECORD_APIS))
-    pid = host["pid"].to_numpy()[lo:hi]
-    tid = host["tid"].to_numpy()[lo:hi]
-    call_start = host["start_ns"].to_numpy()[lo:hi]
-    all_pid = host["pid"].to_numpy()
-    all_tid = host["tid"].to_numpy()
+    pid = cols.host("pid")[lo:hi]
+    tid = cols.host("tid")[lo:hi]
+    call_start = cols.host("start_ns")[lo:hi]
+    all_pid = cols.host("pid")
+    all_tid = cols.host("tid")
     threads = {(int(all_pid[r]), int(all_tid[r])) for r in launch_row[known]}
     by_launch = known[np.argsort(launched_at[known], kind="stable")]
     launch_times = launched_at[by_launch]
@@ -691,10 +747,10 @@ def _event_dependencies(
     return deps
 
 
-def _host_window(timeline: Timeline, first_ns: int, last_ns: int) -> tuple[int, int]:
+def _host_window(cols: TimelineColumns, first_ns: int, last_ns: int) -> tuple[int, int]:
     """Row range of ``timeline.host`` (sorted by start) whose calls start in
     ``[first_ns, last_ns]``."""
-    host_start = timeline.host["start_ns"].to_numpy()
+    host_start = cols.host("start_ns")
     lo = int(np.searchsorted(host_start, first_ns, side="left"))
     hi = int(np.searchsorted(host_start, last_ns, side="right"))
     return lo, hi
@@ -715,6 +771,8 @@ def deflated_eager_ns(
     rows: IntArray,
     wall_ns: int,
     calibration: Calibration,
+    *,
+    columns: TimelineColumns | None = None,
 ) -> int:
     """Unprofiled eager time of one synchronized occurrence, estimated from its profiled
     trace by replaying it with the host sped up.
@@ -727,59 +785,78 @@ def deflated_eager_ns(
     taken to start at its first launch and to last ``wall_ns`` of traced host time; the
     caller's final synchronize adds ``sync_ns``.
     """
+    cols = columns or TimelineColumns(timeline)
     rows = np.asarray(rows, np.int64)
-    gpu = timeline.gpu
-    rows = rows[np.argsort(gpu["start_ns"].to_numpy()[rows], kind="stable")]
-    launched_at, launch_row = _launch_times(timeline, rows)
-    launch_end = _host_column(timeline, "end_ns", launch_row)
+    rows = rows[np.argsort(cols.gpu("start_ns")[rows], kind="stable")]
+    launched_at, launch_row = _launch_times(cols, rows)
+    launch_end = _host_column(cols, "end_ns", launch_row)
     known = launch_row >= 0
     speed = host_speedup(timeline, calibration)
-    duration = gpu["end_ns"].to_numpy()[rows] - gpu["start_ns"].to_numpy()[rows]
-    keys = _stream_keys(gpu["device"].to_numpy()[rows], gpu["stream"].to_numpy()[rows])
+    duration = cols.gpu("end_ns")[rows] - cols.gpu("start_ns")[rows]
+    keys = _stream_keys(cols.gpu("device")[rows], cols.gpu("stream")[rows])
     incoming: dict[int, list[int]] = {}
-    for src, dst in infer_dependencies(timeline, rows):
+    for src, dst in infer_dependencies(timeline, rows, columns=cols):
         incoming.setdefault(dst, []).append(src)
 
     t0 = int(launched_at[known].min()) if known.any() else 0
-    sync_rows = _sync_rows(timeline, rows)
-    sync_start = timeline.host["start_ns"].to_numpy()[sync_rows]
-    sync_end = timeline.host["end_ns"].to_numpy()[sync_rows]
-    # Events in traced host order: (start, end, 1, -1) for a sync, (start, end, 0, index)
-    # for a launch.
-    events: list[tuple[int, int, int, int]] = [
-        (int(a), int(b), 1, -1) for a, b in zip(sync_start, sync_end, strict=True)
-    ]
-    events += [(int(launched_at[j]), int(launch_end[j]), 0, int(j)) for j in np.flatnonzero(known)]
-    events.sort()
+    sync_rows = _sync_rows(cols, rows)
+    order = np.argsort(cols.host("start_ns")[sync_rows], kind="stable")
+    sync_start = cols.host("start_ns")[sync_rows][order]
+    sync_end = cols.host("end_ns")[sync_rows][order]
+    # Which stretch between syncs each launch falls in; unlaunched activities go first.
+    segment = np.where(known, np.searchsorted(sync_start, launched_at, side="right"), 0)
     finish = np.zeros(len(rows))
     stream_free: dict[int, float] = {}
     gpu_done = 0.0
-    host = 0.0
-    traced = t0
-
-    def run(j: int, ready: float) -> None:
-        nonlocal gpu_done
-        start = max(
-            [ready, stream_free.get(int(keys[j]), 0.0)] + [finish[i] for i in incoming.get(j, [])]
-        )
-        finish[j] = start + duration[j]
-        stream_free[int(keys[j])] = finish[j]
-        gpu_done = max(gpu_done, finish[j])
-
-    for call_start, call_end, is_sync, j in events:
-        host += max(0, call_start - traced) * speed
-        if is_sync:
-            host = max(host, gpu_done) + calibration.sync_ns
-        else:
-            host += max(0, call_end - call_start) * speed
-            run(j, host)
-        traced = max(traced, call_end)
-    for unlaunched in np.flatnonzero(~known):  # no launch record: as soon as the GPU allows
-        run(int(unlaunched), 0.0)
-    host += max(0, t0 + wall_ns - traced) * speed
+    base, traced = 0.0, t0  # host clock (sped up) at traced time `traced`
+    for k in range(len(sync_start) + 1):
+        members = np.flatnonzero(segment == k)
+        if len(members):
+            members = members[np.argsort(launched_at[members], kind="stable")]
+            ready = np.where(known[members], base + (launch_end[members] - traced) * speed, 0.0)
+            _run_gpu(members, ready, keys, duration, incoming, stream_free, finish)
+            gpu_done = max(gpu_done, float(finish[members].max()))
+        if k < len(sync_start):
+            host = base + max(0, int(sync_start[k]) - traced) * speed
+            base = max(host, gpu_done) + calibration.sync_ns
+            traced = max(traced, int(sync_end[k]))
+    host = base + max(0, t0 + wall_ns - traced) * speed
     # Streams that the replay overlaps still share the SMs (see device_share).
-    gpu_done = max(gpu_done, float((duration * device_share(timeline, rows)).sum()))
+    gpu_done = max(gpu_done, float((duration * cols.share[rows]).sum()))
     return int(round(max(host, gpu_done))) + calibration.sync_ns
+
+
+def _run_gpu(
+    members: IntArray,
+    ready: FloatArray,
+    keys: IntArray,
+    duration: IntArray,
+    incoming: Mapping[int, list[int]],
+    stream_free: dict[int, float],
+    finish: FloatArray,
+) -> None:
+    """Run ``members`` (in launch order) on their streams: each starts when it is ready,
+    its stream is free and its dependencies are done. Fills ``finish``, updates
+    ``stream_free``."""
+    if any(int(j) in incoming for j in members):
+        for j, at in zip(members.tolist(), ready.tolist(), strict=True):
+            key = int(keys[j])
+            start = max([at, stream_free.get(key, 0.0)] + [finish[i] for i in incoming.get(j, [])])
+            finish[j] = start + duration[j]
+            stream_free[key] = finish[j]
+        return
+    # Independent streams: end_j = C_j + max(free, max_{i<=j}(ready_i - C_{i-1})) with C
+    # the running sum of the stream's durations.
+    member_keys = keys[members]
+    for key in np.unique(member_keys).tolist():
+        on = member_keys == key
+        chain = members[on]
+        total = np.cumsum(duration[chain].astype(np.float64))
+        before = total - duration[chain]
+        latest = np.maximum.accumulate(ready[on] - before)
+        ends = total + np.maximum(latest, stream_free.get(int(key), 0.0))
+        finish[chain] = ends
+        stream_free[int(key)] = float(ends[-1])
 
 
 def _median(values: Sequence[int]) -> int:

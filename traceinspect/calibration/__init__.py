@@ -46,7 +46,7 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
 from typing import Any, Final
 
@@ -156,7 +156,7 @@ class Calibration:
         text = f"{self.name} ({self.source}, {self.device_name})"
         return f"{text}; {self.fallback_note}" if self.fallback_note else text
 
-    @property
+    @cached_property
     def replay_fixed_ns(self) -> int:
         """Fixed cost of one synchronized replay: replay() call to the first node, plus the
         GPU finishing to synchronize() returning (``graph_launch_latency_ns`` less the one
@@ -170,7 +170,7 @@ class Calibration:
         )
         return max(0, int(round(self.graph_launch_latency_ns - one_node)))
 
-    @property
+    @cached_property
     def replay_latency_ns(self) -> int:
         """replay() call start to the first node on the GPU: the fixed cost less the
         completion notice (``sync_ns``)."""
