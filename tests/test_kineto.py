@@ -538,3 +538,21 @@ def test_nesting_depth_per_thread() -> None:
     )
     assert depth.tolist() == [0, 1, 2, 1, 0, 0, 0]
     assert nesting_depth([], [], [], []).dtype == np.int64
+
+
+@pytest.mark.parametrize("chunk_bytes", [kineto.CHUNK_BYTES, 300])
+def test_syntax_error_position_is_the_file_byte(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, chunk_bytes: int
+) -> None:
+    # GIVEN the triton trace's JSON with "@" written just after the "{" found at or past
+    # byte 9000 (an object key must follow there)
+    with gzip.open(corpus_file(TRITON), "rb") as f:
+        text = f.read()
+    at = text.index(b"{", 9000) + 1
+    path = tmp_path / "bad.json"
+    path.write_bytes(text[:at] + b"@" + text[at + 1 :])
+    monkeypatch.setattr(kineto, "CHUNK_BYTES", chunk_bytes)
+    monkeypatch.setattr(kineto, "READ_BYTES", 100)
+    # THEN the error names that byte, whether the file was read whole or in chunks
+    with pytest.raises(TraceFormatError, match=rf"\(byte {at}\)$"):
+        read_kineto(path)

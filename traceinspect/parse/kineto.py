@@ -398,6 +398,7 @@ def _to_int64(values: Sequence[int | str]) -> NDArray[np.int64]:
 _DECODE_ERRORS: Final = (msgspec.DecodeError, UnicodeDecodeError)
 _EVENTS_KEY: Final = re.compile(rb'"traceEvents"\s*:\s*\[')
 _WHITESPACE: Final = b" \t\r\n"
+_OPEN, _CLOSE, _COMMA = ord("["), ord("]"), ord(",")
 _BYTE_POSITION: Final = re.compile(r"\(byte (\d+)\)")
 _EVENT_INDEX: Final = re.compile(r"\$(?:\.traceEvents)?\[(\d+)\]")
 
@@ -433,22 +434,22 @@ class _Source:
 
 
 class _Buffer:
-    """Unconsumed text plus its offset in the file, for error positions."""
+    """Unconsumed text plus its offset in the file, for error positions.
+
+    ``data`` is a bytearray so a chunk can be decoded in place (its first and last bytes
+    swapped for ``[`` and ``]``) without copying. Decoded :class:`msgspec.Raw` values point
+    into it, so it is never resized after a decode: :meth:`consume` starts a new one.
+    """
 
     def __init__(self, source: _Source) -> None:
         self.source = source
-        self.data = b""
+        self.data = bytearray()
         self.offset = 0  # file offset of data[0]
 
     def fill(self, size: int) -> None:
         """Read until ``data`` holds ``size`` bytes or the file ends."""
-        blocks = [self.data]
-        have = len(self.data)
-        while have < size and not self.source.eof:
-            block = self.source.read()
-            blocks.append(block)
-            have += len(block)
-        self.data = b"".join(blocks)
+        while len(self.data) < size and not self.source.eof:
+            self.data += self.source.read()
 
     def fill_all(self) -> None:
         self.fill(2**62)
@@ -486,7 +487,7 @@ class _EventChunks:
             message = f"truncated JSON ({message})"
         return TraceFormatError(self.path, message.splitlines()[0])
 
-    def _decode_meta(self, text: bytes, byte_shift: int) -> _Meta:
+    def _decode_meta(self, text: bytes | bytearray, byte_shift: int) -> _Meta:
         try:
             return _META_DECODER.decode(text)
         except _DECODE_ERRORS as exc:
@@ -501,7 +502,7 @@ class _EventChunks:
             head = head[3:].lstrip(_WHITESPACE)
         if head.startswith(b"["):  # the bare-array flavour of the Chrome trace format
             self._top_level_array = True
-            buf.consume(len(buf.data) - len(head) + 1)
+            buf.consume(len(buf.data) - len(head))
             return
         if not head.startswith(b"{"):
             raise TraceFormatError(self.path, "not a JSON object: expected a Chrome trace")
@@ -515,7 +516,7 @@ class _EventChunks:
                     raise self._fail(exc, 0) from None
                 except _DECODE_ERRORS:
                     continue  # the key text sat inside a string or a nested object
-                buf.consume(match.end())
+                buf.consume(match.end() - 1)  # keep the "[": data[0] opens the array
                 return
             if buf.source.eof:
                 break
@@ -529,39 +530,51 @@ class _EventChunks:
         self._pending_tail: list[_Event] | None = meta.traceEvents
 
     def _cut_and_decode(self) -> list[_Event] | None:
-        """Decode a prefix of whole events from the buffer, or None if no cut worked."""
+        """Decode a prefix of whole events from the buffer, or None if no cut worked.
+
+        ``data[0]`` is the ``[`` or ``,`` before the next event. The candidate span
+        ``data[0 : brace + 2]`` is decoded in place with its ends set to ``[`` and ``]``.
+        """
         data = self.buffer.data
-        limit = min(len(data), CHUNK_BYTES)
-        end = limit
-        for _ in range(MAX_CUT_TRIES):
-            brace = data.rfind(b"}", 0, end)
-            if brace <= 0:
-                return None
-            after = brace + 1
-            while after < len(data) and data[after] in _WHITESPACE:
-                after += 1
-            end = brace
-            if after >= len(data) or data[after] != ord(","):
-                continue
-            try:
-                events = _EVENTS_DECODER.decode(b"[" + data[: brace + 1] + b"]")
-            except msgspec.ValidationError as exc:
-                raise self._fail(exc, self.buffer.offset - 1) from None
-            except _DECODE_ERRORS:
-                continue  # not a top-level boundary (or bad text: the tail decode says)
-            self.buffer.consume(after + 1)
-            return events
-        return None
+        end = min(len(data), CHUNK_BYTES)
+        data[0] = _OPEN
+        view = memoryview(data)
+        try:
+            for _ in range(MAX_CUT_TRIES):
+                brace = data.rfind(b"}", 1, end)
+                if brace < 0:
+                    return None
+                after = brace + 1
+                while after < len(data) and data[after] in _WHITESPACE:
+                    after += 1
+                end = brace
+                if after >= len(data) or data[after] != _COMMA:
+                    continue
+                saved = data[brace + 1]
+                data[brace + 1] = _CLOSE
+                try:
+                    events = _EVENTS_DECODER.decode(view[: brace + 2])
+                except msgspec.ValidationError as exc:
+                    raise self._fail(exc, self.buffer.offset) from None
+                except _DECODE_ERRORS:
+                    data[brace + 1] = saved
+                    continue  # not a top-level boundary (or bad text: the tail decode says)
+                self.buffer.consume(after)  # data[0] is now the "," before the next event
+                return events
+            return None
+        finally:
+            view.release()
 
     def _decode_tail(self) -> list[_Event]:
         buf = self.buffer
         buf.fill_all()
+        buf.data[0] = _OPEN  # was the "[" or the "," before the first remaining event
         if self._top_level_array:
             try:
-                return _EVENTS_DECODER.decode(b"[" + buf.data)
+                return _EVENTS_DECODER.decode(buf.data)
             except _DECODE_ERRORS as exc:
-                raise self._fail(exc, buf.offset - 1) from None
-        opening = b'{"traceEvents":['
+                raise self._fail(exc, buf.offset) from None
+        opening = b'{"traceEvents":'
         tail = self._decode_meta(opening + buf.data, buf.offset - len(opening))
         for name in _Meta.__struct_fields__:
             value = getattr(tail, name)
@@ -684,6 +697,7 @@ _GET_TS: Final = attrgetter("ts")
 _GET_DUR: Final = attrgetter("dur")
 _GET_ID: Final = attrgetter("id")
 _GET_ARGS: Final = attrgetter("args")
+_GET_INPUT_DIMS: Final = attrgetter("input_dims")
 
 
 def _pick(items: Sequence[_Event], positions: NDArray[np.intp]) -> list[_Event]:
@@ -836,8 +850,13 @@ class _Collector:
         cols.add("start_ns", start)
         cols.add("end_ns", end)
         cols.add("external_id", _external_ids(args))
-        dims = [a.input_dims if len(a.input_dims) else a.input_dims_lower for a in args]
-        cols.add("input_shapes", self.dims.codes(_raw_keys(dims)))
+        dims = _raw_keys(list(map(_GET_INPUT_DIMS, args)))
+        absent = [i for i, key in enumerate(dims) if not key]
+        if absent:  # some exporters spell it "Input dims"
+            lower = _raw_keys([args[i].input_dims_lower for i in absent])
+            for i, key in zip(absent, lower, strict=True):
+                dims[i] = key
+        cols.add("input_shapes", self.dims.codes(dims))
 
     def _gpu_range(
         self, code: int, sub: list[_Event], start: NDArray[np.int64], end: NDArray[np.int64]
