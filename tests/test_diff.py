@@ -191,3 +191,39 @@ def test_cli_calibrate_without_cuda_is_one_line_exit_2(
     out.write_text("{}")
     assert main(["calibrate", "--out", str(out)]) == 2
     assert "already exists (use --force to overwrite)" in capsys.readouterr().err
+
+
+def test_diff_of_the_two_streams_samples() -> None:
+    # GIVEN the H200 sample of a fork/join over two side streams, eager and graphed
+    from conftest import sample_file
+
+    from traceinspect.calibration import calibration_for
+    from traceinspect.parse import load_trace
+
+    eager = load_trace(sample_file("two_streams.eager.json.gz"))
+    graphed = load_trace(sample_file("two_streams.graphed.json.gz"))
+    result = diff_traces(eager, graphed, calibration_for(eager))
+    # THEN both traces' regions ProfilerStep and step match (branch_a/b exist only in eager:
+    # inside a graph they ran at capture)
+    assert [r.name for r in result.regions] == ["ProfilerStep", "step"]
+    assert result.notes == ("regions only in the eager trace: branch_a, branch_b",)
+    step = result.regions[1]
+    # eager step as traced: 722.6 µs, 501.0 µs of GPU busy, 33 kernels, no graph launch
+    assert (step.eager.span_ns, step.eager.gpu_busy_ns, step.eager.kernels) == (
+        722_566,
+        500_990,
+        33,
+    )
+    # graphed step: the region ends 111.8 µs in, its GPU work 520.3 µs in; one replay
+    assert (step.graphed.wall_ns, step.graphed.span_ns, step.graphed.graph_launches) == (
+        111_807,
+        520_287,
+        1,
+    )
+    # the prediction from the eager trace: 514.9 µs, −1.0 % from the traced graphed span
+    assert step.prediction is not None and step.prediction.graphed_ns == 514_872
+    assert step.error_frac == pytest.approx(-0.0104, abs=1e-4)
+    # inside the graph the branches overlap and tanh slows from 4.9 to 15.8 µs (+221 %)
+    tanh = result.kernels_changed[0]
+    assert "tanh_kernel_cuda" in tanh.name
+    assert (tanh.eager_count, tanh.eager_median_ns, tanh.graphed_median_ns) == (80, 4_928, 15_824)
