@@ -7,7 +7,6 @@
   var LANE_PX = 24;          // height of one timeline lane
   var BAR_PX = 14;           // thickness of an activity bar
   var MIN_BAR_PX = 1.5;      // shortest drawn bar, so sub-pixel kernels stay visible zoomed out
-  var OPEN_DETAILS_UP_TO = 4; // regions tables this short show every region's details open
   var MARGIN = { l: 250, r: 24, b: 50 };
   var LEGEND_ROW_PX = 20;    // one row of legend entries
   var LEGEND_PER_ROW = 5;    // legend entries that fit a row on a laptop-width page
@@ -58,7 +57,8 @@
     return td;
   }
 
-  // A full-width row under a table row: titled lists (evidence, estimate, blockers).
+  // A full-width row under a table row: titled lists (evidence, estimate, blockers); open
+  // under the first row (the outermost region), folded under the others.
   function renderDetailRow(detail, span, open) {
     var titles = detail.sections.map(function (sec) {
       return sec.title + " (" + sec.items.length + ")";
@@ -79,13 +79,12 @@
       return h("th", { cls: col.num ? "num" : "", text: col.label });
     }));
     var body = h("tbody");
-    var openDetails = spec.rows.length <= OPEN_DETAILS_UP_TO;
     spec.rows.forEach(function (row, r) {
       body.appendChild(h("tr", null, row.map(function (cell, i) {
         return renderCell(cell, spec.columns[i]);
       })));
       var detail = spec.details && spec.details[r];
-      if (detail) body.appendChild(renderDetailRow(detail, spec.columns.length, openDetails));
+      if (detail) body.appendChild(renderDetailRow(detail, spec.columns.length, r === 0));
     });
     var table = h("table", id ? { id: id } : null, [h("thead", null, [head]), body]);
     var wrap = h("div", { cls: "table-wrap" }, [table]);
