@@ -147,13 +147,16 @@ def test_self_diff_of_a_real_trace_has_no_changes_and_predicts_every_region() ->
 
 
 def test_cli_diff_writes_json_and_refuses_to_overwrite(tmp_path: Path) -> None:
-    path = corpus_file(A100_GRAPHS)
+    from conftest import sample_file
+
+    eager = sample_file("host_sync.eager.json.gz")
+    graphed = sample_file("host_sync.graphed.json.gz")
     cal = tmp_path / "cal.json"
     cal.write_text(
         json.dumps(
             {
                 "schema_version": 1,
-                "device_name": "NVIDIA A100-SXM4-80GB",
+                "device_name": "NVIDIA H200",
                 "eager_launch_host_ns": 5000,
                 "graph_launch_host_ns": 2500,
                 "graph_launch_latency_ns": 8000,
@@ -164,13 +167,19 @@ def test_cli_diff_writes_json_and_refuses_to_overwrite(tmp_path: Path) -> None:
     )
     out = tmp_path / "diff.json"
     runner = CliRunner()
-    args = ["diff", str(path), str(path), "--calibration", str(cal), "--json", str(out)]
+    args = ["diff", str(eager), str(graphed), "--calibration", str(cal), "--json", str(out)]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     data = json.loads(out.read_text())
     assert data["calibration"]["name"] == "cal"
-    assert data["kernels_changed"] == []
-    assert "ProfilerStep" in result.output
+    names = [r["name"] for r in data["regions"]]
+    assert names == ["ProfilerStep", "step", "prepare", "check", "refine"]
+    step = data["regions"][1]
+    # the .item() splits the step into two graphs around one host sync
+    assert step["predicted"]["graph"]["graphs"] == 2
+    assert step["predicted"]["graph"]["host_syncs"] == 1
+    assert step["predicted"]["calibration"] == "cal"
+    assert "step" in result.output
     # again without --force: one line, exit 2, file untouched
     assert main(args) == 2
 
