@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import corpus_file
+from conftest import corpus_file, sample_file
 from plotly.offline import get_plotlyjs
 
 from traceinspect.model import DeviceInfo, Timeline, TraceMeta, make_table
@@ -568,3 +568,33 @@ def test_analyze_cli_writes_the_page(tmp_path: Path) -> None:
     assert region[7] == {"text": "already-graphed", "cls": "verdict verdict-already-graphed"}
     # AND a second run refuses to overwrite it
     assert main(["analyze", str(trace), "--html", str(out)]) == 2
+
+
+def test_sample_graph_replay_trace() -> None:
+    # GIVEN decode_step replayed as a CUDA graph on the H200: 5 steps, each one
+    # cudaGraphLaunch of 168 kernels plus 8 captured copies, after 2 input copies
+    from traceinspect.parse import load_trace
+
+    data = page_data(load_trace(sample_file("decode_step.graphed.json.gz")), None)["timeline"]
+    assert [lane["label"] for lane in data["lanes"]] == [
+        "thread 441 · regions 0",  # ProfilerStep#N
+        "thread 441 · regions 1",  # step
+        "thread 441 · API calls",
+        "GPU 0 · stream 7 · regions",  # kineto's GPU projection of the ranges
+        "GPU 0 · stream 7",
+    ]
+    counts = {s["key"]: len(s["lane"]) for s in data["series"]}
+    assert counts == {
+        "kernel (graph)": 840,  # every kernel marked graph-launched, none eager
+        "memcpy": 10,
+        "memcpy (graph)": 40,
+        "call:graph_launch": 5,
+        "call:memcpy": 10,
+        "call:sync": 6,
+        "call:other": 5,
+        "profiler_step": 5,
+        "record_function": 5,
+        "gpu_user_annotation": 5,
+    }
+    assert data["total"] == data["drawn"] == 931
+    assert data["span_us"] == 3_949.629
