@@ -110,6 +110,8 @@ def test_mock_memcpy_sync_host_and_device(mock: Timeline) -> None:
     assert mock.meta.profiler["session_start_utc_ns"] == "1776781226557295056"
     assert mock.meta.profiler["clock"] == "ns since the nsys session start"
     assert mock.meta.notes == ()  # a clean export has nothing to report
+    # PROCESSES lists 81 processes of the machine; the one that used CUDA is named.
+    assert mock.meta.profiler["processes"] == "91186 /home/rich-wsl/nsys-tui/.venv-gpu/bin/python"
     assert mock.meta.graph_nodes_visible
     assert len(mock.annotations) == 0  # no NVTX_EVENTS table in this export
 
@@ -136,6 +138,7 @@ def test_h100_two_processes_two_devices(h100: Timeline) -> None:
         "sync": 8,
     }
     assert h100.meta.profiler["export_schema"] == "3.25.0"
+    assert h100.meta.profiler["processes"] == "111 python3, 112 python3"
 
 
 def test_h100_kernels_join_their_launch_by_process_and_correlation(h100: Timeline) -> None:
@@ -424,14 +427,18 @@ def test_graph_level_trace_gives_graph_rows_and_a_note(tmp_path: Path) -> None:
         " INTEGER, globalPid INTEGER, graphId INTEGER, graphExecId INTEGER)",
         "INSERT INTO CUPTI_ACTIVITY_KIND_GRAPH_TRACE VALUES"
         " (1517727000, 1517729000, 0, 1, 7, 143, 283004823928832, 3, 4),"
-        " (0, 0, 0, 1, 7, 159, 283004823928832, 3, 4)",
+        " (0, 0, 0, 1, 7, 159, 283004823928832, 3, 4),"
+        # deviceId INT_MAX: the graph's first node ran on the host
+        " (1535979000, 1535982000, 2147483647, 1, 7, 159, 283004823928832, 3, 4)",
     )
     timeline = load_trace(copy)
     graphs = timeline.gpu[timeline.gpu["kind"] == "graph"]
-    assert graphs[["name", "graph_id", "from_graph", "correlation"]].values.tolist() == [
-        ["CUDA graph 3", 3, True, 143]
+    assert graphs[["name", "graph_id", "from_graph", "correlation", "device"]].values.tolist() == [
+        ["CUDA graph 3", 3, True, 143, 0],
+        ["CUDA graph 3", 3, True, 159, -1],
     ]
-    assert graphs["end_ns"].iloc[0] - graphs["start_ns"].iloc[0] == 2_000
+    assert [d.id for d in timeline.meta.devices] == [0]
+    assert (graphs["end_ns"] - graphs["start_ns"]).tolist() == [2_000, 3_000]
     assert timeline.host.iloc[graphs["launch_row"].iloc[0]]["correlation"] == 143
     assert not timeline.meta.graph_nodes_visible
     assert GRAPH_NODES_HIDDEN_NOTE in timeline.meta.notes

@@ -55,6 +55,7 @@ from traceinspect.model import DeviceInfo, Timeline, TraceMeta, make_table
 from traceinspect.parse._nesting import nesting_depth
 from traceinspect.parse.kineto import classify_host_call
 
+HOST_DEVICE_ID: Final = 2**31 - 1  # CUPTI's deviceId for a graph whose first node is on the host
 PID_SHIFT: Final = 24  # bits: globalTid/globalPid hold the pid above the 24-bit tid
 ID_MASK: Final = 0xFFFFFF  # 24-bit pid and tid fields of globalTid/globalPid
 
@@ -371,6 +372,10 @@ class _Reader:
         session = self._session_start()
         if session is not None:
             profiler["session_start_utc_ns"] = str(session)
+        pids = set(gpu["pid"].tolist()) | set(host["pid"].tolist())
+        processes = self._process_names({p for p in pids if p >= 0})
+        if processes:
+            profiler["processes"] = processes
         schema = export.get("EXPORT_SCHEMA_VERSION", "")
         meta = TraceMeta(
             path=str(self.path),
@@ -549,6 +554,8 @@ class _Reader:
             self.notes.append(f"{int(untimed.sum())} graph executions had no timestamps")
             frame = frame[~untimed].copy()
         frame["kind"] = "graph"
+        # deviceId INT_MAX: the graph started on the host (CUpti_ActivityGraphTrace2).
+        frame["device"] = np.where(frame["device"] >= HOST_DEVICE_ID, -1, frame["device"])
         frame["graph_id"] = _i64(frame, "graph_id")
         frame["name"] = [f"CUDA graph {g}" if g >= 0 else "CUDA graph" for g in frame["graph_id"]]
         frame["from_graph"] = True
@@ -728,6 +735,14 @@ class _Reader:
             return {}
         rows = self.conn.execute(f"SELECT name, value FROM {table}").fetchall()
         return {str(n): str(v) for n, v in rows if n is not None and v is not None}
+
+    def _process_names(self, pids: set[int]) -> str:
+        """``"773 python, 774 python"`` for the processes in the timeline (PROCESSES)."""
+        if not pids or not self.schema.has("PROCESSES", "pid", "name"):
+            return ""
+        rows = self.conn.execute("SELECT DISTINCT pid, name FROM PROCESSES").fetchall()
+        names = {p: str(n) for p, n in rows if isinstance(p, int) and p in pids and n}
+        return ", ".join(f"{p} {names[p]}" for p in sorted(names))
 
     def _session_start(self) -> int | None:
         table = "TARGET_INFO_SESSION_START_TIME"
