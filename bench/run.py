@@ -89,6 +89,9 @@ class Measure:
     peak_rss_bytes: int
     exit_code: int
     error: str = ""
+    #: 1-minute load average when the run started: other work on the machine inflates wall
+    #: time (cpu_s much less so).
+    load_1m: float = 0.0
 
     @property
     def ok(self) -> bool:
@@ -147,8 +150,10 @@ def measure_file(path: Path, args: argparse.Namespace, workdir: Path) -> list[Me
         best: Measure | None = None
         for _ in range(args.repeat):
             warm(path)
+            load = os.getloadavg()[0]
             wall, cpu, rss, code, tail = run_measured(cmd, timeout_s=args.timeout, env=env)
-            m = Measure(tool, path.name, size, wall, cpu, rss, code, "" if code == 0 else tail)
+            error = "" if code == 0 else tail
+            m = Measure(tool, path.name, size, wall, cpu, rss, code, error, load)
             print(
                 f"  {tool:<10} {path.name}: {wall:7.2f} s  {rss / 2**20:8,.0f} MiB"
                 + ("" if code == 0 else f"  FAILED ({code}): {tail.splitlines()[-1:]}"),
@@ -174,7 +179,7 @@ def measure_file(path: Path, args: argparse.Namespace, workdir: Path) -> list[Me
             str(report),
             "--force",
         ],
-        env={**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "120"},
+        env={**os.environ, "PYTHONPATH": str(args.tree), "COLUMNS": "120"},
     )
     record("json.load", [sys.executable, "-c", JSON_LOAD, str(path)])
     if args.hta_python is None:
@@ -206,7 +211,7 @@ def table(results: list[Measure]) -> str:
     base = {m.file: m for m in results if m.tool == "json.load" and m.ok}
     lines = [
         f"{'trace':<14} {'MB':>7} {'tool':<10} {'wall s':>8} {'cpu s':>7} {'peak MiB':>9} "
-        f"{'×json.load':>10} {'RSS/file':>8}"
+        f"{'×json.load':>10} {'RSS/file':>8} {'load':>5}"
     ]
     for m in results:
         ref = base.get(m.file)
@@ -215,7 +220,8 @@ def table(results: list[Measure]) -> str:
         status = "" if m.ok else f"  FAILED: {m.error.splitlines()[-1] if m.error else m.exit_code}"
         lines.append(
             f"{_label(m.file):<14} {m.file_bytes / 1e6:7,.0f} {m.tool:<10} {m.wall_s:8.2f} "
-            f"{m.cpu_s:7.2f} {m.peak_rss_bytes / 2**20:9,.0f} {ratio:>10} {rss:>8}{status}"
+            f"{m.cpu_s:7.2f} {m.peak_rss_bytes / 2**20:9,.0f} {ratio:>10} {rss:>8} {m.load_1m:5.1f}"
+            f"{status}"
         )
     return "\n".join(lines)
 
@@ -282,6 +288,12 @@ def main(argv: list[str] | None = None) -> int:
         help="skip HTA on plain files larger than this",
     )
     parser.add_argument("--out", type=Path, default=HERE / "out", help="results folder")
+    parser.add_argument(
+        "--tree",
+        type=Path,
+        default=ROOT,
+        help="source tree whose traceinspect is measured (e.g. a `git archive` of a commit)",
+    )
     args = parser.parse_args(argv)
 
     if not args.source.is_file():
@@ -321,6 +333,7 @@ def main(argv: list[str] | None = None) -> int:
             "platform": platform.platform(),
         },
         "source": str(args.source),
+        "tree": str(args.tree),
         "rss_method": "os.wait4 ru_maxrss (peak of the child and its waited-for descendants)",
         "results": [asdict(m) for m in results],
         "targets": verdicts(results),
