@@ -326,6 +326,11 @@ def shape(**kw: Any) -> RegionShape:
         ({"busy_share": 0.95, "gpu_per_activity_ns": 2_000}, "mixed"),
         ({"idle_share": {"host_launch": 0.4}}, "launch-bound"),
         ({"busy_share": 0.3, "gpu_per_activity_ns": 2_000}, "launch-bound"),
+        # the same, but 20 launches already queued: the host ran ahead, the GPU did not wait
+        (
+            {"busy_share": 0.3, "gpu_per_activity_ns": 2_000, "median_queue_depth": 20.0},
+            "mixed",
+        ),
         # host gaps, but mostly long ones: the host did its own work
         (
             {"busy_share": 0.05, "idle_share": {"host_launch": 0.9}, "long_host_share": 0.8},

@@ -509,7 +509,7 @@ class CaptureChecker:
 FIXES: Final = {
     "host_sync": "the host waits for a GPU value mid-region: keep the value on the GPU "
     "(torch.where instead of if/.item()), or split the region at the sync",
-    "trailing_sync": "read the value after replay() instead of inside the captured code",
+    "trailing_sync": "capture stops before it: synchronize (or read the value) after replay()",
     "device_to_host_copy": "keep the tensor on the GPU, or split the region at the copy",
     "trailing_device_to_host_copy": "copy results to the host after replay()",
     "data_dependent_shape": "use fixed-size variants (nonzero_static, masks) or split the region",

@@ -51,6 +51,7 @@ class RegionDiagnosis:
     wall_ns: float  # median occurrence wall time (the annotation's host interval)
     wall_p95_ns: float
     window_ns: float  # median first-activity-start -> last-activity-end
+    busy_share: float  # median over occurrences of GPU busy / window
     gpu_busy_ns: float  # median union of the occurrence's activities
     activities: float  # median per occurrence
     kernels: float
@@ -205,6 +206,7 @@ def _diagnose_region(
         wall_ns=_median(wall),
         wall_p95_ns=float(np.percentile(wall, 95)) if n else 0.0,
         window_ns=_median(span[used]),
+        busy_share=busy_share,
         gpu_busy_ns=_median(gaps.busy[used]),
         activities=_median(counts),
         kernels=_median(kernels_per_occ),

@@ -23,6 +23,9 @@ NORMAL_LAUNCH_CALL_NS: Final = 5_000
 #: Median launch call this many times the normal one means the profiler (or a slow host)
 #: inflates launches: launch gaps in the trace overstate the unprofiled ones.
 LAUNCH_INFLATION_FACTOR: Final = 2.0
+#: Share of activities starting on the GPU before their launch call started above which the
+#: host and GPU clocks disagree (launch latencies and gap causes become unreliable).
+CLOCK_SKEW_SHARE: Final = 0.01
 #: First occurrence slower than the median of the others by this factor: warm-up included.
 WARMUP_FACTOR: Final = 1.5
 
@@ -49,6 +52,16 @@ def check_health(
                 "missing_launch_records",
                 f"{unlaunched:,} of {n:,} GPU activities ({unlaunched / n:.0%}) have no launch "
                 "record: their gaps are unexplained and they join regions by time overlap",
+            )
+        )
+    launched = arrays.launch_row >= 0
+    early = int(np.count_nonzero(launched & (arrays.launch_latency < 0)))
+    if early > CLOCK_SKEW_SHARE * max(int(launched.sum()), 1):
+        out.append(
+            HealthWarning(
+                "clock_skew",
+                f"{early:,} GPU activities start before their launch call: host and GPU "
+                "clocks disagree, so launch latencies and gap causes are unreliable",
             )
         )
     if not timeline.meta.graph_nodes_visible:

@@ -17,7 +17,8 @@ the profiler slows the host (about 2× on launch-bound steps), not the GPU. Firs
 5. ``launch-bound`` — gaps waiting on the host's next launch fill at least
    :data:`LAUNCH_IDLE_SHARE` of the window, or the GPU is busy for less than
    :data:`SHORT_BUSY_SHARE` of it while each launch buys less GPU time than
-   :data:`LAUNCH_COST_NS` — unless at least :data:`LONG_GAP_SHARE` of those host gaps are
+   :data:`LAUNCH_COST_NS` and the host is not running ahead (median queue depth at launch
+   below :data:`QUEUED_AHEAD_DEPTH`) — unless at least :data:`LONG_GAP_SHARE` of those host gaps are
    longer than ``LONG_HOST_GAP_NS`` (200 µs): then the host was busy with work of its own
    (Python logic, data loading), which replay does not remove.
 6. ``idle`` — the GPU is busy for less than :data:`IDLE_BUSY_SHARE` of the window for
@@ -47,6 +48,9 @@ LAUNCH_IDLE_SHARE: Final = 0.3
 #: With activities shorter than the launch cost, a GPU busy for less than this share of the
 #: window is starved by launches even where each gap is too short to attribute cleanly.
 SHORT_BUSY_SHARE: Final = 0.6
+#: Median activities in flight at each launch from which the host counts as running ahead
+#: of the GPU (the queue holds work for several launch costs).
+QUEUED_AHEAD_DEPTH: Final = 4
 #: Unprofiled host cost of one eager PyTorch op launch (dispatcher + cudaLaunchKernel),
 #: ns: activities shorter than this finish before the host can issue the next one.
 LAUNCH_COST_NS: Final = 10_000
@@ -122,8 +126,11 @@ def decide(
             f"{shape.long_host_share:.0%} of window in host gaps > {LONG_HOST_GAP_NS / 1000:g} µs"
             " (host work, not launch cost)"
         )
+    # With many launches already queued, the host was ahead: short kernels are not waiting on it.
+    ahead = (shape.median_queue_depth or 0.0) >= QUEUED_AHEAD_DEPTH
     if not host_work and (
-        launch_idle >= LAUNCH_IDLE_SHARE or (shape.busy_share < SHORT_BUSY_SHARE and short)
+        launch_idle >= LAUNCH_IDLE_SHARE
+        or (shape.busy_share < SHORT_BUSY_SHARE and short and not ahead)
     ):
         return "launch-bound", evidence
     if shape.busy_share < IDLE_BUSY_SHARE:

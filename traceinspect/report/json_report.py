@@ -65,7 +65,7 @@ def region_json(r: RegionDiagnosis) -> dict[str, Any]:
         "wall_p95_us": _us(r.wall_p95_ns),
         "window_us": _us(r.window_ns),
         "gpu_busy_us": _us(r.gpu_busy_ns),
-        "gpu_busy_share": round(r.gpu_busy_ns / r.window_ns, 4) if r.window_ns else None,
+        "gpu_busy_share": round(r.busy_share, 4) if r.activities else None,
         "kernels": r.kernels,
         "activities": r.activities,
         "median_kernel_us": _us(r.median_kernel_ns),

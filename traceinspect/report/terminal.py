@@ -37,6 +37,8 @@ CAPTURE_SHORT = {
     "no GPU work": "-",
 }
 SEVERITY_STYLE = {"breaks": "red", "change": "yellow", "note": "dim"}
+#: Regions whose verdict evidence is printed (all are in the JSON).
+EVIDENCE_SHOWN = 8
 #: Blockers listed per region on the terminal (all are in the JSON).
 BLOCKERS_SHOWN = 4
 
@@ -85,7 +87,7 @@ def _regions_table(regions: list[Mapping[str, Any]]) -> Table:
             f"{r['occurrences']:,}",
             _num(r["wall_us"]),
             _num(r["window_us"]) if window else "-",
-            _share(r["gpu_busy_us"], window),
+            f"{r['gpu_busy_share']:.0%}" if r.get("gpu_busy_share") is not None else "-",
             f"{r['kernels']:,g}",
             *(
                 _share(idle.get(c), window)
@@ -99,12 +101,15 @@ def _regions_table(regions: list[Mapping[str, Any]]) -> Table:
 
 
 def _evidence(regions: list[Mapping[str, Any]], console: Console) -> None:
-    for r in regions:
-        if r["verdict"] == "idle" and not r["activities"]:
-            continue
+    with_work = [r for r in regions if r["activities"]]
+    for r in with_work[:EVIDENCE_SHOWN]:
         console.print(
             f"[bold]{escape(r['name'])}[/] [{VERDICT_STYLE.get(r['verdict'], '')}]"
             f"{r['verdict']}[/]: " + escape("; ".join(r["evidence"]))
+        )
+    if len(with_work) > EVIDENCE_SHOWN:
+        console.print(
+            f"[dim]evidence for {len(with_work) - EVIDENCE_SHOWN} more regions in --json[/]"
         )
 
 
