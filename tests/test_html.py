@@ -462,6 +462,19 @@ def test_regions_table_with_the_diagnosis_report_fields() -> None:
     ]
 
 
+def test_regions_know_their_occurrences_in_the_timeline() -> None:
+    # GIVEN regions named as the diagnosis names them: ProfilerStep#1 -> ProfilerStep
+    regions = [
+        {"name": "ProfilerStep", "source": "profiler_step"},
+        {"name": XSS_RANGE, "source": "nvtx"},
+        {"name": XSS_RANGE, "source": "record_function"},  # same name, other source: none
+        {"name": "decode", "source": "record_function"},  # not in the trace
+    ]
+    table = page_data(small_timeline(), {"regions": regions})["regions"]
+    # THEN each row carries its occurrences in µs since the trace start, for highlighting
+    assert table["spans"] == [[[0.0, 50.0]], [[7.0, 22.0]], [], []]
+
+
 def test_health_and_trace_come_from_the_report() -> None:
     report = {
         **REPORT,

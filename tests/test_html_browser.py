@@ -154,7 +154,11 @@ def test_hostile_names_render_as_text_and_the_timeline_draws(
     assert dom.count(text_of(PWNED)) == 2
     assert f"<li>{text_of(PWNED)}</li>" in dom
     assert f'<td class="kernel-name"><span>{text_of(PWNED)}</span></td>' in dom
-    assert f'<td class="region-name"><span>{text_of(PWNED_RANGE)}</span></td>' in dom
+    assert (
+        f'<td class="region-name"><span>{text_of(PWNED_RANGE)}</span>'
+        '<button type="button" class="show" title="Zoom the timeline to the first occurrence '
+        'and shade every occurrence">show in timeline</button></td>'
+    ) in dom
     assert '<td class="verdict verdict-launch-bound"><span>launch-bound</span></td>' in dom
     # AND plotly drew the timeline offline: its SVG, one lane label per lane, 4 series
     assert '<div class="plot-container plotly"' in dom

@@ -78,12 +78,17 @@ IDLE_CAUSES: Final = (
     ("other", "other"),
 )
 
+#: Occurrences of a region highlighted in the timeline (one shape each; plotly redraws every
+#: shape on each zoom).
+MAX_HIGHLIGHTED_OCCURRENCES: Final = 500
+
 #: Rows listed per summary table (annotations can number in the thousands of names).
 MAX_SUMMARY_ROWS: Final = 30
 
 IntArray = npt.NDArray[np.int64]
 
 _NS_PER_US: Final = 1000
+_OCCURRENCE_SUFFIX = re.compile(r"#\d+$")  # ProfilerStep#12 -> ProfilerStep
 _PAGE_DATA_ID: Final = "traceinspect-data"
 _CSS_CLASS_UNSAFE = re.compile(r"[^a-z0-9_-]+")
 # json.dumps output is ASCII-safe JSON; these are the characters that could end a <script>
@@ -143,6 +148,9 @@ def page_data(timeline: Timeline, report: Mapping[str, Any] | None = None) -> di
         or summary.get("devices")
         or [{"id": d.id, "name": d.name} for d in meta.devices]
     )
+    timeline_part = timeline_data(timeline)
+    regions = _regions_table(report.get("regions"))
+    regions["spans"] = _region_spans(timeline, report.get("regions"), timeline_part["t0_ns"])
     return {
         "trace": {
             "path": str(trace.get("path") or meta.path),
@@ -151,10 +159,37 @@ def page_data(timeline: Timeline, report: Mapping[str, Any] | None = None) -> di
             "devices": [_device_text(d) for d in devices],
         },
         "health": _health(report.get("health"), summary),
-        "regions": _regions_table(report.get("regions")),
+        "regions": regions,
         "summary": _summary_section(summary),
-        "timeline": timeline_data(timeline),
+        "timeline": timeline_part,
     }
+
+
+def _region_spans(timeline: Timeline, regions: Any, t0: int) -> list[list[list[float]]]:
+    """Per region row, its occurrences as ``[start_us, end_us]`` since the trace start.
+
+    An occurrence is a host range of the region's source whose name, less a ``#N`` suffix, is
+    the region's name (how the diagnosis groups them); at most
+    :data:`MAX_HIGHLIGHTED_OCCURRENCES`, the first ones.
+    """
+    ann = timeline.annotations
+    ann = ann[ann["source"] != "gpu_user_annotation"]
+    base = ann["name"].astype(str).str.replace(_OCCURRENCE_SUFFIX, "", regex=True).to_numpy()
+    source = ann["source"].to_numpy(object)
+    start, end = ann["start_ns"].to_numpy(np.int64), ann["end_ns"].to_numpy(np.int64)
+    spans = []
+    for region in regions if isinstance(regions, list) else []:
+        if not isinstance(region, Mapping):
+            continue
+        hit = np.flatnonzero(
+            (base == str(region.get("name"))) & (source == str(region.get("source")))
+        )[:MAX_HIGHLIGHTED_OCCURRENCES]
+        spans.append(
+            np.column_stack([_us_since(start[hit], t0), _us_since(end[hit], t0)]).tolist()
+            if len(hit)
+            else []
+        )
+    return spans
 
 
 # --------------------------------------------------------------------------------- timeline data

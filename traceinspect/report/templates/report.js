@@ -73,6 +73,19 @@
     return h("tr", { cls: "detail-row" }, [h("td", { colspan: String(span) }, [box])]);
   }
 
+  // Set once the timeline is drawn: highlight(spans) marks a region's occurrences on it.
+  var timelineView = { highlight: null };
+
+  function showButton(spans) {
+    var button = h("button", { type: "button", cls: "show",
+      text: "show " + (spans.length === 1 ? "in timeline" : int(spans.length) + " in timeline"),
+      title: "Zoom the timeline to the first occurrence and shade every occurrence" });
+    button.addEventListener("click", function () {
+      if (timelineView.highlight) timelineView.highlight(spans);
+    });
+    return button;
+  }
+
   function renderTable(spec, id) {
     if (!spec.rows.length) return h("p", { cls: "empty", text: spec.empty });
     var head = h("tr", null, spec.columns.map(function (col) {
@@ -80,9 +93,12 @@
     }));
     var body = h("tbody");
     spec.rows.forEach(function (row, r) {
-      body.appendChild(h("tr", null, row.map(function (cell, i) {
+      var tr = h("tr", null, row.map(function (cell, i) {
         return renderCell(cell, spec.columns[i]);
-      })));
+      }));
+      var spans = spec.spans && spec.spans[r];
+      if (spans && spans.length) tr.firstChild.appendChild(showButton(spans));
+      body.appendChild(tr);
       var detail = spec.details && spec.details[r];
       if (detail) body.appendChild(renderDetailRow(detail, spec.columns.length, r === 0));
     });
@@ -237,6 +253,17 @@
     var config = { displaylogo: false, responsive: true, scrollZoom: true,
       modeBarButtonsToRemove: ["select2d", "lasso2d", "autoScale2d"] };
     Plotly.newPlot(div, traces, layout, config).then(function () {
+      timelineView.highlight = function (spans) {
+        var first = spans[0], width = Math.max(first[1] - first[0], 0.001);
+        var marks = spans.map(function (span) {
+          return { type: "rect", xref: "x", yref: "paper", x0: span[0], x1: span[1], y0: 0,
+            y1: 1, fillcolor: "rgba(255, 190, 0, 0.16)", line: { color: "rgba(230, 150, 0, 0.8)",
+            width: 1 }, layer: "below" };
+        });
+        Plotly.relayout(div, { shapes: shapes.concat(marks),
+          "xaxis.range": [first[0] - 0.05 * width, first[1] + 0.05 * width] });
+        document.getElementById("timeline-section").scrollIntoView({ behavior: "smooth" });
+      };
       var timer = null;
       div.on("plotly_relayout", function (event) {
         var keys = Object.keys(event || {});
