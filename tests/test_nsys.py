@@ -629,3 +629,18 @@ def test_node_level_export_shows_every_node() -> None:
     launches = timeline.host.iloc[nodes["launch_row"].to_numpy()]
     assert set(launches["kind"]) == {"graph_launch"}
     assert launches["correlation"].nunique() == 8  # 8 replays, 96 kernels each
+
+
+def test_graph_launches_without_graph_records_still_mean_hidden_nodes(tmp_path: Path) -> None:
+    # GIVEN the graph-level H200 export with its GRAPH_TRACE table removed (as an nsys that
+    # does not export it would leave it): cudaGraphLaunch calls, no GPU record of them
+    plain = tmp_path / "graph.sqlite"
+    with gzip.open(sample_file("nsys/tiny_mlp.graphed.graph.sqlite.gz"), "rb") as src:
+        plain.write_bytes(src.read())
+    with sqlite3.connect(plain) as conn:
+        conn.execute("DROP TABLE CUPTI_ACTIVITY_KIND_GRAPH_TRACE")
+    conn.close()
+    timeline = load_trace(plain)
+    assert int((timeline.host["kind"] == "graph_launch").sum()) == 8
+    assert not timeline.meta.graph_nodes_visible
+    assert GRAPH_NODES_HIDDEN_NOTE in timeline.meta.notes

@@ -18,8 +18,8 @@ What comes from where
   PyTorch profiler files them — with their ``sizes`` as ``input_shapes``.
 - ``syncs``: ``CUPTI_ACTIVITY_KIND_SYNCHRONIZATION``.
 
-Processes and threads are packed into ``globalTid = (vm/hw id << 48) | (pid << 24) | tid``
-and ``globalPid = (vm/hw id << 48) | (pid << 24)``. Correlation ids are unique per process
+Processes and threads are packed into ``globalTid = (machine ids << 48) | (pid << 24) | tid``
+and ``globalPid`` (the same with ``tid`` 0). Correlation ids are unique per process
 only, so GPU rows join their launching call on (pid, correlation).
 
 Times stay as exported: integer ns since the session start, one clock for all tables
@@ -52,6 +52,7 @@ import pandas as pd
 
 from traceinspect.errors import TraceFormatError
 from traceinspect.model import DeviceInfo, Timeline, TraceMeta, make_table
+from traceinspect.parse import sniff
 from traceinspect.parse._nesting import nesting_depth
 from traceinspect.parse.kineto import classify_host_call
 
@@ -135,8 +136,6 @@ _EMIT_NVTX_TAIL = re.compile(
 
 def read_nsys(path: Path) -> Timeline:
     """Read an nsys SQLite export, a gzipped one, or a ``.nsys-rep`` (through ``nsys``)."""
-    from traceinspect.parse import sniff
-
     kind = sniff(path)
     if kind == "sqlite":
         return _read_sqlite(path, path)
@@ -349,8 +348,13 @@ class _Reader:
         graph_mode = next(
             (v for k, v in capture.items() if k.endswith("CUDA_GRAPH_TRACE_OPTIONS:MODE")), ""
         )
-        nodes_visible = graph_rows == 0
-        if graph_rows:
+        # Graph-level tracing shows as GRAPH_TRACE rows; an export that lacks them (older
+        # nsys, or a cut) still says so through the capture option and bare graph launches.
+        launched_graphs = bool((host["kind"] == "graph_launch").any())
+        nodes_hidden = graph_rows > 0 or (
+            graph_mode.lower() == "graph" and launched_graphs and not gpu["from_graph"].any()
+        )
+        if nodes_hidden:
             self.notes.append(GRAPH_NODES_HIDDEN_NOTE)
         unlaunched = int((gpu["launch_row"] < 0).sum())
         if unlaunched and len(gpu):
@@ -384,7 +388,7 @@ class _Reader:
             devices=self._devices(gpu),
             profiler=profiler,
             notes=tuple(self.notes),
-            graph_nodes_visible=nodes_visible,
+            graph_nodes_visible=not nodes_hidden,
         )
         timeline = Timeline(
             meta=meta, gpu=gpu, host=host, cpu_ops=cpu_ops, annotations=annotations, syncs=syncs
