@@ -431,3 +431,51 @@ def test_health_warns_when_the_first_occurrence_is_a_warmup() -> None:
     (warning,) = diagnose(t, estimate=False).health
     assert warning.kind == "warmup_included"
     assert "29.0 µs, 3.2× the median of the others (9.0 µs)" in warning.message
+
+
+def test_pageable_copy_nonzero_shapes_and_collectives_are_reported() -> None:
+    # Two occurrences: a pageable HtoD copy, an NCCL kernel, and aten::nonzero in each;
+    # the recorded input shapes differ between them.
+    t = timeline(
+        [(1000, 2000, 0), (2500, 3000, 1), (11000, 12000, 3), (12500, 13000, 4)],
+        [
+            (100, 200, "memcpy"),
+            (300, 400, "launch"),
+            (500, 600, "launch"),
+            (10100, 10200, "memcpy"),
+            (10300, 10400, "launch"),
+        ],
+        annotations=[("step", 0, 9000), ("step", 10000, 19000)],
+        ops=[("aten::nonzero", 250, 450, 0), ("aten::nonzero", 10250, 10450, 0)],
+        gpu_extra={
+            "kind": ["memcpy", "kernel", "memcpy", "kernel"],
+            "name": [
+                "Memcpy HtoD (Pageable -> Device)",
+                "ncclDevKernel_AllReduce",
+                "Memcpy HtoD (Pageable -> Device)",
+                "ncclDevKernel_AllReduce",
+            ],
+            "copy_kind": ["HtoD", "", "HtoD", ""],
+            "host_memory": ["pageable", "", "pageable", ""],
+        },
+    )
+    t.cpu_ops["input_shapes"] = ["[[8, 4]]", "[[16, 4]]"]
+    (region,) = diagnose(t, estimate=False).regions
+    found = {(b.kind, b.severity): b.count for b in region.capture.blockers}
+    assert found == {
+        ("data_dependent_shape", "breaks"): 2,
+        ("pageable_copy", "change"): 2,
+        ("shapes_change", "change"): 2,
+        ("collective", "note"): 2,
+    }
+    shapes = next(b for b in region.capture.blockers if b.kind == "shapes_change")
+    assert "aten::nonzero [[16, 4]]" in shapes.what
+
+
+def test_clock_skew_is_a_health_warning() -> None:
+    # Both kernels start before their launch calls do.
+    t = timeline(
+        [(1000, 2000, 0), (3000, 4000, 1)], [(1500, 1600, "launch"), (3500, 3600, "launch")]
+    )
+    kinds = [h.kind for h in diagnose(t, estimate=False).health]
+    assert kinds == ["clock_skew"]

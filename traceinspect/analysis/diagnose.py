@@ -152,9 +152,10 @@ def _estimate(
             ),
             None,
         )
-    except (ValueError, KeyError, IndexError) as exc:
+    except Exception as exc:  # the estimate is optional: the diagnosis stands without it
         return None, HealthWarning(
-            "estimate_failed", f"replay estimate for region {region.name!r} failed: {exc}"
+            "estimate_failed",
+            f"replay estimate for region {region.name!r} failed: {type(exc).__name__}: {exc}",
         )
 
 
