@@ -346,6 +346,7 @@ def test_nvtx_domains_text_ids_start_end_and_profiler_steps(tmp_path: Path) -> N
     rows = [
         # (start, end, eventType, text, textId, domainId)
         (100, None, 75, "train", None, 5),  # domain create
+        (1_300, 1_400, 59, "read", None, 6),  # domain 6 is created without a thread
         (1_000, 9_000, 59, "ProfilerStep#3", None, 0),
         (1_100, 4_000, 59, None, 900001, 5),  # text via StringIds, domain "train"
         (1_200, 2_000, 60, "prefetch", None, 0),  # start/end range
@@ -364,6 +365,9 @@ def test_nvtx_domains_text_ids_start_end_and_profiler_steps(tmp_path: Path) -> N
         f" {'NULL' if i is None else i}, {d}, {gtid})"
         for s, e, t, x, i, d in rows
     ]
+    statements.append(
+        "INSERT INTO NVTX_EVENTS (start, eventType, text, domainId) VALUES (50, 75, 'io', 6)"
+    )
     # WHEN it is read
     timeline = load_trace(edited_copy(tmp_path, MOCK, *statements))
     # THEN
@@ -372,6 +376,7 @@ def test_nvtx_domains_text_ids_start_end_and_profiler_steps(tmp_path: Path) -> N
         ["ProfilerStep#3", "profiler_step", "", 0],
         ["forward", "nvtx", "train", 1],
         ["prefetch", "nvtx", "", 2],
+        ["read", "nvtx", "io", 3],
         ["backward", "nvtx", "train", 1],
     ]
     assert set(ann["pid"]) == set(ann["tid"]) == {91186}

@@ -693,8 +693,13 @@ class _Reader:
         start, end = _i64(ranges, "start_ns"), _i64(ranges, "end_ns")
         domain = np.full(len(ranges), "", dtype=object)
         if domains:
+            # Domain ids belong to a process; a create event without a thread names the id
+            # for every process that does not create it itself.
+            domain_id = _i64(ranges, "domain_id")
+            by_id = {d: name for (p, d), name in domains.items() if p < 0}
+            domain[:] = pd.Series(domain_id).map(by_id).fillna("").to_numpy()
             known = pd.MultiIndex.from_tuples(list(domains))
-            found = known.get_indexer(pd.MultiIndex.from_arrays([pid, _i64(ranges, "domain_id")]))
+            found = known.get_indexer(pd.MultiIndex.from_arrays([pid, domain_id]))
             names_of = np.array(list(domains.values()), dtype=object)
             domain[found >= 0] = names_of[found[found >= 0]]
         # Parsed once per distinct message: user ranges repeat every step.
