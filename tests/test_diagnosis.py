@@ -166,6 +166,24 @@ def test_gap_while_the_host_was_blocked_in_a_sync_is_sync() -> None:
     assert idle_of(t) == {"sync": 3000}
 
 
+def test_blocking_copy_is_sync_but_an_async_copy_issued_in_the_gap_is_not() -> None:
+    # A copy call already running when the GPU drains (it waits for K1) is a blocking copy.
+    blocking = timeline(
+        [(1000, 2000, 0), (2100, 2200, 1), (5000, 6000, 2)],
+        [(0, 500, "launch"), (600, 2300, "memcpy"), (4000, 4500, "launch")],
+        gpu_extra={"kind": ["kernel", "memcpy", "kernel"], "copy_kind": ["", "DtoH", ""]},
+    )
+    # 100 ns before the copy ran is its own launch gap (copy); 2800 ns after it, sync.
+    assert idle_of(blocking) == {"copy": 100, "sync": 2800}
+    # The same async copy call made at 3000, with the GPU already idle, is launch work.
+    issued_late = timeline(
+        [(1000, 2000, 0), (3100, 3200, 1), (5000, 6000, 2)],
+        [(0, 500, "launch"), (3000, 3050, "memcpy"), (4000, 4500, "launch")],
+        gpu_extra={"kind": ["kernel", "memcpy", "kernel"], "copy_kind": ["", "DtoD", ""]},
+    )
+    assert idle_of(issued_late) == {"host_launch": 2900}
+
+
 def test_gap_before_a_host_to_device_copy_is_copy() -> None:
     t = timeline(
         [(1000, 2000, 0), (5000, 6000, 1)],

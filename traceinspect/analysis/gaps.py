@@ -10,9 +10,9 @@ rules, in order:
 
    - ``sync``: the launching process was blocked on the GPU while it drained: a
      synchronizing call (``cudaDeviceSynchronize``, ``cudaStreamSynchronize``,
-     ``cudaEventSynchronize``, ...), a device-side sync record, or a copy call that was
-     still in progress for a transfer other than the next activity (a blocking copy)
-     overlaps the gap;
+     ``cudaEventSynchronize``, ...) or a device-side sync record overlaps the gap, or a
+     copy call was in progress when the GPU went idle, for a transfer other than the next
+     activity (a blocking copy: ``cudaMemcpy``, a pageable device-to-host copy);
    - ``copy``: the next activity is a host↔device transfer: the GPU waited for the host to
      stage and issue it;
    - ``host_launch``: the host was still busy issuing the next launch (Python, the
@@ -162,9 +162,10 @@ def classify_gaps(
         arrays.sync_records, device, gap_start, gap_end
     )
     next_is_copy = arrays.is_copy[next_row]
-    # A copy call in progress while the GPU idles, for a transfer other than the pending one,
-    # is waiting on the GPU: a blocking copy.
-    copy_call = _overlaps(arrays.copy_calls, pid, gap_start, gap_end)
+    # A copy call already in progress when the GPU went idle, for a transfer other than the
+    # pending one, is waiting on the GPU: a blocking copy. (An async copy call issued during
+    # the gap is launch work, like any other launch call.)
+    copy_call = _overlaps(arrays.copy_calls, pid, gap_start, gap_start + 1)
     host_blocked |= copy_call & ~next_is_copy
 
     late = ~ahead
