@@ -236,3 +236,24 @@ def test_diff_of_the_two_streams_samples() -> None:
     tanh = result.kernels_changed[0]
     assert "tanh_kernel_cuda" in tanh.name
     assert (tanh.eager_count, tanh.eager_median_ns, tanh.graphed_median_ns) == (80, 4_928, 15_824)
+
+
+def test_measured_eager_time_applies_to_the_step_region_only() -> None:
+    from conftest import sample_file
+
+    from traceinspect.calibration import calibration_for
+    from traceinspect.parse import load_trace
+
+    eager = load_trace(sample_file("mixed.eager.json.gz"))
+    graphed = load_trace(sample_file("mixed.graphed.json.gz"))
+    # measured unprofiled eager p50 of mixed: 2,939.7 µs
+    result = diff_traces(eager, graphed, calibration_for(eager), eager_unprofiled_ns=2_939_740)
+    by_name = {r.name: r.prediction for r in result.regions}
+    assert set(by_name) == {"ProfilerStep", "step", "attention", "mlp"}
+    steps = by_name["ProfilerStep"]
+    assert steps is not None and steps.eager_source == "measured"
+    assert steps.eager_ns == 2_939_740
+    assert steps.saving_ns == 2_939_740 - steps.graphed_ns
+    for name in ("step", "attention", "mlp"):
+        other = by_name[name]
+        assert other is not None and other.eager_source == "trace-deflated"

@@ -147,7 +147,11 @@ def diff_traces(
     *,
     eager_unprofiled_ns: int | None = None,
 ) -> TraceDiff:
-    """Match the regions of the two traces and compare them; predict from ``eager``."""
+    """Match the regions of the two traces and compare them; predict from ``eager``.
+
+    ``eager_unprofiled_ns``, a measured unprofiled eager step, applies to the step region
+    (:func:`step_region`) only; other regions' savings use the eager time estimated from
+    the trace."""
     eager_regions = find_regions(eager, index_timeline(eager))
     graphed_regions = find_regions(graphed, index_timeline(graphed))
     by_key = {(r.name, r.source): r for r in graphed_regions}
@@ -157,6 +161,7 @@ def diff_traces(
     notes: list[str] = []
     matched: list[RegionDiff] = []
     unmatched: list[str] = []
+    step = step_region(eager_regions)
     for region in eager_regions:
         other = by_key.get((region.name, region.source)) or by_name.get(region.name)
         if other is None:
@@ -167,7 +172,7 @@ def diff_traces(
             region.rows,
             [int(w) for w in region.wall_ns],
             calibration,
-            eager_unprofiled_ns=eager_unprofiled_ns,
+            eager_unprofiled_ns=eager_unprofiled_ns if region is step else None,
         )
         matched.append(
             RegionDiff(
@@ -197,6 +202,16 @@ def diff_traces(
         only_graphed=only_graphed,
         notes=tuple(notes),
     )
+
+
+def step_region(regions: Sequence[Region]) -> Region | None:
+    """The region a measured eager step time belongs to: the profiler steps, else the
+    top-level region with the most total wall time."""
+    steps = [r for r in regions if r.source == "profiler_step"]
+    if steps:
+        return steps[0]
+    top = [r for r in regions if r.depth == 0]
+    return max(top, key=lambda r: int(r.wall_ns.sum()), default=None)
 
 
 def traced_region(timeline: Timeline, region: Region) -> TracedRegion:
