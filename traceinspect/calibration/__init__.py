@@ -69,7 +69,8 @@ GENERIC_FALLBACK: Final = "nvidia-h200"
 DEFAULT_PROFILER_LAUNCH_INFLATION: Final = 2.0
 
 #: Relative spread of the calibrated overheads when a profile does not state one: run-to-run
-#: variation of replay/launch overheads seen on one machine across calibrate runs.
+#: variation across calibrate runs on the H200 (eager launch 6.1 vs 6.8 µs, fixed replay cost
+#: 12.2 vs 12.9 µs, per-node 0.45 vs 0.43 µs).
 DEFAULT_SPREAD_FRAC: Final = 0.10
 
 #: Host time of one eager ``Tensor.copy_`` when a profile does not state it, ns: about one
