@@ -497,3 +497,23 @@ def test_clock_skew_is_a_health_warning() -> None:
     )
     kinds = [h.kind for h in diagnose(t, estimate=False).health]
     assert kinds == ["clock_skew"]
+
+
+def test_region_with_gpu_ranges_but_no_linked_activity_is_a_health_warning() -> None:
+    # The kernel was launched from another process's thread: nothing links it to "fwd",
+    # though kineto's GPU projection of "fwd" shows GPU work under it.
+    t = timeline([(1000, 2000, 0)], [(100, 200, "launch")], annotations=[("other", 0, 50)])
+    ann = make_table(
+        "annotations",
+        {
+            "name": ["fwd", "fwd"],
+            "source": ["record_function", "gpu_user_annotation"],
+            "pid": [PID + 1, -1],
+            "tid": [TID + 1, -1],
+            "start_ns": [0, 1000],
+            "end_ns": [9000, 2000],
+        },
+    )
+    t = Timeline(meta=t.meta, gpu=t.gpu, host=t.host, annotations=ann)
+    warnings = {h.kind: h.message for h in diagnose(t, estimate=False).health}
+    assert warnings["unmatched_gpu_ranges"].startswith("fwd: the trace shows GPU work")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
@@ -13,6 +14,8 @@ from traceinspect.model import Timeline
 
 if TYPE_CHECKING:
     from traceinspect.analysis.diagnose import RegionDiagnosis
+
+_OCCURRENCE_SUFFIX = re.compile(r"#\d+$")
 
 #: Share of GPU activities without a launch record above which launch gaps and region
 #: membership become guesses (a cut window or API tracing off loses them).
@@ -104,7 +107,31 @@ def check_health(
                     "time overlap (no launch record)",
                 )
             )
+    out += _unmatched_gpu_ranges(timeline, regions)
     return out + _reader_notes(timeline)
+
+
+def _unmatched_gpu_ranges(
+    timeline: Timeline, regions: Sequence[RegionDiagnosis]
+) -> list[HealthWarning]:
+    """Kineto projects each record_function onto the GPU (``gpu_user_annotation``): a region
+    with such ranges but no matched activity means the launch links failed it."""
+    ann = timeline.annotations
+    projected = ann[ann["source"] == "gpu_user_annotation"]
+    if len(projected) == 0:
+        return []
+    names = set(projected["name"].str.replace(_OCCURRENCE_SUFFIX, "", regex=True))
+    missed = [r.region.name for r in regions if not r.activities and r.region.name in names]
+    if not missed:
+        return []
+    return [
+        HealthWarning(
+            "unmatched_gpu_ranges",
+            f"{', '.join(missed[:5])}: the trace shows GPU work under "
+            f"{'this range' if len(missed) == 1 else 'these ranges'} (gpu_user_annotation) but "
+            "no activity was linked to it by launch: the region's GPU figures are missing",
+        )
+    ]
 
 
 def _launch_inflation(timeline: Timeline) -> list[HealthWarning]:
