@@ -203,3 +203,35 @@ def test_alexnet_benchmark_reports_allocations_and_pageable_copies() -> None:
     assert kinds[("allocation", "cudaMalloc")] == 24
     assert kinds[("pageable_copy", "aten::to")] == 16
     assert kinds[("host_sync", "aten::to")] == 16
+
+
+@cache
+def nsys_sample(name: str) -> dict[str, Any]:
+    return build_report(diagnose(load_trace(sample_file(f"nsys/{name}.sqlite.gz"))))
+
+
+def test_nsys_samples_agree_with_the_kineto_verdicts() -> None:
+    # Nsight Systems runs of the same workloads, NVTX `step` ranges, no torch.profiler.
+    assert regions(nsys_sample("tiny_mlp.eager"))["step"]["verdict"] == "launch-bound"
+    assert regions(nsys_sample("big_gemm.eager"))["step"]["verdict"] == "compute-bound"
+    mixed = regions(nsys_sample("mixed.eager"))
+    assert (mixed["step"]["verdict"], mixed["step"]["source"]) == ("launch-bound", "nvtx")
+    assert mixed["attention"]["verdict"] == "launch-bound"
+    assert mixed["mlp"]["verdict"] == "compute-bound"
+    assert regions(nsys_sample("mixed.graphed.node"))["step"]["verdict"] == "already-graphed"
+
+
+def test_nsys_host_sync_names_the_sync_call_inside_check() -> None:
+    # No framework operators in an nsys export: the blocker is the API call, in `check`.
+    step = regions(nsys_sample("host_sync.eager"))["step"]
+    assert step["capture"]["verdict"] == "not capturable"
+    found = {b["kind"]: b for b in step["capture"]["blockers"]}
+    assert found["host_sync"]["example"]["op"] == "cudaStreamSynchronize"
+    assert found["host_sync"]["example"]["region"] == "check"
+    assert found["host_sync"]["count"] == 5
+    assert found["device_to_host_copy"]["example"]["api"] == "cudaMemcpyAsync"
+
+
+def test_nsys_graph_level_trace_warns_that_nodes_are_hidden() -> None:
+    health = [h["kind"] for h in nsys_sample("tiny_mlp.graphed.graph")["health"]]
+    assert "graph_nodes_hidden" in health
