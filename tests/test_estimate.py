@@ -267,14 +267,14 @@ def test_region_medians_range_and_measured_saving() -> None:
     assert est is not None
     # graphed per occurrence: 4 + (d + 0.9) + 2 µs → 7.1, 7.4, 7.9; median 7.4 µs
     assert est.graphed_ns == 7_400
-    # the same kernel ran 0.2, 0.5 and 1 µs: ratios to the median 0.4, 1, 2; time-weighted
-    # 10th/90th percentiles 0.4 and 2, widened by the 5 % replay drift → durations × 0.38
-    # and × 2.1 at the ends of the range
-    assert duration_spread(tl, occ) == (0.4, 2.0)
-    # low: overheads × 0.9 (6.21 µs) + 0.076, 0.19, 0.38 µs → 10th percentile 6.3088 µs
-    assert est.low_ns == 6_308
-    # high: overheads × 1.1 (7.59 µs) + 0.42, 1.05, 2.1 µs → 90th percentile 9.48 µs
-    assert est.high_ns == 9_480
+    # the same kernel ran 0.2, 0.5 and 1 µs: occurrences at 0.4, 1 and 2 × the median;
+    # 10th/90th percentiles 0.52 and 1.8, widened by the 5 % replay drift → durations
+    # × 0.494 and × 1.89 at the ends of the range
+    assert duration_spread(tl, occ) == pytest.approx((0.52, 1.8))
+    # low: overheads × 0.9 (6.21 µs) + 0.0988, 0.247, 0.494 µs → 10th percentile 6.3384 µs
+    assert est.low_ns == 6_338
+    # high: overheads × 1.1 (7.59 µs) + 0.378, 0.945, 1.89 µs → 90th percentile 9.291 µs
+    assert est.high_ns == 9_291
     assert est.eager_source == "measured"
     assert est.saving_ns == 30 * US - 7_400
     out = est.to_json()
@@ -405,3 +405,33 @@ def test_concurrent_streams_that_fill_the_device_do_not_overlap() -> None:
     # AND a trace without grids or SM count counts every kernel as filling the device
     bare = timeline(acts, grids=[""] * 10)
     assert device_share(bare, all_rows(bare)).tolist() == [1.0] * 10
+
+
+@pytest.mark.corpus
+def test_a100_trace_with_graph_launches_and_host_syncs() -> None:
+    # GIVEN the A100 training trace with 70 cudaGraphLaunch, 6 streams and NCCL collectives
+    from conftest import corpus_file
+
+    from traceinspect.analysis.arrays import index_timeline
+    from traceinspect.analysis.regions import find_regions
+    from traceinspect.calibration import calibration_for
+    from traceinspect.parse import load_trace
+
+    tl = load_trace(
+        corpus_file("HolisticTraceAnalysis__negative_queue_length_values_check__rank0.json.gz")
+    )
+    cal = calibration_for(tl)
+    # THEN no A100 profile ships: the H200 one stands in, and says so
+    assert cal.name == "nvidia-h200" and cal.is_fallback
+    steps = next(r for r in find_regions(tl, index_timeline(tl)) if r.name == "ProfilerStep")
+    est = estimate_region(tl, steps.rows, [int(w) for w in steps.wall_ns], cal)
+    assert est is not None
+    assert est.notes[-1].startswith("calibration nvidia-h200: trace device 'NVIDIA A100")
+    # median step: 1,366 activities on 6 streams, 15 host syncs cut it into 16 graphs,
+    # 3 host-to-device input copies (the batch) stay eager
+    assert (est.nodes, est.streams, est.graphs, est.host_syncs) == (1366, 6, 16, 15)
+    assert est.input_copies == 3
+    # 75.1 ms of GPU critical path (NCCL waits included) + 3.9 ms of input copies
+    assert est.parts["gpu_work"] == 75_104_000
+    assert est.graphed_ns == 79_724_698
+    assert est.low_ns == 69_234_477 and est.high_ns == 132_777_596

@@ -26,7 +26,8 @@ The model, per occurrence of a region (all times integer ns):
 4. **Input copies.** Each input copy costs the host one eager ``copy_`` launch
    (``copy_launch_host_ns``) and the GPU its traced duration, before the graph on the same
    stream. When the trace shows none, one small device-to-device copy into a static buffer
-   is assumed (``copy_gpu_ns``) unless the caller says the graph takes no inputs.
+   is assumed (``copy_gpu_ns``) unless the caller says the graph takes no inputs; the
+   range then spans no input copy to two.
 
 The result is the wall time a synchronized, unprofiled request would see. Kernel
 durations in a profiled trace are close to unprofiled ones, so they are used as traced;
@@ -297,8 +298,11 @@ def duration_spread(
 
     The same work is the activity at the same position of every occurrence (in start
     order) when all occurrences launched as many activities, else the activities sharing
-    name, grid and block. Each duration is divided by the median of its group; the result
-    is the time-weighted 10th and 90th percentile of that ratio (1.0 when nothing repeats).
+    name, grid and block. Each occurrence's GPU time is compared with what its activities
+    take at their groups' median durations; the result is the 10th and 90th percentile of
+    that ratio over the occurrences (1.0 when nothing repeats). Taken per occurrence, not
+    per activity, so that one kernel whose duration is mostly waiting (a collective) does
+    not stretch the range beyond what whole occurrences show.
     """
     occurrences = [np.asarray(r, np.int64) for r in occurrence_rows if len(r)]
     if len(occurrences) < 2:
@@ -320,21 +324,19 @@ def duration_spread(
             + cols.gpu("block")[rows].astype(str)
         )
         _, group = np.unique(labels, return_inverse=True)
-    ratios = np.ones(len(rows))
+    typical = duration.copy()
     order = np.argsort(group, kind="stable")
     bounds = np.flatnonzero(np.diff(group[order])) + 1
     for members in np.split(order, bounds):
-        median = float(np.median(duration[members]))
-        if len(members) > 1 and median > 0:
-            ratios[members] = duration[members] / median
-    weights = np.maximum(duration, 1.0)
-    by_ratio = np.argsort(ratios, kind="stable")
-    cumulative = np.cumsum(weights[by_ratio]) / weights.sum()
-    last = len(by_ratio) - 1
-    sorted_ratios = ratios[by_ratio]
-    low_at = min(last, int(np.searchsorted(cumulative, RANGE_PERCENTILES[0] / 100)))
-    high_at = min(last, int(np.searchsorted(cumulative, RANGE_PERCENTILES[1] / 100)))
-    return min(float(sorted_ratios[low_at]), 1.0), max(float(sorted_ratios[high_at]), 1.0)
+        typical[members] = float(np.median(duration[members]))
+    occurrence = np.repeat(np.arange(len(ordered)), [len(r) for r in ordered])
+    actual = np.bincount(occurrence, weights=duration)
+    expected = np.bincount(occurrence, weights=typical)
+    ratios = actual[expected > 0] / expected[expected > 0]
+    if not len(ratios):
+        return 1.0, 1.0
+    low, high = np.percentile(ratios, RANGE_PERCENTILES)
+    return min(float(low), 1.0), max(float(high), 1.0)
 
 
 def estimate_occurrence(
@@ -364,8 +366,12 @@ def estimate_occurrence(
     is_readback = _readbacks(cols, rows, segment, last_segment)
     node = ~(is_input | is_readback)
     copy_durations = [int(d) for d in duration[is_input]]
+    # How many inputs a graph without visible input copies takes is unknown: one is assumed,
+    # and the range spans none to two.
+    low_copies, high_copies = copy_durations, copy_durations
     if not copy_durations and assume_input_copy:
         copy_durations = [calibration.copy_gpu_ns]
+        high_copies = copy_durations * 2
 
     # A whole-graph activity (graph nodes hidden) already contains its nodes' overheads.
     overhead = np.where(kind == "graph", 0.0, calibration.node_overhead_for(duration))
@@ -388,12 +394,14 @@ def estimate_occurrence(
             )
         )
 
-    def wall(scale: float, duration_scale: float = 1.0) -> tuple[int, dict[str, int]]:
-        return _replay_wall(copy_durations, graphs, calibration, scale, duration_scale)
+    def wall(
+        copies: Sequence[int], scale: float, duration_scale: float = 1.0
+    ) -> tuple[int, dict[str, int]]:
+        return _replay_wall(copies, graphs, calibration, scale, duration_scale)
 
-    graphed, parts = wall(1.0)
-    low, _ = wall(1.0 - calibration.spread_frac, duration_spread[0])
-    high, _ = wall(1.0 + calibration.spread_frac, duration_spread[1])
+    graphed, parts = wall(copy_durations, 1.0)
+    low, _ = wall(low_copies, 1.0 - calibration.spread_frac, duration_spread[0])
+    high, _ = wall(high_copies, 1.0 + calibration.spread_frac, duration_spread[1])
     parts["gpu_busy"] = int(duration[node].sum())
     return OccurrenceEstimate(
         graphed_ns=graphed,
