@@ -66,8 +66,8 @@ def region_json(r: RegionDiagnosis) -> dict[str, Any]:
         "window_us": _us(r.window_ns),
         "gpu_busy_us": _us(r.gpu_busy_ns),
         "gpu_busy_share": round(r.busy_share, 4) if r.activities else None,
-        "kernels": r.kernels,
-        "activities": r.activities,
+        "kernels": _count(r.kernels),
+        "activities": _count(r.activities),
         "median_kernel_us": _us(r.median_kernel_ns),
         "median_activity_us": _us(r.median_activity_ns),
         "idle_us": {cause: _us(ns) for cause, ns in r.idle_ns.items()},
@@ -77,7 +77,7 @@ def region_json(r: RegionDiagnosis) -> dict[str, Any]:
             "median_call_us": _us(launch.median_call_ns),
             "median_latency_us": _us(launch.median_latency_ns),
             "p95_latency_us": _us(launch.p95_latency_ns),
-            "median_queue_depth": launch.median_queue_depth,
+            "median_queue_depth": _count(launch.median_queue_depth),
             "starved_share": _round(launch.starved_share),
         },
         "streams": [
@@ -114,6 +114,13 @@ def region_json(r: RegionDiagnosis) -> dict[str, Any]:
 
 def _us(ns: float | None) -> float | None:
     return None if ns is None else round(ns / 1000, 3)
+
+
+def _count(x: float | None) -> int | float | None:
+    """A median count: an int when whole (96, not 96.0), else the half it is (96.5)."""
+    if x is None:
+        return None
+    return int(x) if float(x).is_integer() else x
 
 
 def _round(x: float | None) -> float | None:
