@@ -76,8 +76,12 @@ def check_health(
             )
         )
     out += _launch_inflation(timeline)
-    single = [r.region.name for r in regions if r.region.occurrences == 1 and r.activities]
-    if single and regions[0].region.source != "whole_trace":
+    single = [
+        r.region.name
+        for r in regions
+        if r.region.occurrences == 1 and r.activities and r.region.source != "whole_trace"
+    ]
+    if single:
         shown = ", ".join(single[:5]) + (f" (+{len(single) - 5} more)" if len(single) > 5 else "")
         out.append(
             HealthWarning(
