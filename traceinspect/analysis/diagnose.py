@@ -18,7 +18,7 @@ from traceinspect.analysis.arrays import TimelineArrays, index_timeline
 from traceinspect.analysis.capture import CaptureChecker, CaptureReport
 from traceinspect.analysis.gaps import CAUSES, OTHER_DETAILS, GroupGaps, group_gaps
 from traceinspect.analysis.health import HealthWarning, check_health
-from traceinspect.analysis.intervals import IntArray
+from traceinspect.analysis.intervals import IntArray, covered_ns
 from traceinspect.analysis.regions import Region, find_regions
 from traceinspect.analysis.verdict import LAUNCH_COST_NS, RegionShape, Verdict, decide
 from traceinspect.errors import TraceinspectError
@@ -197,6 +197,7 @@ def _diagnose_region(
         gpu_per_activity_ns=_median(gaps.busy[used] / np.maximum(counts[used], 1)),
         graph_share=graph_share,
         long_host_share=long_host,
+        host_sync_share=_median(_host_sync_ns(arrays, region) / np.maximum(wall, 1.0)),
         median_launch_call_ns=launch.median_call_ns,
         median_queue_depth=launch.median_queue_depth,
     )
@@ -222,6 +223,16 @@ def _diagnose_region(
         evidence=evidence,
         capture=capture,
     )
+
+
+def _host_sync_ns(arrays: TimelineArrays, region: Region) -> IntArray:
+    """Per occurrence: host time inside it spent in synchronizing calls of its process."""
+    out = np.zeros(region.occurrences, np.int64)
+    for pid in np.unique(region.pid).tolist():
+        starts, ends = arrays.sync_calls.get(int(pid))
+        mine = region.pid == pid
+        out[mine] = covered_ns(starts, ends, region.start_ns[mine], region.end_ns[mine])
+    return out
 
 
 def _launch_stats(arrays: TimelineArrays, rows: IntArray) -> LaunchStats:

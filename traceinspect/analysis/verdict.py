@@ -9,7 +9,9 @@ the profiler slows the host (about 2× on launch-bound steps), not the GPU. Firs
 2. ``already-graphed`` — at least :data:`GRAPHED_SHARE` of its activities come from CUDA
    graph launches: replay is already in use.
 3. ``sync-bound`` — gaps where the host was blocked in a synchronization (or a blocking
-   copy) fill at least :data:`SYNC_IDLE_SHARE` of the window and outweigh launch gaps.
+   copy) fill at least :data:`SYNC_IDLE_SHARE` of the window and outweigh launch gaps; or
+   the host spent at least :data:`HOST_SYNC_SHARE` of the region's wall time blocked in
+   synchronizing calls (a region that mostly waits, like an ``.item()`` check).
 4. ``compute-bound`` — the GPU is busy for at least :data:`COMPUTE_BUSY_SHARE` of the window
    and each launch buys at least :data:`LAUNCH_COST_NS` of GPU time on average (busy time /
    activities: longer than the host needs to issue the next one, so the queue stays full —
@@ -41,6 +43,9 @@ GRAPHED_SHARE: Final = 0.5
 #: Share of the GPU window spent waiting on host synchronizations that makes a region
 #: sync-bound: a fifth of the time is worth removing the sync for.
 SYNC_IDLE_SHARE: Final = 0.2
+#: Share of a region's wall time spent blocked in synchronizing calls that makes it
+#: sync-bound even when its own GPU window is short (a region that mostly waits).
+HOST_SYNC_SHARE: Final = 0.5
 #: GPU busy share of the window above which the GPU, not the host, sets the pace.
 COMPUTE_BUSY_SHARE: Final = 0.9
 #: Share of the window spent waiting on the next launch that makes a region launch-bound.
@@ -74,6 +79,8 @@ class RegionShape:
     #: GPU busy time per activity launched (busy / activities): what each launch buys.
     gpu_per_activity_ns: float
     graph_share: float  # activities from graph launches / all activities
+    #: Share of the occurrence's wall time the host spent blocked in synchronizing calls.
+    host_sync_share: float = 0.0
     #: Share of the window in ``host_launch`` gaps too long to be launch overhead.
     long_host_share: float = 0.0
     median_launch_call_ns: float | None = None  # host duration of the launch calls
@@ -115,7 +122,11 @@ def decide(
         ]
     launch_idle = idle.get("host_launch", 0.0)
     sync_idle = idle.get("sync", 0.0)
-    if sync_idle >= SYNC_IDLE_SHARE and sync_idle >= launch_idle:
+    if shape.host_sync_share >= 0.05:
+        evidence.append(f"host blocked in syncs {shape.host_sync_share:.0%} of wall")
+    if (sync_idle >= SYNC_IDLE_SHARE and sync_idle >= launch_idle) or (
+        shape.host_sync_share >= HOST_SYNC_SHARE
+    ):
         return "sync-bound", evidence
     short = shape.gpu_per_activity_ns < launch_cost_ns
     if shape.busy_share >= COMPUTE_BUSY_SHARE and not short:
