@@ -10,13 +10,15 @@ runs in its own subprocess after the file has been read once (page cache warm):
 
 * ``analyze``: ``python -m traceinspect analyze FILE --json OUT --force`` (parse, model,
   diagnosis, terminal and JSON report: the whole thing a user waits for);
+* ``read``: the reader alone (``load_trace``: decoding and the model's tables), to tell
+  the reader's share from the diagnosis;
 * ``json.load``: the same interpreter, ``json.load`` of the file (``gzip.open`` for .gz),
   nothing else: the floor a pure-Python tool would start from;
 * ``hta``: Holistic Trace Analysis' ``TraceAnalysis(trace_dir=...)`` on a folder holding
   only a link to the file, when ``--hta-python`` names an interpreter that has it (keep it
   in its own virtualenv; it is not a dependency of this project).
 
-Wall time is measured around the subprocess (interpreter start included, for all three).
+Wall time is measured around the subprocess (interpreter start included, for every tool).
 Peak RSS is exact, not sampled: ``os.wait4`` returns the child's ``ru_maxrss``, which the
 kernel keeps as the high-water mark of the child and of every descendant it waited for
 (the largest single process, not their sum). CPU is user + system seconds of the same.
@@ -70,6 +72,12 @@ path = sys.argv[1]
 opener = gzip.open if open(path, "rb").read(2) == b"\\x1f\\x8b" else open
 with opener(path, "rb") as f:
     json.load(f)
+"""
+
+READ_ONLY: Final = """\
+import sys
+from traceinspect.parse import load_trace
+load_trace(sys.argv[1])
 """
 
 HTA_LOAD: Final = """\
@@ -195,6 +203,11 @@ def measure_file(path: Path, args: argparse.Namespace, workdir: Path) -> list[Me
             "--force",
         ],
         env={**os.environ, "PYTHONPATH": str(args.tree), "COLUMNS": "120"},
+    )
+    record(
+        "read",
+        [sys.executable, "-c", READ_ONLY, str(path)],
+        env={**os.environ, "PYTHONPATH": str(args.tree)},
     )
     record("json.load", [sys.executable, "-c", JSON_LOAD, str(path)])
     if args.hta_python is None:
