@@ -24,7 +24,7 @@ from traceinspect.parse.kineto import (
     classify_host_call,
     classify_memcpy,
     read_kineto,
-    us_text_to_ns,
+    us_to_ns,
 )
 
 NEGATIVE_QUEUE = "HolisticTraceAnalysis__negative_queue_length_values_check__rank0.json.gz"
@@ -472,9 +472,10 @@ def test_malformed_json_is_a_format_error(tmp_path: Path, doc: str, problem: str
 # Building blocks.
 
 
-def test_us_text_to_ns_is_exact() -> None:
-    ns, present = us_text_to_ns(
-        [b"1712195495519695.8", b"", b"12.345", b"7", b"1e3", b"-5.5", b"4458676522690.655"]
+def test_us_to_ns_is_exact() -> None:
+    # Floats arrive as their JSON text; ints as ints; None is an absent field.
+    ns, present = us_to_ns(
+        ["1712195495519695.8", None, "12.345", 7, "1e3", "-5.5", "4458676522690.655", "0.0004"]
     )
     assert ns.tolist() == [
         1712195495519695800,
@@ -484,10 +485,16 @@ def test_us_text_to_ns_is_exact() -> None:
         1_000_000,
         -5500,
         4458676522690655,
+        0,
     ]
-    assert present.tolist() == [True, False, True, True, True, True, True]
+    assert present.tolist() == [True, False, True, True, True, True, True, True]
+    assert us_to_ns([1683564901550101, 8])[0].tolist() == [1683564901550101000, 8000]
     with pytest.raises(ValueError, match="not a number"):
-        us_text_to_ns([b'"12"'])
+        us_to_ns(["soon"])
+    with pytest.raises(ValueError, match="not a number"):
+        us_to_ns([[1]])
+    with pytest.raises(ValueError, match="out of range"):
+        us_to_ns([2**62])
 
 
 @pytest.mark.parametrize(

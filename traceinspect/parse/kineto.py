@@ -37,10 +37,11 @@ from functools import lru_cache
 from itertools import repeat
 from operator import attrgetter, itemgetter
 from pathlib import Path
-from typing import IO, Any, Final
+from typing import IO, Any, Final, TypeVar
 
 import msgspec
 import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
 from numpy.typing import NDArray
 
 from traceinspect.errors import TraceFormatError
@@ -57,6 +58,8 @@ READ_BYTES: Final = 1024 * 1024
 MAX_CUT_TRIES: Final = 8
 #: Kineto's ``ts``/``dur`` unit is the microsecond; the model's is the nanosecond.
 NS_PER_US: Final = 1000
+
+_T = TypeVar("_T")
 
 _INT64_MIN: Final = -(2**63)
 _UINT64_SPAN: Final = 2**64
@@ -88,8 +91,9 @@ class _Event(msgspec.Struct, gc=False):
     name: str = ""
     pid: int | str = -1
     tid: int | str = -1
-    ts: msgspec.Raw = msgspec.Raw()
-    dur: msgspec.Raw = msgspec.Raw()
+    # int, or a float's JSON text (the events decoders' float_hook=str): see us_to_ns.
+    ts: Any = None
+    dur: Any = None
     id: int | str = -1
     args: _EventArgs | None = None
 
@@ -114,7 +118,10 @@ class _Meta(msgspec.Struct):
 
 
 _NO_ARGS: Final = _EventArgs()
-_EVENTS_DECODER: Final = msgspec.json.Decoder(list[_Event])
+# float_hook=str: untyped floats (``ts``, ``dur``) arrive as their exact JSON text. The keys
+# before traceEvents are decoded without it; the few after it (traceName, ...) with it.
+_EVENTS_DECODER: Final = msgspec.json.Decoder(list[_Event], float_hook=str)
+_TAIL_DECODER: Final = msgspec.json.Decoder(_Meta, float_hook=str)
 _META_DECODER: Final = msgspec.json.Decoder(_Meta)
 _META_VERSION_KEYS: Final = (
     "schemaVersion",
@@ -266,36 +273,87 @@ _DIGITS_MAX_FAST: Final = 16  # integer digits of µs handled in uint64 (< 1e19 
 _FRACTION_DIGITS: Final = 3  # µs with 3 decimals is integer ns
 
 
-def us_text_to_ns(
-    raws: Sequence[msgspec.Raw | bytes],
-) -> tuple[NDArray[np.int64], NDArray[np.bool_]]:
-    """Parse JSON numbers in µs (as text) to exact integer ns.
+def us_to_ns(values: Sequence[Any]) -> tuple[NDArray[np.int64], NDArray[np.bool_]]:
+    """Exact integer ns from kineto ``ts``/``dur`` values in µs.
 
-    Returns ``(ns, present)``; an empty text (field absent) gives ``present=False`` and 0.
-    Plain decimals (``1712195495519695.8``, ``100``) are parsed in bulk: texts of one
-    length and dot position form a digit matrix whose dot product with powers of ten is
-    the value in ns. Anything else (exponent, sign, more than 3 decimals) goes through
-    :class:`decimal.Decimal`, rounding to the nearest ns. Raises ``ValueError`` on a text
-    that is not a JSON number or whose value does not fit int64 ns.
+    Each value is an ``int`` (integer µs), a ``str`` holding the JSON text of a fractional
+    number (the events decoder hands floats over as their text, never as float64), or
+    ``None`` (field absent: ``present`` is False and the value 0). Raises ``ValueError``
+    for anything else or for a time outside int64 ns.
 
-    >>> us_text_to_ns([b"1712195495519695.8", b"", b"12.345", b"7"])[0].tolist()
-    [1712195495519695800, 0, 12345, 7000]
+    >>> us_to_ns([1712195495519695, "1712195495519695.8", None, "12.345"])[0].tolist()
+    [1712195495519695000, 1712195495519695800, 0, 12345]
     """
-    n = len(raws)
-    lengths = np.fromiter(map(len, raws), dtype=np.int64, count=n)
-    present = lengths > 0
+    n = len(values)
+    try:  # all integers: the common case of integer-µs traces
+        micros = np.fromiter(values, dtype=np.int64, count=n)
+    except (TypeError, ValueError, OverflowError):
+        pass
+    else:
+        _check_us_range(micros)
+        return micros * NS_PER_US, np.ones(n, dtype=bool)
+    try:  # all texts: fractional-µs traces
+        joined = "".join(values)
+    except TypeError:
+        pass
+    else:
+        return _decimal_texts_to_ns(values, joined), np.ones(n, dtype=bool)
+    kinds = np.fromiter(
+        map(_VALUE_KIND.get, map(type, values), repeat(_KIND_OTHER)), dtype=np.int8, count=n
+    )
+    if (kinds == _KIND_OTHER).any():
+        bad = values[int(np.argmax(kinds == _KIND_OTHER))]
+        raise ValueError(f"not a number: {str(bad)[:40]!r}")
     result = np.zeros(n, dtype=np.int64)
-    if not present.any():
-        return result, present
-    text = np.frombuffer(b"".join(raws), dtype=np.uint8)
+    text_at = np.flatnonzero(kinds == _KIND_TEXT)
+    if text_at.size:
+        texts = _pick(values, text_at)
+        result[text_at] = _decimal_texts_to_ns(texts, "".join(texts))
+    int_at = np.flatnonzero(kinds == _KIND_INT)
+    if int_at.size:
+        try:
+            micros = np.fromiter(_pick(values, int_at), dtype=np.int64, count=int_at.size)
+        except OverflowError:
+            raise ValueError("time out of range of int64 ns") from None
+        _check_us_range(micros)
+        result[int_at] = micros * NS_PER_US
+    return result, kinds != _KIND_ABSENT
+
+
+_KIND_ABSENT, _KIND_INT, _KIND_TEXT, _KIND_OTHER = 0, 1, 2, 3
+_VALUE_KIND: Final[Mapping[type, int]] = {type(None): _KIND_ABSENT, int: _KIND_INT, str: _KIND_TEXT}
+
+
+def _check_us_range(micros: NDArray[np.int64]) -> None:
+    if micros.size and (int(micros.max()) > _MAX_US or int(micros.min()) < -_MAX_US):
+        raise ValueError("time out of range of int64 ns")
+
+
+def _decimal_texts_to_ns(texts: Sequence[str], joined: str) -> NDArray[np.int64]:
+    """Exact ns of decimal µs texts (``"4458676522690.655"``), vectorized.
+
+    Texts of one length and dot position form a digit matrix whose product with powers of
+    ten is the value in ns. Anything else (exponent, sign, more than 3 decimals) goes
+    through :class:`decimal.Decimal`, rounding to the nearest ns.
+    """
+    n = len(texts)
+    lengths = np.fromiter(map(len, texts), dtype=np.int64, count=n)
+    try:
+        text = np.frombuffer(joined.encode("ascii"), dtype=np.uint8)
+    except UnicodeEncodeError:
+        raise ValueError("not a number: non-ASCII text") from None
     starts = np.cumsum(lengths) - lengths
-    slow = np.zeros(n, dtype=bool)
-    for length in np.unique(lengths[present]).tolist():
-        rows = np.flatnonzero(lengths == length)
-        if length > _DIGITS_MAX_FAST + 1 + _FRACTION_DIGITS:
+    result = np.zeros(n, dtype=np.int64)
+    slow = lengths == 0
+    order = np.argsort(lengths, kind="stable")
+    sorted_lengths = lengths[order]
+    bounds = np.flatnonzero(np.diff(sorted_lengths)) + 1
+    for rows in np.split(order, bounds):
+        length = int(lengths[rows[0]])
+        if length == 0 or length > _DIGITS_MAX_FAST + 1 + _FRACTION_DIGITS:
             slow[rows] = True
             continue
-        chars = text[starts[rows][:, None] + np.arange(length)]
+        chars = sliding_window_view(text, length)[starts[rows]]
         is_dot = chars == _DOT
         dot_count = is_dot.sum(axis=1)
         digits = chars - _ZERO  # a dot wraps to 254 and gets weight 0 below
@@ -303,21 +361,23 @@ def us_text_to_ns(
         dot_column = np.where(dot_count > 0, is_dot.argmax(axis=1), length)
         slow[rows[~plain]] = True
         for dot in np.unique(dot_column[plain]).tolist():
+            in_group = plain & (dot_column == dot)
             fraction_digits = max(0, length - dot - 1)
             if dot == 0 or dot > _DIGITS_MAX_FAST or fraction_digits > _FRACTION_DIGITS:
-                slow[rows[plain & (dot_column == dot)]] = True
+                slow[rows[in_group]] = True
                 continue
-            group = rows[plain & (dot_column == dot)]
-            group_digits = digits[plain & (dot_column == dot)].astype(np.uint64)
-            values = group_digits @ _weights(length, dot)
+            values = digits[in_group].astype(np.uint64) @ _weights(length, dot)
             too_big = values > np.uint64(2**63 - 1)
+            group = rows[in_group]
             slow[group[too_big]] = True
             result[group[~too_big]] = values[~too_big].astype(np.int64)
     for i in np.flatnonzero(slow).tolist():
-        result[i] = _decimal_us_to_ns(bytes(raws[i]))
-    return result, present
+        result[i] = _decimal_us_to_ns(texts[i])
+    return result
 
 
+#: Largest |µs| whose ns fits int64.
+_MAX_US: Final = (2**63 - 1) // NS_PER_US
 _DOT: Final = ord(".")
 _MAX_US_EXPONENT: Final = 16  # 1e16 µs = 1e19 ns is past int64 already
 _ZERO: Final = ord("0")
@@ -336,10 +396,10 @@ def _weights(length: int, dot: int) -> NDArray[np.uint64]:
     return weights
 
 
-def _decimal_us_to_ns(text: bytes) -> int:
+def _decimal_us_to_ns(text: str) -> int:
     try:
-        value = Decimal(text.decode("ascii"))
-    except (InvalidOperation, UnicodeDecodeError):
+        value = Decimal(text)
+    except InvalidOperation:
         raise ValueError(f"not a number: {text[:40]!r}") from None
     if not value.is_finite():
         raise ValueError(f"not a finite number: {text[:40]!r}")
@@ -489,7 +549,7 @@ class _EventChunks:
 
     def _decode_meta(self, text: bytes | bytearray, byte_shift: int) -> _Meta:
         try:
-            return _META_DECODER.decode(text)
+            return _TAIL_DECODER.decode(text)
         except _DECODE_ERRORS as exc:
             raise self._fail(exc, byte_shift) from None
 
@@ -700,7 +760,7 @@ _GET_ARGS: Final = attrgetter("args")
 _GET_INPUT_DIMS: Final = attrgetter("input_dims")
 
 
-def _pick(items: Sequence[_Event], positions: NDArray[np.intp]) -> list[_Event]:
+def _pick(items: Sequence[_T], positions: NDArray[np.intp]) -> list[_T]:
     """``items`` at ``positions`` (C speed: itemgetter builds the tuple)."""
     if len(positions) == 1:
         return [items[int(positions[0])]]
@@ -765,8 +825,8 @@ class _Collector:
             map(_PH_CODE.get, map(_GET_PH, chosen), repeat(0)), dtype=np.int8, count=len(chosen)
         )
         try:
-            ts, ts_present = us_text_to_ns(list(map(_GET_TS, chosen)))
-            dur, _ = us_text_to_ns(list(map(_GET_DUR, chosen)))
+            ts, ts_present = us_to_ns(list(map(_GET_TS, chosen)))
+            dur, _ = us_to_ns(list(map(_GET_DUR, chosen)))
         except ValueError as exc:
             raise TraceFormatError(self.path, f"bad ts/dur in traceEvents: {exc}") from None
         negative = dur < 0
