@@ -354,19 +354,25 @@ def _decimal_texts_to_ns(texts: Sequence[str], joined: str) -> NDArray[np.int64]
             slow[rows] = True
             continue
         chars = sliding_window_view(text, length)[starts[rows]]
-        is_dot = chars == _DOT
-        dot_count = is_dot.sum(axis=1)
-        digits = chars - _ZERO  # a dot wraps to 254 and gets weight 0 below
-        plain = ((digits <= 9) | is_dot).all(axis=1) & (dot_count <= 1)
-        dot_column = np.where(dot_count > 0, is_dot.argmax(axis=1), length)
+        digits = chars - np.uint8(_ZERO)  # "." wraps to 254
+        non_digit = digits > 9
+        non_digits = non_digit.sum(axis=1)
+        dot_column = np.where(non_digits > 0, non_digit.argmax(axis=1), length)
+        at_dot = chars[np.arange(len(rows)), np.minimum(dot_column, length - 1)] == _DOT
+        plain = (non_digits == 0) | ((non_digits == 1) & at_dot)
         slow[rows[~plain]] = True
-        for dot in np.unique(dot_column[plain]).tolist():
+        dots_seen = np.bincount(dot_column[plain], minlength=length + 1)
+        for dot in np.flatnonzero(dots_seen).tolist():
             in_group = plain & (dot_column == dot)
             fraction_digits = max(0, length - dot - 1)
             if dot == 0 or dot > _DIGITS_MAX_FAST or fraction_digits > _FRACTION_DIGITS:
                 slow[rows[in_group]] = True
                 continue
-            values = digits[in_group].astype(np.uint64) @ _weights(length, dot)
+            values = np.zeros(int(dots_seen[dot]), dtype=np.uint64)
+            group_digits = digits[in_group]
+            for column, weight in enumerate(_weights(length, dot).tolist()):
+                if weight:
+                    values += group_digits[:, column] * np.uint64(weight)
             too_big = values > np.uint64(2**63 - 1)
             group = rows[in_group]
             slow[group[too_big]] = True
