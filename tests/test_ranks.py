@@ -15,7 +15,7 @@ from conftest import ROOT, corpus_file
 from rich.console import Console
 
 from traceinspect.commands.ranks import analyze_one, run_analyze_dir, trace_files, worker_count
-from traceinspect.errors import TraceFormatError
+from traceinspect.errors import TraceFormatError, UsageError
 from traceinspect.report.ranks import STRAGGLER_STEP_RATIO, ranks_report
 
 # Rank 3 of an 8-rank A100 job: 8,568 kernels on device 3, 6 ProfilerSteps of 76.83 ms median.
@@ -184,6 +184,11 @@ def test_folder_without_readable_traces_is_bad_input(tmp_path: Path) -> None:
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines()[-1].startswith("traceinspect: ")
     assert "Traceback" not in proc.stderr
+
+
+def test_html_of_a_folder_is_a_usage_error(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="--html draws one trace"):
+        run_analyze_dir(tmp_path, html_out=tmp_path / "x.html", console=Console(quiet=True))
 
 
 def test_trace_files_picks_trace_suffixes_only(tmp_path: Path) -> None:

@@ -29,7 +29,7 @@ def run_analyze(
     if trace.is_dir():
         from traceinspect.commands.ranks import run_analyze_dir
 
-        return run_analyze_dir(trace, json_out=json_out, force=force)
+        return run_analyze_dir(trace, json_out=json_out, html_out=html_out, force=force)
     # Refuse to clobber outputs before spending time on the analysis.
     if json_out not in (None, "-"):
         check_writable(Path(json_out), force=force)

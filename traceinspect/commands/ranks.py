@@ -19,7 +19,7 @@ from typing import Any, Final
 
 from rich.console import Console
 
-from traceinspect.errors import TraceFormatError, TraceinspectError
+from traceinspect.errors import TraceFormatError, TraceinspectError, UsageError
 from traceinspect.report.output import check_writable, write_text
 from traceinspect.report.ranks import ranks_report, render_ranks
 
@@ -147,11 +147,14 @@ def run_analyze_dir(
     folder: Path,
     *,
     json_out: str | None = None,
+    html_out: Path | None = None,
     force: bool = False,
     workers: int | None = None,
     console: Console | None = None,
 ) -> None:
     """Analyze every trace in ``folder``; print the per-rank table, write ``--json``."""
+    if html_out is not None:
+        raise UsageError(f"{folder}: --html draws one trace; give one rank's file, not a folder")
     if json_out not in (None, "-"):
         check_writable(Path(json_out), force=force)
     files, ignored = trace_files(folder)
