@@ -303,6 +303,32 @@ def test_correlation_above_int64_wraps_instead_of_crashing(tmp_path: Path) -> No
     assert tl.gpu["launch_row"].tolist() == [0]
 
 
+def test_graph_id_args_mark_graph_nodes(tmp_path: Path) -> None:
+    # Newer kineto writes "graph id" / "graph node id" on kernels replayed from a graph.
+    doc = {
+        "traceEvents": [
+            {"ph": "X", "cat": "cuda_runtime", "name": "cudaGraphLaunch", "pid": 9, "tid": 9,
+             "ts": 10, "dur": 5, "args": {"correlation": 77}},
+            {"ph": "X", "cat": "kernel", "name": "a", "pid": 0, "tid": 7, "ts": 20, "dur": 1,
+             "args": {"correlation": 77, "graph id": 3, "graph node id": 41,
+                      "grid": [2, 1, 1], "block": [64, 1, 1]}},
+            {"ph": "X", "cat": "kernel", "name": "b", "pid": 0, "tid": 7, "ts": 22, "dur": 1,
+             "args": {"correlation": 77, "graph id": 3, "graph node id": 42}},
+            {"ph": "X", "cat": "kernel", "name": "eager", "pid": 0, "tid": 7, "ts": 30,
+             "dur": 1, "args": {"correlation": 78}},
+        ]
+    }  # fmt: skip
+    tl = read_kineto(write_trace(tmp_path, doc))
+    assert tl.gpu["graph_id"].tolist() == [3, 3, -1]
+    assert tl.gpu["graph_node_id"].tolist() == [41, 42, -1]
+    assert tl.gpu["from_graph"].tolist() == [True, True, False]
+    assert tl.gpu["launch_row"].tolist() == [0, 0, -1]
+    assert tl.gpu["pid"].tolist() == [9, 9, 9]  # the third falls back to the main host pid
+    assert tl.gpu["grid"].tolist() == ["2,1,1", "", ""]
+    assert tl.gpu["block"].tolist() == ["64,1,1", "", ""]
+    assert "1 GPU activities without a launch record" in tl.meta.notes
+
+
 def test_cuda_sync_events_become_syncs() -> None:
     # benchmark_result: 41 cuda_sync events: 20 "Stream Wait Event", 16 "Stream Sync",
     # 5 "Context Sync". The first (ts 1695835572943623, dur 9, correlation 15) was caused by

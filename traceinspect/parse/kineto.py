@@ -1215,7 +1215,8 @@ def _assemble(path: Path, c: _Collector, meta: _Meta) -> Timeline:
     gpu_ranges = c.gpu_ranges.take()
     if gpu_ranges:
         count = len(gpu_ranges["start_ns"])
-        gpu_ranges["pid"] = gpu_ranges["tid"] = np.full(count, -1, dtype=np.int64)
+        gpu_ranges["pid"] = np.full(count, -1, dtype=np.int64)
+        gpu_ranges["tid"] = np.full(count, -1, dtype=np.int64)
         gpu_ranges["source"] = np.full(count, "gpu_user_annotation", dtype=object)
     if annotations and gpu_ranges:
         host_count = len(annotations["start_ns"])
