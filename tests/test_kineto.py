@@ -240,6 +240,27 @@ def test_2022_inference_joins_through_async_gpu_flows(tmp_path: Path) -> None:
     assert original.gpu["launch_row"].tolist() == tl.gpu["launch_row"].tolist()
 
 
+def test_flows_are_ignored_once_correlation_args_exist(tmp_path: Path) -> None:
+    # GIVEN a trace whose first kernel has args.correlation and whose second has only flows
+    launch = {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 5, "tid": 5}
+    doc = {
+        "traceEvents": [
+            {**launch, "ts": 1, "dur": 2, "args": {"correlation": 1}},
+            {"ph": "X", "cat": "kernel", "name": "a", "pid": 0, "tid": 7, "ts": 4, "dur": 1,
+             "args": {"correlation": 1}},
+            {**launch, "ts": 10, "dur": 2, "args": {}},
+            {"ph": "s", "cat": "ac2g", "id": 2, "pid": 5, "tid": 5, "ts": 10},
+            {"ph": "X", "cat": "kernel", "name": "b", "pid": 0, "tid": 7, "ts": 14, "dur": 1},
+            {"ph": "f", "cat": "ac2g", "id": 2, "pid": 0, "tid": 7, "ts": 14, "bp": "e"},
+        ]
+    }  # fmt: skip
+    # THEN the trace is joined by args alone (flows are the fallback of old exporters)
+    tl = read_kineto(write_trace(tmp_path, doc))
+    assert tl.gpu["launch_row"].tolist() == [0, -1]
+    assert tl.gpu["correlation"].tolist() == [1, -1]
+    assert "1 GPU activities without a launch record" in tl.meta.notes
+
+
 def test_rocm_hip_names_classify_like_cuda() -> None:
     # mi250: hipLaunchKernel x12, hipMemcpyWithStream x2, hipExtModuleLaunchKernel x2,
     # hipDeviceSynchronize x1, hipGetDevicePropertiesR0600 x4.

@@ -802,6 +802,10 @@ class _Collector:
         self.cats_seen: set[str] = set()
         self.negative_durations = 0
         self.missing_ts = 0
+        # Once a GPU activity or API call carries args.correlation, the trace is joined by
+        # args alone and flow events are dropped (older exporters wrote flows only). The
+        # choice is per trace, so chunk boundaries never change the result.
+        self.correlation_args_seen = False
         self._handlers: dict[int, _Handler] = {
             _KERNEL: self._gpu,
             _MEMCPY: self._gpu,
@@ -822,6 +826,8 @@ class _Collector:
         n = len(events)
         cat_code = np.fromiter(map(_CAT_CODE.get, cats, repeat(0)), dtype=np.int8, count=n)
         del cats
+        if self.correlation_args_seen:  # flows are only the fallback join: skip them
+            cat_code[cat_code == _FLOW] = 0
         candidates = np.flatnonzero(cat_code)
         if not candidates.size:
             return
@@ -849,13 +855,20 @@ class _Collector:
                 handler(code, _pick(chosen, select), ts[select], end[select])
         flow = (codes == _FLOW) & ((phc == _PH_FLOW_START) | (phc == _PH_FLOW_END)) & ts_present
         select = np.flatnonzero(flow)
-        if select.size:
+        if select.size and not self.correlation_args_seen:
             sub = _pick(chosen, select)
             self.flows.add("id", _to_int64(list(map(_GET_ID, sub))))
             self.flows.add("is_start", phc[select] == _PH_FLOW_START)
             self.flows.add("pid", _to_int64(list(map(_GET_PID, sub))))
             self.flows.add("tid", _to_int64(list(map(_GET_TID, sub))))
             self.flows.add("ts", ts[select])
+
+    def _correlations(self, args: list[_EventArgs]) -> NDArray[np.int64]:
+        correlation = _arg_ints(args, "correlation")
+        if not self.correlation_args_seen and bool((correlation != -1).any()):
+            self.correlation_args_seen = True
+            self.flows = _Columns()
+        return correlation
 
     # One handler per category group; each appends whole columns.
 
@@ -877,7 +890,7 @@ class _Collector:
         cols.add("raw_tid", raw_tid)
         cols.add("start_ns", start)
         cols.add("end_ns", end)
-        cols.add("correlation", _arg_ints(args, "correlation"))
+        cols.add("correlation", self._correlations(args))
         cols.add("graph_id", _arg_ints(args, "graph_id"))
         cols.add("graph_node_id", _arg_ints(args, "graph_node_id"))
         if code == _KERNEL:
@@ -901,7 +914,7 @@ class _Collector:
         cols.add("tid", _to_int64(list(map(_GET_TID, sub))))
         cols.add("start_ns", start)
         cols.add("end_ns", end)
-        cols.add("correlation", _arg_ints(args, "correlation"))
+        cols.add("correlation", self._correlations(args))
         cols.add("external_id", _external_ids(args))
 
     def _range(
