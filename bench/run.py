@@ -109,12 +109,16 @@ class Measure:
 
 
 def run_measured(
-    cmd: list[str], *, timeout_s: float, env: dict[str, str] | None = None
+    cmd: list[str],
+    *,
+    timeout_s: float,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
 ) -> tuple[float, float, int, int, str]:
     """Run ``cmd``; return (wall s, cpu s, peak RSS bytes, exit code, stderr tail)."""
     with tempfile.TemporaryFile() as err:
         start = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, env=env)
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, env=env, cwd=cwd)
         deadline = start + timeout_s
         while True:
             pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
@@ -170,11 +174,15 @@ def measure_file(path: Path, args: argparse.Namespace, workdir: Path) -> list[Me
     results: list[Measure] = []
 
     def record(tool: str, cmd: list[str], env: dict[str, str] | None = None) -> None:
+        # `python -m`/`-c` put the working folder first on sys.path: run from the measured
+        # tree so that its traceinspect is the one imported.
         best: Measure | None = None
         for _ in range(args.repeat):
             warm(path)
             load = os.getloadavg()[0]
-            wall, cpu, rss, code, tail = run_measured(cmd, timeout_s=args.timeout, env=env)
+            wall, cpu, rss, code, tail = run_measured(
+                cmd, timeout_s=args.timeout, env=env, cwd=args.tree
+            )
             error = "" if code == 0 else tail
             m = Measure(tool, path.name, size, json_size, wall, cpu, rss, code, error, load)
             print(
@@ -325,6 +333,7 @@ def main(argv: list[str] | None = None) -> int:
         help="source tree whose traceinspect is measured (e.g. a `git archive` of a commit)",
     )
     args = parser.parse_args(argv)
+    args.tree = args.tree.resolve()
 
     if not args.source.is_file():
         print(f"bench: source trace {args.source} not found", file=sys.stderr)
