@@ -14,9 +14,14 @@ How it stays fast and small on gigabyte traces:
   chunks of about :data:`CHUNK_BYTES`, so peak memory does not grow with the file;
 * msgspec decodes only the fields used here (unknown keys are skipped in C);
 * each chunk is turned into numpy columns right away, repeated strings are interned, and
-  ``ts``/``dur`` stay JSON text (:class:`msgspec.Raw`) until a vectorized, exact decimal
-  parse turns all of a chunk's timestamps into integer ns at once. A 19-digit
-  ``1712195495519695.8`` never passes through float64.
+  ``ts``/``dur`` arrive as ``int`` or, for fractional values, as their JSON text
+  (``float_hook=str``) until a vectorized, exact decimal parse turns a chunk's times into
+  integer ns at once. A 19-digit ``1712195495519695.8`` never passes through float64.
+
+GPU activities join their launching API call by ``args.correlation``. Flow events
+(``ph`` ``s``/``f``, ``id`` = correlation) are the fallback for exporters that wrote no
+correlation args; as soon as one GPU activity or API call carries the arg, the trace is
+joined by args alone and flows are skipped (they are a third of a typical trace's events).
 
 Chunk boundaries are found without a JSON scanner: a candidate cut after ``}`` followed by
 ``,`` is accepted only if ``[`` + prefix + ``]`` decodes. A cut inside a string or a nested
@@ -1209,18 +1214,21 @@ def _assemble(path: Path, c: _Collector, meta: _Meta) -> Timeline:
         step = is_step[ranges["name"]]
         is_annotation = step | (ranges.pop("cat_code") == _USER_ANNOTATION)
         ops = ~is_annotation
-        cpu_ops = {name: column[ops] for name, column in ranges.items()}
+        every_op = bool(ops.all())
+        for name in list(ranges):  # split column by column, releasing each as it goes
+            column = ranges.pop(name)
+            cpu_ops[name] = column if every_op else column[ops]
+            if name in ("name", "pid", "tid", *times):
+                annotations[name] = column[is_annotation]
+            del column
+        annotations["source"] = np.where(
+            step[is_annotation], "profiler_step", "record_function"
+        ).astype(object)
         cpu_ops["name"] = names.decode(cpu_ops["name"])
         cpu_ops["input_shapes"] = c.dims.decode(cpu_ops["input_shapes"])
         cpu_ops["depth"] = nesting_depth(
             cpu_ops["pid"], cpu_ops["tid"], cpu_ops["start_ns"], cpu_ops["end_ns"]
         )
-        del cpu_ops["external_id"]
-        cpu_ops["external_id"] = ranges["external_id"][ops]
-        annotations = {name: ranges[name][is_annotation] for name in ("name", "pid", "tid", *times)}
-        annotations["source"] = np.where(
-            step[is_annotation], "profiler_step", "record_function"
-        ).astype(object)
         del ranges
     cpu_ops_table = make_table("cpu_ops", cpu_ops)
     del cpu_ops
