@@ -12,9 +12,10 @@ import re
 import statistics
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 import numpy as np
+from rich import box
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -187,20 +188,14 @@ def _share(value: float | None) -> str:
 _SHORT_CAUSE: Final = {"host_launch": "launch", "dependency": "dep"}
 
 
-def _diagnosis_cells(diagnosis: Mapping[str, Any] | None) -> tuple[str, str, str]:
-    if not diagnosis:
-        return "-", "-", "-"
-    verdict = str(diagnosis.get("verdict") or "-")
-    launch = _share(diagnosis.get("launch_wait_share"))
+def _diagnosis_cells(diagnosis: Mapping[str, Any] | None) -> list[str]:
+    if not diagnosis or "verdict" not in diagnosis:
+        return ["-", "-", "-"]
     idle = diagnosis.get("idle_by_cause_ns") or {}
     total = sum(idle.values())
-    top = sorted(idle.items(), key=lambda kv: kv[1], reverse=True)[:2]
-    idle_text = (
-        " ".join(f"{_SHORT_CAUSE.get(c, c)} {ns / total:.0%}" for c, ns in top if ns)
-        if total
-        else "-"
-    )
-    return verdict, launch, idle_text
+    cause, ns = max(idle.items(), key=lambda kv: kv[1]) if idle else ("", 0)
+    top_idle = f"{_SHORT_CAUSE.get(cause, cause)} {ns / total:.0%}" if total and ns else "-"
+    return [str(diagnosis["verdict"]), _share(diagnosis.get("launch_wait_share")), top_idle]
 
 
 def render_ranks(data: Mapping[str, Any], console: Console) -> None:
@@ -213,40 +208,50 @@ def render_ranks(data: Mapping[str, Any], console: Console) -> None:
     )
     if rows:
         with_diagnosis = any(r["diagnosis"] for r in rows)
-        table = Table(title="Per rank", title_justify="left")
-        table.add_column("rank", justify="right", no_wrap=True)
-        table.add_column("GPU")
-        for col in ("kernels", "GPU busy", "comm", "steps", "step ms", "×median"):
-            table.add_column(col, justify="right")
+        headers = ["rank", "file", "GPU", "kernels", "busy", "comm", "steps", "step ms", "×median"]
         if with_diagnosis:
-            table.add_column("step verdict", no_wrap=True)
-            table.add_column("launch wait", justify="right")
-            table.add_column("idle by cause", no_wrap=True)
+            headers += ["verdict", "launch", "top idle"]
+        body = []
         for r in rows:
-            label = str(r["rank"]) if r["rank"] is not None else r["file"]
-            devices = ", ".join(str(d["id"]) for d in r["devices"]) or "-"
             ratio = "-" if r["step_vs_median"] is None else f"{r['step_vs_median']:.2f}"
-            if r["straggler"]:
-                ratio = f"[bold red]{ratio} straggler[/]"
             cells = [
-                escape(label),
-                devices,
+                str(r["rank"]) if r["rank"] is not None else "-",
+                r["file"],
+                ",".join(str(d["id"]) for d in r["devices"]) or "-",
                 f"{r['kernels']:,}",
                 _share(r["gpu_busy_share"]),
                 _share(r["collective_share"]),
                 f"{r['steps']:,}",
                 _ms(r["step_wall_median_ns"]),
-                ratio,
+                ratio + ("*" if r["straggler"] else ""),
             ]
             if with_diagnosis:
-                cells.extend(escape(c) for c in _diagnosis_cells(r["diagnosis"]))
-            table.add_row(*cells)
+                cells += _diagnosis_cells(r["diagnosis"])
+            body.append(cells)
+        table = Table(title="Per rank", title_justify="left", box=box.SIMPLE_HEAD)
+        for i, header in enumerate(headers):
+            width = max(len(header), *(len(cells[i]) for cells in body))
+            if header == "file":
+                # The file name gives way first when the terminal is narrow.
+                table.add_column(header, overflow="ellipsis", max_width=40)
+            else:
+                numeric = header not in ("GPU", "verdict", "top idle")
+                justify: Literal["left", "right"] = "right" if numeric else "left"
+                table.add_column(header, justify=justify, no_wrap=True, min_width=width)
+        for r, cells in zip(rows, body, strict=True):
+            style = "bold red" if r["straggler"] else None
+            table.add_row(*(escape(c) for c in cells), style=style)
         console.print(table)
         if data["step_wall_median_ns"] is not None:
             console.print(
-                f"Median step over ranks: {_ms(data['step_wall_median_ns'])} ms; stragglers "
-                f"(step > {data['straggler_step_ratio']:.2f}× median): "
+                f"Median step over ranks: {_ms(data['step_wall_median_ns'])} ms; "
+                f"* straggler (step > {data['straggler_step_ratio']:.2f}× median): "
                 + (", ".join(str(s) for s in data["stragglers"]) or "none")
+            )
+        if with_diagnosis:
+            console.print(
+                "verdict: the step's; launch: share of the step's GPU window spent waiting on "
+                "host launches; top idle: the largest cause of GPU idle in the step"
             )
     for failure in failed:
         console.print(f"[red]failed:[/] {escape(failure['file'])}: {escape(failure['error'])}")
