@@ -339,8 +339,10 @@ def shape(**kw: Any) -> RegionShape:
         ({"activities": 0}, "idle"),
         ({"graph_share": 0.9}, "already-graphed"),
         ({"idle_share": {"sync": 0.3, "host_launch": 0.2}}, "sync-bound"),
-        # a short GPU window, but the host waited in syncs for 60% of the region's wall
-        ({"busy_share": 1.0, "host_sync_share": 0.6}, "sync-bound"),
+        # a short GPU window (1 ms), but the host waited in syncs for 60% of a 10 ms wall
+        ({"busy_share": 1.0, "host_sync_share": 0.6, "wall_ns": 10_000_000}, "sync-bound"),
+        # a step that ends in a synchronize: 0.6 × 1.5 ms of waiting < 1 ms of its own GPU work
+        ({"busy_share": 1.0, "host_sync_share": 0.6, "wall_ns": 1_500_000}, "compute-bound"),
         ({"busy_share": 0.95}, "compute-bound"),
         # busy but every launch buys 2 µs of GPU time: the host barely keeps up
         ({"busy_share": 0.95, "gpu_per_activity_ns": 2_000}, "mixed"),

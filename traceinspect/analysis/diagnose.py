@@ -200,6 +200,7 @@ def _diagnose_region(
         host_sync_share=_median(_host_sync_ns(arrays, region) / np.maximum(wall, 1.0)),
         median_launch_call_ns=launch.median_call_ns,
         median_queue_depth=launch.median_queue_depth,
+        wall_ns=_median(wall),
     )
     verdict, evidence = decide(shape, launch_cost_ns=launch_cost_ns)
     capture = checker.check(region, graphed=verdict == "already-graphed")

@@ -11,7 +11,9 @@ the profiler slows the host (about 2× on launch-bound steps), not the GPU. Firs
 3. ``sync-bound`` — gaps where the host was blocked in a synchronization (or a blocking
    copy) fill at least :data:`SYNC_IDLE_SHARE` of the window and outweigh launch gaps; or
    the host spent at least :data:`HOST_SYNC_SHARE` of the region's wall time blocked in
-   synchronizing calls (a region that mostly waits, like an ``.item()`` check).
+   synchronizing calls and that wait is longer than the GPU work the region launched itself
+   (a region that mostly waits, like an ``.item()`` check — not a step that merely ends in
+   a synchronize while its own kernels run).
 4. ``compute-bound`` — the GPU is busy for at least :data:`COMPUTE_BUSY_SHARE` of the window
    and each launch buys at least :data:`LAUNCH_COST_NS` of GPU time on average (busy time /
    activities: longer than the host needs to issue the next one, so the queue stays full —
@@ -85,6 +87,8 @@ class RegionShape:
     long_host_share: float = 0.0
     median_launch_call_ns: float | None = None  # host duration of the launch calls
     median_queue_depth: float | None = None  # activities in flight at each launch
+    #: Median host wall time of an occurrence (0 when unknown).
+    wall_ns: float = 0.0
 
 
 def decide(
@@ -124,8 +128,14 @@ def decide(
     sync_idle = idle.get("sync", 0.0)
     if shape.host_sync_share >= 0.05:
         evidence.append(f"host blocked in syncs {shape.host_sync_share:.0%} of wall")
+    # Waiting in a sync only limits a region when the wait outweighs the GPU work the region
+    # itself launched: a step that ends in a synchronize while its own kernels run is not
+    # sync-bound; an `.item()` check that waits on earlier work is.
+    waits_more_than_it_works = (
+        shape.host_sync_share * shape.wall_ns > shape.busy_share * shape.window_ns
+    )
     if (sync_idle >= SYNC_IDLE_SHARE and sync_idle >= launch_idle) or (
-        shape.host_sync_share >= HOST_SYNC_SHARE
+        shape.host_sync_share >= HOST_SYNC_SHARE and waits_more_than_it_works
     ):
         return "sync-bound", evidence
     short = shape.gpu_per_activity_ns < launch_cost_ns
