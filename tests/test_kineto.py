@@ -83,6 +83,7 @@ def corpus_doc(name: str) -> dict[str, Any]:
 # Every generation loads and validates.
 
 
+@pytest.mark.corpus
 @pytest.mark.parametrize("name", ALL_KINETO)
 def test_every_corpus_trace_loads_and_validates(name: str) -> None:
     tl = timeline(name)
@@ -94,12 +95,14 @@ def test_every_corpus_trace_loads_and_validates(name: str) -> None:
             assert table["start_ns"].is_monotonic_increasing
 
 
+@pytest.mark.corpus
 def test_load_trace_dispatches_json_gz_to_this_reader() -> None:
     tl = load_trace(corpus_file(TRITON))
     assert tl.meta.format == "kineto"
     assert len(tl.gpu) == 1
 
 
+@pytest.mark.corpus
 @pytest.mark.parametrize(
     ("name", "generation"),
     [
@@ -117,6 +120,7 @@ def test_generation_is_recognised(name: str, generation: str) -> None:
 # Counts, graphs, joins.
 
 
+@pytest.mark.corpus
 def test_negative_queue_kernels_and_graph_fan_out() -> None:
     # GIVEN the A100 trace with 6,080 kernels and 70 cudaGraphLaunch calls, whose replays
     # produced 345 GPU activities (135 kernels + 210 memsets), 1 to 20 per launch.
@@ -141,10 +145,12 @@ def test_negative_queue_kernels_and_graph_fan_out() -> None:
     assert "872 GPU activities without a launch record" in tl.meta.notes
 
 
+@pytest.mark.corpus
 def test_trace_diff_kernel_count() -> None:
     assert len(timeline(TRACE_DIFF).kernels) == 8568
 
 
+@pytest.mark.corpus
 def test_v100_timestamps_are_exact_to_the_ns() -> None:
     # The kernel with correlation 135071 has "ts": 1712195495505582.988, "dur": 4.928.
     # float64 would give 1712195495505583104 ns; the exact value is ...582988.
@@ -162,6 +168,7 @@ def test_v100_timestamps_are_exact_to_the_ns() -> None:
     assert tl.meta.devices[0].name == "Tesla V100-SXM2-32GB"
 
 
+@pytest.mark.corpus
 def test_relative_ts_plus_base_time_nanoseconds() -> None:
     # nccl_data: "baseTimeNanoseconds": 1711964646000000000; the cpu_op
     # "autograd::engine::evaluate_function: DivBackward1" (tid 2919752) has
@@ -183,6 +190,7 @@ def test_relative_ts_plus_base_time_nanoseconds() -> None:
     assert (gpu_ann["pid"] == -1).all()
 
 
+@pytest.mark.corpus
 def test_triton_kernel_joins_its_driver_launch() -> None:
     # triton_poi_fused_add_cos_sin_0 has correlation 35, shared with a cuLaunchKernel
     # event of cat cuda_driver on pid 1670242.
@@ -199,6 +207,7 @@ def test_triton_kernel_joins_its_driver_launch() -> None:
     assert tl.meta.profiler["cupti_version"] == "18"
 
 
+@pytest.mark.corpus
 def test_2021_resnet_joins_all_9096_gpu_activities() -> None:
     # 8,772 Kernel + 312 Memset + 12 Memcpy; each has an "async" flow pair whose id is a
     # Runtime call's correlation. tid values are strings ("stream 7", "25738").
@@ -220,6 +229,7 @@ def test_2021_resnet_joins_all_9096_gpu_activities() -> None:
     assert (tl.host["external_id"] >= 0).all()
 
 
+@pytest.mark.corpus
 def test_2022_inference_joins_through_async_gpu_flows(tmp_path: Path) -> None:
     # GIVEN the 2022 trace with its "correlation" args removed, so only the async_gpu
     # flows (ph s on the cudaLaunchKernel, ph f on the kernel, id = correlation) remain
@@ -261,6 +271,7 @@ def test_flows_are_ignored_once_correlation_args_exist(tmp_path: Path) -> None:
     assert "1 GPU activities without a launch record" in tl.meta.notes
 
 
+@pytest.mark.corpus
 def test_rocm_hip_names_classify_like_cuda() -> None:
     # mi250: hipLaunchKernel x12, hipMemcpyWithStream x2, hipExtModuleLaunchKernel x2,
     # hipDeviceSynchronize x1, hipGetDevicePropertiesR0600 x4.
@@ -277,6 +288,7 @@ def test_rocm_hip_names_classify_like_cuda() -> None:
     assert set(tl.host["api"]) == {"runtime"}
 
 
+@pytest.mark.corpus
 def test_rocm_graph_launch_fans_out_to_421_kernels() -> None:
     # vLLM decode: one hipGraphLaunch replays 421 of the trace's 425 kernels.
     tl = timeline(VLLM_ROCM_GRAPH)
@@ -289,6 +301,7 @@ def test_rocm_graph_launch_fans_out_to_421_kernels() -> None:
     assert len(memcpy) == 9 and set(memcpy["copy_kind"]) == {"DtoD"}
 
 
+@pytest.mark.corpus
 def test_cpu_only_trace_has_no_gpu_rows() -> None:
     # 4 aten::empty cpu_ops; 10 gloo:all_reduce ranges and ProfilerStep#551.
     tl = timeline(CPU_ONLY)
@@ -301,6 +314,7 @@ def test_cpu_only_trace_has_no_gpu_rows() -> None:
     assert tl.meta.devices == ()
 
 
+@pytest.mark.corpus
 def test_id_above_int64_loads() -> None:
     # args "Comms Id": 10159970886766084423 (> 2**63) on the cpu_op; ts 100/200 µs, no base.
     tl = timeline(RANK70_BIG_ID)
@@ -350,6 +364,7 @@ def test_graph_id_args_mark_graph_nodes(tmp_path: Path) -> None:
     assert "1 GPU activities without a launch record" in tl.meta.notes
 
 
+@pytest.mark.corpus
 def test_cuda_sync_events_become_syncs() -> None:
     # benchmark_result: 41 cuda_sync events: 20 "Stream Wait Event", 16 "Stream Sync",
     # 5 "Context Sync". The first (ts 1695835572943623, dur 9, correlation 15) was caused by
@@ -369,6 +384,7 @@ def test_cuda_sync_events_become_syncs() -> None:
     assert kinds == ["context", "event", "event", "stream"]
 
 
+@pytest.mark.corpus
 def test_memcpy_and_memset_details() -> None:
     # negative_queue's first "Memcpy HtoD (Pinned -> Device)" moves 147,456 bytes.
     gpu = timeline(NEGATIVE_QUEUE).gpu
@@ -385,6 +401,7 @@ def test_memcpy_and_memset_details() -> None:
     assert set(memsets["copy_kind"]) == {""} and set(memsets["grid"]) == {""}
 
 
+@pytest.mark.corpus
 def test_annotation_depth_follows_nesting() -> None:
     # negative_queue thread 4515: ProfilerStep#550 (outer) > "## forward ##" >
     # DistributedDataParallel.forward > "## forward:sparse_arch ##" > ...
@@ -398,6 +415,7 @@ def test_annotation_depth_follows_nesting() -> None:
     assert (ann[ann["source"] == "profiler_step"]["depth"] == 0).all()
 
 
+@pytest.mark.corpus
 def test_cpu_op_depth_and_input_shapes() -> None:
     # First cpu_ops of negative_queue: aten::select [5] contains aten::as_strided [6];
     # aten::gt [7] contains aten::to [8] which contains aten::_to_copy [9].
@@ -415,6 +433,7 @@ def test_cpu_op_depth_and_input_shapes() -> None:
     assert json.loads(ops["input_shapes"].iloc[0]) == [[1], [], []]
 
 
+@pytest.mark.corpus
 def test_devices_and_profiler_versions() -> None:
     meta = timeline(NEGATIVE_QUEUE).meta
     assert len(meta.devices) == 8
@@ -427,6 +446,7 @@ def test_devices_and_profiler_versions() -> None:
 # Streaming: chunking must not change the result.
 
 
+@pytest.mark.corpus
 def test_small_chunks_give_identical_tables(monkeypatch: pytest.MonkeyPatch) -> None:
     # GIVEN the nccl trace read whole, and again in ~16 KB chunks read 4 KB at a time
     whole = timeline(NCCL)
@@ -471,6 +491,7 @@ def test_top_level_array_and_empty_events(tmp_path: Path) -> None:
 # Bad input: one-line TraceFormatError, never a traceback.
 
 
+@pytest.mark.corpus
 def test_truncated_gzip_is_a_format_error(tmp_path: Path) -> None:
     data = corpus_file(TRITON).read_bytes()
     path = tmp_path / "cut.json.gz"
@@ -479,6 +500,7 @@ def test_truncated_gzip_is_a_format_error(tmp_path: Path) -> None:
         read_kineto(path)
 
 
+@pytest.mark.corpus
 def test_truncated_json_names_the_problem(tmp_path: Path) -> None:
     with gzip.open(corpus_file(TRITON), "rb") as f:
         text = f.read()
@@ -594,6 +616,7 @@ def test_nesting_depth_per_thread() -> None:
     assert nesting_depth([], [], [], []).dtype == np.int64
 
 
+@pytest.mark.corpus
 @pytest.mark.parametrize("chunk_bytes", [kineto.CHUNK_BYTES, 300])
 def test_syntax_error_position_is_the_file_byte(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, chunk_bytes: int

@@ -18,6 +18,8 @@ from traceinspect.errors import TraceFormatError
 from traceinspect.parse import kineto
 from traceinspect.parse.kineto import read_kineto
 
+pytestmark = pytest.mark.slow
+
 TRITON = "HolisticTraceAnalysis__triton_example.json.gz"  # 16.6 KB of JSON, 71 events
 FUZZ = settings(
     max_examples=200,
@@ -59,6 +61,7 @@ def test_arbitrary_bytes_after_a_json_start(data: bytes) -> None:
     read_or_format_error(b"[" + data)
 
 
+@pytest.mark.corpus
 @FUZZ
 @given(fraction=st.floats(min_value=0.0, max_value=1.0))
 def test_truncated_prefixes_of_a_real_trace(triton_text: bytes, fraction: float) -> None:
@@ -66,6 +69,7 @@ def test_truncated_prefixes_of_a_real_trace(triton_text: bytes, fraction: float)
     read_or_format_error(triton_text[:cut])
 
 
+@pytest.mark.corpus
 @FUZZ
 @given(fraction=st.floats(min_value=0.0, max_value=1.0))
 def test_truncated_gzip_of_a_real_trace(fraction: float) -> None:
@@ -73,6 +77,7 @@ def test_truncated_gzip_of_a_real_trace(fraction: float) -> None:
     read_or_format_error(data[: int(len(data) * fraction)], "fuzz.json.gz")
 
 
+@pytest.mark.corpus
 @FUZZ
 @given(position=st.integers(min_value=0), byte=st.integers(min_value=0, max_value=255))
 def test_one_corrupted_byte_in_a_real_trace(triton_text: bytes, position: int, byte: int) -> None:
