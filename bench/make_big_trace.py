@@ -191,24 +191,30 @@ def write_big_trace(
         for event in rep.metadata:
             emit(f, event)
         sized = [(e.get("ts"), len(encode(e)) + 2) for e in rep.events]
-        copy_bytes = sum(n for _, n in sized)
-        if copies is None:
-            assert size is not None
-            budget = size - written - len(tail)
-            copies = max(1, budget // copy_bytes)
-        for index in range(copies):
+        copy_bytes = last_copy = sum(n for _, n in sized)
+        index = 0
+        # Later copies carry longer ids: size each copy by the one written before it.
+        while (
+            index < copies
+            if copies is not None
+            else index == 0 or written + last_copy + len(tail) <= (size or 0)
+        ):
+            before = written
             for event in rep.copy(index):
                 emit(f, event)
+            last_copy = written - before
+            index += 1
+        whole = index
         if size is not None:
-            remaining = size - written - len(tail)
+            remaining = (size - written - len(tail)) * copy_bytes // last_copy
             if remaining > 0:
                 cutoff = _time_prefix(sized, remaining)
                 if cutoff is not None:
-                    for event in rep.copy(copies, before=cutoff + copies * rep.time_shift):
+                    for event in rep.copy(whole, before=cutoff + whole * rep.time_shift):
                         emit(f, event)
         f.write(tail)
         written += len(tail)
-    return {"copies": copies, "events": events, "bytes": written}
+    return {"copies": whole, "events": events, "bytes": written}
 
 
 def _time_prefix(sized: list[tuple[Any, int]], budget: int) -> int | Decimal | None:
