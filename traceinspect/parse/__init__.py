@@ -14,6 +14,7 @@ from traceinspect.model import Timeline
 
 GZIP_MAGIC = b"\x1f\x8b"
 SQLITE_MAGIC = b"SQLite format 3\x00"
+UTF8_BOM = b"\xef\xbb\xbf"  # some Windows tools write one before JSON
 
 
 def sniff(path: Path) -> str:
@@ -36,7 +37,7 @@ def sniff(path: Path) -> str:
         return "sqlite"
     if path.suffix in (".nsys-rep", ".qdrep") or head[:4] in (b"NSYS",):
         return "nsys-rep"
-    if head.lstrip()[:1] in (b"{", b"["):
+    if head.removeprefix(UTF8_BOM).lstrip()[:1] in (b"{", b"["):
         return "json"
     raise TraceFormatError(
         path, "not a trace: expected PyTorch-profiler JSON (.json/.json.gz) or an nsys export"
