@@ -470,6 +470,7 @@ _DECODE_ERRORS: Final = (msgspec.DecodeError, UnicodeDecodeError)
 _EVENTS_KEY: Final = re.compile(rb'"traceEvents"\s*:\s*\[')
 _WHITESPACE: Final = b" \t\r\n"
 _OPEN, _CLOSE, _COMMA = ord("["), ord("]"), ord(",")
+_UTF8_BOM: Final = b"\xef\xbb\xbf"
 _BYTE_POSITION: Final = re.compile(r"\(byte (\d+)\)")
 _EVENT_INDEX: Final = re.compile(r"\$(?:\.traceEvents)?\[(\d+)\]")
 
@@ -568,9 +569,9 @@ class _EventChunks:
         """Position the buffer at the first event; decode the keys before ``traceEvents``."""
         buf = self.buffer
         buf.fill(CHUNK_BYTES)
+        if buf.data.startswith(_UTF8_BOM):
+            buf.consume(len(_UTF8_BOM))
         head = buf.data.lstrip(_WHITESPACE)
-        if head.startswith(b"\xef\xbb\xbf"):
-            head = head[3:].lstrip(_WHITESPACE)
         if head.startswith(b"["):  # the bare-array flavour of the Chrome trace format
             self._top_level_array = True
             buf.consume(len(buf.data) - len(head))
