@@ -477,6 +477,27 @@ def test_cut_inside_nested_value_is_retried(
     assert tl.cpu_ops["start_ns"].tolist() == [i * 1000 + 5 for i in range(300)]
 
 
+def test_null_fields_read_as_unknown(tmp_path: Path) -> None:
+    doc = {
+        "traceEvents": [
+            {"ph": "X", "cat": "kernel", "name": None, "pid": None, "tid": None, "ts": 1,
+             "dur": None, "id": None, "args": {"correlation": None, "device": None,
+             "stream": None, "External id": None, "grid": None}},
+            {"ph": "X", "cat": "cuda_sync", "name": None, "pid": 0, "tid": 7, "ts": 1,
+             "dur": 1, "args": {"cuda_sync_kind": None}},
+            {"ph": "X", "cat": None, "name": "x", "ts": 1},
+        ]
+    }  # fmt: skip
+    tl = read_kineto(write_trace(tmp_path, doc))
+    tl.validate()
+    kernel = tl.gpu.iloc[0]
+    assert (kernel["name"], kernel["grid"], kernel["block"]) == ("", "", "")
+    assert (kernel["device"], kernel["stream"], kernel["correlation"]) == (-1, -1, -1)
+    assert (kernel["start_ns"], kernel["end_ns"]) == (1000, 1000)
+    assert tl.syncs["kind"].tolist() == ["unknown"]
+    assert (tl.syncs["device"].tolist(), tl.syncs["stream"].tolist()) == ([0], [7])
+
+
 def test_top_level_array_and_empty_events(tmp_path: Path) -> None:
     array = [{"ph": "X", "cat": "cpu_op", "name": "a", "pid": 1, "tid": 2, "ts": 1.5, "dur": 2}]
     tl = read_kineto(write_trace(tmp_path, array, "array.json"))

@@ -75,31 +75,32 @@ _UINT64_SPAN: Final = 2**64
 
 
 class _EventArgs(msgspec.Struct, gc=False):
-    external_id: int = msgspec.field(name="External id", default=-1)
-    external_id_2021: int = msgspec.field(name="external id", default=-1)
-    correlation: int = -1
-    device: int | str = -1
-    stream: int | str = -1
-    bytes: int | str = -1  # ROCm runtime calls write it as a string
+    # Ids and numbers may also be null (read as unknown, -1); str where exporters write one.
+    external_id: int | None = msgspec.field(name="External id", default=-1)
+    external_id_2021: int | None = msgspec.field(name="external id", default=-1)
+    correlation: int | None = -1
+    device: int | str | None = -1
+    stream: int | str | None = -1
+    bytes: int | str | None = -1  # ROCm runtime calls write it as a string
     grid: msgspec.Raw = msgspec.Raw()
     block: msgspec.Raw = msgspec.Raw()
-    graph_id: int = msgspec.field(name="graph id", default=-1)
-    graph_node_id: int = msgspec.field(name="graph node id", default=-1)
-    cuda_sync_kind: str = ""
+    graph_id: int | None = msgspec.field(name="graph id", default=-1)
+    graph_node_id: int | None = msgspec.field(name="graph node id", default=-1)
+    cuda_sync_kind: str | None = ""
     input_dims: msgspec.Raw = msgspec.field(name="Input Dims", default=msgspec.Raw())
     input_dims_lower: msgspec.Raw = msgspec.field(name="Input dims", default=msgspec.Raw())
 
 
 class _Event(msgspec.Struct, gc=False):
-    ph: str = ""
-    cat: str = ""
-    name: str = ""
-    pid: int | str = -1
-    tid: int | str = -1
+    ph: str | None = ""
+    cat: str | None = ""
+    name: str | None = ""
+    pid: int | str | None = -1
+    tid: int | str | None = -1
     # int, or a float's JSON text (the events decoders' float_hook=str): see us_to_ns.
     ts: Any = None
     dur: Any = None
-    id: int | str = -1
+    id: int | str | None = -1
     args: _EventArgs | None = None
 
 
@@ -447,7 +448,7 @@ def _str_to_id(text: str) -> int:
     return _wrap_int64(int(match.group(1))) if match else -1
 
 
-def _to_int64(values: Sequence[int | str]) -> NDArray[np.int64]:
+def _to_int64(values: Sequence[int | str | None]) -> NDArray[np.int64]:
     try:
         return np.fromiter(values, dtype=np.int64, count=len(values))
     except (OverflowError, TypeError, ValueError):
@@ -697,7 +698,8 @@ class _Strings:
             code = index.get(key)
             if code is None:
                 code = index[key] = len(self.values)
-                self.values.append(self._make(key) if self._make else key)
+                text = self._make(key) if self._make else key
+                self.values.append("" if text is None else text)  # "name": null
             codes[i] = code
         return codes
 
@@ -713,12 +715,13 @@ class _Strings:
 
 
 def _compact_list(raw: bytes) -> str:
-    """``b"[128, 1, 1]"`` -> ``"128,1,1"`` (kernel grid/block)."""
-    return "".join(raw.decode("utf-8", "replace").strip("[]").split())
+    """``b"[128, 1, 1]"`` -> ``"128,1,1"`` (kernel grid/block); null -> ``""``."""
+    return "" if raw == b"null" else "".join(raw.decode("utf-8", "replace").strip("[]").split())
 
 
 def _json_text(raw: bytes) -> str:
-    return raw.decode("utf-8", "replace")
+    """A recorded value's JSON text as written; null -> ``""`` (not recorded)."""
+    return "" if raw == b"null" else raw.decode("utf-8", "replace")
 
 
 @dataclass
@@ -968,7 +971,7 @@ class _Collector:
         device = _arg_ints(args, "device")
         stream = _arg_ints(args, "stream")
         self.sync_kinds.extend(
-            SYNC_KINDS.get(a.cuda_sync_kind, SYNC_KINDS.get(e.name, "unknown"))
+            SYNC_KINDS.get(a.cuda_sync_kind or "", SYNC_KINDS.get(e.name or "", "unknown"))
             for e, a in zip(sub, args, strict=True)
         )
         cols.add("device", np.where(device >= 0, device, raw_pid))
