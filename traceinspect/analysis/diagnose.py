@@ -107,6 +107,8 @@ def diagnose(
         launch_cost = int(getattr(calibration, "eager_launch_host_ns", launch_cost))
     checker = CaptureChecker(arrays, regions)
     step = _step_region(regions)
+    # The estimator's column arrays and device shares, built once for every region.
+    columns = _estimate_columns(timeline) if estimate and calibration is not None else None
     diagnosed = []
     for region in regions:
         result = _diagnose_region(arrays, region, checker, launch_cost)
@@ -120,7 +122,7 @@ def diagnose(
             )
         ):
             eager = eager_unprofiled_ns if region is step else None
-            est, warning = _estimate(timeline, region, calibration, eager)
+            est, warning = _estimate(timeline, region, calibration, eager, columns)
             if warning is not None:
                 notes.append(warning)
             result = _with_estimate(result, est)
@@ -137,8 +139,22 @@ def _step_region(regions: list[Region]) -> Region | None:
     return max(top, key=lambda r: int(r.wall_ns.sum()), default=None)
 
 
+def _estimate_columns(timeline: Timeline) -> Any | None:
+    """The estimator's :class:`~traceinspect.analysis.estimate.TimelineColumns` of
+    ``timeline`` (``None`` without the estimator)."""
+    try:
+        from traceinspect.analysis.estimate import TimelineColumns
+    except ImportError:  # pragma: no cover - the estimator ships with the package
+        return None
+    return TimelineColumns(timeline)
+
+
 def _estimate(
-    timeline: Timeline, region: Region, calibration: Any, eager_ns: int | None
+    timeline: Timeline,
+    region: Region,
+    calibration: Any,
+    eager_ns: int | None,
+    columns: Any | None = None,
 ) -> tuple[Any | None, HealthWarning | None]:
     try:
         from traceinspect.analysis.estimate import estimate_region
@@ -148,7 +164,12 @@ def _estimate(
         walls = [int(w) for w in region.wall_ns]
         return (
             estimate_region(
-                timeline, region.rows, walls, calibration, eager_unprofiled_ns=eager_ns
+                timeline,
+                region.rows,
+                walls,
+                calibration,
+                eager_unprofiled_ns=eager_ns,
+                columns=columns,
             ),
             None,
         )

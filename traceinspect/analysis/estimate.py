@@ -55,6 +55,7 @@ from typing import Any, Final, Literal
 
 import numpy as np
 import numpy.typing as npt
+import pandas as pd
 
 from traceinspect.calibration import Calibration
 from traceinspect.model import Timeline
@@ -211,12 +212,15 @@ def estimate_region(
     *,
     eager_unprofiled_ns: int | None = None,
     assume_input_copy: bool = True,
+    columns: TimelineColumns | None = None,
 ) -> RegionEstimate | None:
     """Estimate one region from its occurrences; ``None`` when none launched GPU work.
 
     ``occurrence_rows[i]`` are positions in ``timeline.gpu`` of the activities occurrence
     ``i`` launched, ``eager_wall_ns[i]`` its traced wall time. ``eager_unprofiled_ns``, when
     known (measured without the profiler), is the eager time savings are computed from.
+    ``columns``, when given, is the timeline's :class:`TimelineColumns` shared by the
+    calls for every region of one trace (built here otherwise).
     """
     if len(occurrence_rows) != len(eager_wall_ns):
         raise ValueError("occurrence_rows and eager_wall_ns differ in length")
@@ -227,7 +231,7 @@ def estimate_region(
     ]
     if not kept:
         return None
-    cols = TimelineColumns(timeline)
+    cols = columns or TimelineColumns(timeline)
     low_ratio, high_ratio = duration_spread(timeline, [rows for rows, _ in kept], columns=cols)
     spread = (
         low_ratio * (1.0 - REPLAY_DURATION_DRIFT_FRAC),
@@ -316,19 +320,8 @@ def duration_spread(
     if len({len(r) for r in ordered}) == 1:
         group = np.tile(np.arange(len(ordered[0])), len(ordered))
     else:
-        labels = (
-            cols.gpu("name")[rows].astype(str)
-            + "|"
-            + cols.gpu("grid")[rows].astype(str)
-            + "|"
-            + cols.gpu("block")[rows].astype(str)
-        )
-        _, group = np.unique(labels, return_inverse=True)
-    typical = duration.copy()
-    order = np.argsort(group, kind="stable")
-    bounds = np.flatnonzero(np.diff(group[order])) + 1
-    for members in np.split(order, bounds):
-        typical[members] = float(np.median(duration[members]))
+        group = _same_work_groups(cols, rows)
+    typical = _group_medians(group, duration)
     occurrence = np.repeat(np.arange(len(ordered)), [len(r) for r in ordered])
     actual = np.bincount(occurrence, weights=duration)
     expected = np.bincount(occurrence, weights=typical)
@@ -337,6 +330,32 @@ def duration_spread(
         return 1.0, 1.0
     low, high = np.percentile(ratios, RANGE_PERCENTILES)
     return min(float(low), 1.0), max(float(high), 1.0)
+
+
+def _same_work_groups(cols: TimelineColumns, rows: IntArray) -> IntArray:
+    """One integer per activity at ``rows``, equal for activities sharing name, grid and
+    block (integer codes combined, so no per-row label strings are built)."""
+    key = np.zeros(len(rows), np.int64)
+    for column in ("name", "grid", "block"):
+        codes, uniques = pd.factorize(cols.gpu(column)[rows], use_na_sentinel=False)
+        key = key * max(len(uniques), 1) + np.asarray(codes, np.int64)
+        key = np.unique(key, return_inverse=True)[1].astype(np.int64)  # keep codes small
+    return key
+
+
+def _group_medians(group: IntArray, values: FloatArray) -> FloatArray:
+    """``values`` replaced by the median of their group (as :func:`numpy.median` per group:
+    the middle value, or the mean of the two middle values)."""
+    order = np.lexsort((values, group))
+    sorted_group, sorted_values = group[order], values[order]
+    starts = np.flatnonzero(np.r_[True, sorted_group[1:] != sorted_group[:-1]])
+    counts = np.diff(np.r_[starts, len(order)])
+    lower = sorted_values[starts + (counts - 1) // 2]
+    upper = sorted_values[starts + counts // 2]
+    medians = (lower + upper) / 2.0
+    typical = np.empty_like(values)
+    typical[order] = np.repeat(medians, counts)
+    return typical
 
 
 def estimate_occurrence(
@@ -511,8 +530,9 @@ def device_share(
 def _device_share_all(cols: TimelineColumns) -> FloatArray:
     kind = cols.gpu("kind")
     share = np.where((kind == "memcpy") | (kind == "memset"), 0.0, 1.0)
-    grids, inverse = np.unique(cols.gpu("grid").astype(str), return_inverse=True)
-    blocks = np.array([_blocks(g) for g in grids], np.float64)[inverse]
+    # Each distinct grid parsed once; factorized, not turned into fixed-width strings.
+    inverse, grids = pd.factorize(cols.gpu("grid"), use_na_sentinel=False)
+    blocks = np.array([_blocks(str(g)) for g in grids], np.float64)[inverse]
     sms_by_device = {d.id: _sm_count(d.properties) for d in cols.timeline.meta.devices}
     devices, device_at = np.unique(cols.gpu("device"), return_inverse=True)
     sms = np.array([sms_by_device.get(int(d), 0) for d in devices], np.float64)[device_at]
