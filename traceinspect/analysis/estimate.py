@@ -710,27 +710,41 @@ def infer_dependencies(
 def _timing_dependencies(
     keys: IntArray, start: IntArray, end: IntArray, submitted_by: IntArray
 ) -> list[tuple[int, int]]:
-    deps: list[tuple[int, int]] = []
-    prev_end: dict[int, int] = {}
+    """The timing rule of :func:`infer_dependencies`, for every activity at once.
+
+    For each ``j``, the candidates are the activities ending in
+    ``[start_j - DEPENDENCY_WINDOW_NS, start_j + CLOCK_SLACK_NS]`` on another stream and
+    started before ``j``; the latest-ending one (last in stable end order) is ``j``'s
+    dependency when ``j``'s stream was idle when it ended and ``j`` had been launched."""
+    n = len(keys)
     by_end = np.argsort(end, kind="stable")
     sorted_end = end[by_end]
-    for j in range(len(keys)):
-        key = int(keys[j])
-        idle_since = prev_end.get(key, np.iinfo(np.int64).min)
-        prev_end[key] = max(idle_since, int(end[j]))
-        lo = np.searchsorted(sorted_end, start[j] - DEPENDENCY_WINDOW_NS, side="left")
-        hi = np.searchsorted(sorted_end, start[j] + CLOCK_SLACK_NS, side="right")
-        for pos in range(hi - 1, lo - 1, -1):
-            i = int(by_end[pos])
-            if i == j or keys[i] == key or start[i] >= start[j]:
-                continue
-            if end[i] <= idle_since:
-                break  # B was busy until after i ended: i did not hold j back.
-            if submitted_by[j] >= 0 and submitted_by[j] > end[i] + CLOCK_SLACK_NS:
-                break  # j was not yet launched when i ended: the launch held it back.
-            deps.append((i, j))
-            break
-    return deps
+    lo = np.searchsorted(sorted_end, start - DEPENDENCY_WINDOW_NS, side="left")
+    hi = np.searchsorted(sorted_end, start + CLOCK_SLACK_NS, side="right")
+    counts = np.maximum(hi - lo, 0)
+    # Every (j, candidate) pair, candidates of one j in increasing end order.
+    j_of = np.repeat(np.arange(n), counts)
+    first_pair = np.cumsum(counts) - counts
+    i_of = by_end[np.arange(int(counts.sum())) - np.repeat(first_pair - lo, counts)]
+    valid = (i_of != j_of) & (keys[i_of] != keys[j_of]) & (start[i_of] < start[j_of])
+    j_of, i_of = j_of[valid], i_of[valid]
+    latest = np.r_[j_of[1:] != j_of[:-1], True] if len(j_of) else np.zeros(0, bool)
+    j_of, i_of = j_of[latest], i_of[latest]
+    # B was busy until after i ended, or j was not yet launched when i ended: no dependency.
+    held = end[i_of] > _stream_idle_since(keys, end)[j_of]
+    launched = (submitted_by[j_of] < 0) | (submitted_by[j_of] <= end[i_of] + CLOCK_SLACK_NS)
+    keep = held & launched
+    return list(zip(i_of[keep].tolist(), j_of[keep].tolist(), strict=True))
+
+
+def _stream_idle_since(keys: IntArray, end: IntArray) -> IntArray:
+    """Per activity, the latest end of the activities before it (in index order) on its
+    stream; the smallest int64 for a stream's first activity."""
+    idle_since = np.full(len(keys), np.iinfo(np.int64).min, np.int64)
+    for key in np.unique(keys):
+        on = np.flatnonzero(keys == key)
+        idle_since[on[1:]] = np.maximum.accumulate(end[on])[:-1]
+    return idle_since
 
 
 def _event_dependencies(
@@ -741,46 +755,56 @@ def _event_dependencies(
     start: IntArray,
     end: IntArray,
 ) -> list[tuple[int, int]]:
+    """The event rule of :func:`infer_dependencies`, vectorized over the wait calls."""
     known = np.flatnonzero(launch_row >= 0)
     if not len(known):
         return []
     first, last = int(launched_at[known].min()), int(launched_at[known].max())
     lo, hi = _host_window(cols, first, last)
     names = cols.host("name")[lo:hi]
-    is_wait = np.isin(names, list(STREAM_WAIT_APIS))
-    if not is_wait.any():
+    waits = np.flatnonzero(np.isin(names, list(STREAM_WAIT_APIS)))
+    if not len(waits):
         return []
     is_record = np.isin(names, list(EVENT_RECORD_APIS))
     pid = cols.host("pid")[lo:hi]
     tid = cols.host("tid")[lo:hi]
     call_start = cols.host("start_ns")[lo:hi]
-    all_pid = cols.host("pid")
-    all_tid = cols.host("tid")
-    threads = {(int(all_pid[r]), int(all_tid[r])) for r in launch_row[known]}
+    launch_pid = cols.host("pid")[launch_row[known]]
+    launch_tid = cols.host("tid")[launch_row[known]]
     by_launch = known[np.argsort(launched_at[known], kind="stable")]
     launch_times = launched_at[by_launch]
+
+    # The waits of threads that launched the occurrence's work, and the activity each
+    # holds back: the next one launched after the call.
+    cut_at = waits.copy()
+    launching = np.zeros(len(waits), bool)
+    for p, t in set(zip(pid[waits].tolist(), tid[waits].tolist(), strict=True)):
+        if not ((launch_pid == p) & (launch_tid == t)).any():
+            continue
+        mine = np.flatnonzero((pid[waits] == p) & (tid[waits] == t))
+        launching[mine] = True
+        records = np.flatnonzero(is_record & (pid == p) & (tid == t))
+        # The thread's last record before the wait; the wait itself when none precedes it.
+        previous = np.searchsorted(records, waits[mine], side="left") - 1
+        has_record = previous >= 0
+        cut_at[mine[has_record]] = records[previous[has_record]]
+    after = np.searchsorted(launch_times, call_start[waits], side="right")
+    used = launching & (after < len(by_launch))
+    cutoff = call_start[cut_at]
+    dst = by_launch[after[used]]
+    before = np.searchsorted(launch_times, cutoff[used], side="left")
+
+    # Per other stream, its last activity launched before the cutoff; one still running
+    # when dst started cannot be what dst waited for.
     deps: list[tuple[int, int]] = []
-    for w in np.flatnonzero(is_wait):
-        thread = (int(pid[w]), int(tid[w]))
-        if thread not in threads:
-            continue
-        after = int(np.searchsorted(launch_times, call_start[w], side="right"))
-        if after >= len(by_launch):
-            continue
-        dst = int(by_launch[after])
-        records = np.flatnonzero(is_record[:w] & (pid[:w] == thread[0]) & (tid[:w] == thread[1]))
-        cutoff = int(call_start[records[-1]]) if len(records) else int(call_start[w])
-        # The last activity of each other stream launched before the record; one still
-        # running when dst started cannot be what dst waited for.
-        seen: set[int] = {int(keys[dst])}
-        for pos in range(int(np.searchsorted(launch_times, cutoff, side="left")) - 1, -1, -1):
-            src = int(by_launch[pos])
-            key = int(keys[src])
-            if key in seen:
-                continue
-            seen.add(key)
-            if end[src] <= start[dst] + CLOCK_SLACK_NS and src < dst:
-                deps.append((src, dst))
+    launch_keys = keys[by_launch]
+    for key in np.unique(launch_keys):
+        on_stream = np.flatnonzero(launch_keys == key)
+        last_pos = np.searchsorted(on_stream, before, side="left") - 1
+        has = last_pos >= 0
+        src = by_launch[on_stream[np.maximum(last_pos, 0)]]
+        keep = has & (keys[dst] != key) & (end[src] <= start[dst] + CLOCK_SLACK_NS) & (src < dst)
+        deps.extend(zip(src[keep].tolist(), dst[keep].tolist(), strict=True))
     return deps
 
 
