@@ -36,6 +36,11 @@ CAPTURE_SHORT = {
     "already graphed": "graphed",
     "no GPU work": "-",
 }
+EAGER_SOURCE = {
+    "measured": "(measured, unprofiled)",
+    "trace-deflated": "(estimated from the trace, profiler inflation removed)",
+    "trace": "(as traced)",
+}
 SEVERITY_STYLE = {"breaks": "red", "change": "yellow", "note": "dim"}
 #: Regions whose verdict evidence is printed (all are in the JSON).
 EVIDENCE_SHOWN = 8
@@ -48,6 +53,7 @@ def render_diagnosis(report: Mapping[str, Any], console: Console) -> None:
     if regions:
         console.print(_regions_table(regions))
         _evidence(regions, console)
+        _estimates(regions, console)
         _blockers(regions, console)
     calibration = report.get("calibration")
     if calibration and calibration.get("note"):
@@ -110,6 +116,25 @@ def _evidence(regions: list[Mapping[str, Any]], console: Console) -> None:
     if len(with_work) > EVIDENCE_SHOWN:
         console.print(
             f"[dim]evidence for {len(with_work) - EVIDENCE_SHOWN} more regions in --json[/]"
+        )
+
+
+def _estimates(regions: list[Mapping[str, Any]], console: Console) -> None:
+    """What replay would buy, per region, and where the eager time behind the saving came from."""
+    estimated = [r for r in regions if r.get("estimate")]
+    for r in estimated[:EVIDENCE_SHOWN]:
+        est = r["estimate"]
+        source = EAGER_SOURCE.get(est.get("eager_source", ""), est.get("eager_source", ""))
+        console.print(
+            f"[bold]{escape(r['name'])}[/] as one CUDA graph: {_num(est['graphed_us'])} "
+            f"({_num(est['low_us'])}–{_num(est['high_us'])}) vs eager {_num(est['eager_us'])} "
+            f"{source} → saves {_num(est['saving_us'])} ({est['saving_frac']:.0%})"
+        )
+    if any(r["estimate"].get("eager_source") != "measured" for r in estimated):
+        console.print(
+            "[dim]The profiler inflates every eager launch (about 2× on launch-bound steps), so "
+            "a traced eager time is not what users see: pass --eager-us with the unprofiled "
+            "step time (`traceinspect profile` measures it) for a measured saving.[/]"
         )
 
 
