@@ -157,4 +157,10 @@ def _launch_inflation(timeline: Timeline) -> list[HealthWarning]:
 
 
 def _reader_notes(timeline: Timeline) -> list[HealthWarning]:
-    return [HealthWarning("reader_note", note) for note in timeline.meta.notes]
+    """The reader's remarks, less the hidden-graph-nodes one when its own warning is given."""
+    hidden = not timeline.meta.graph_nodes_visible
+    return [
+        HealthWarning("reader_note", note)
+        for note in timeline.meta.notes
+        if not (hidden and "graph nodes are hidden" in note)
+    ]

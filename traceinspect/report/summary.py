@@ -171,5 +171,3 @@ def render_summary(data: dict[str, Any], console: Console) -> None:
         text = ", ".join(f"{a['name']} ({a['source']}) ×{a['count']:,}" for a in shown)
         more = len(data["annotations"]) - len(shown)
         console.print(escape(f"Annotations: {text}" + (f" (+{more} more)" if more > 0 else "")))
-    for note in data["notes"]:
-        console.print(f"[yellow]note:[/] {escape(note)}")
