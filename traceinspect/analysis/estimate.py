@@ -131,6 +131,23 @@ class TimelineColumns:
             ).astype(np.int64)
         return self._host["_thread"]
 
+    def host_flag(self, flag: Literal["blocking", "wait", "record"]) -> npt.NDArray[np.bool_]:
+        """One boolean per host call, computed once over the whole table: ``blocking``
+        (a ``sync`` call or a synchronous, non-``Async``, copy), ``wait`` (a
+        :data:`STREAM_WAIT_APIS` call) or ``record`` (an :data:`EVENT_RECORD_APIS` call)."""
+        column = f"_{flag}"
+        if column not in self._host:
+            host = self.timeline.host
+            if flag == "blocking":
+                synchronous = ~host["name"].str.contains("Async", regex=False, na=False)
+                values = host["kind"].eq("sync") | (host["kind"].eq("memcpy") & synchronous)
+            else:
+                values = host["name"].isin(
+                    STREAM_WAIT_APIS if flag == "wait" else EVENT_RECORD_APIS
+                )
+            self._host[column] = values.to_numpy(bool)
+        return self._host[column]
+
     @property
     def share(self) -> FloatArray:
         if self._share is None:
@@ -594,12 +611,7 @@ def _sync_rows(cols: TimelineColumns, rows: IntArray) -> IntArray:
         return np.empty(0, np.int64)
     first, last = int(launched_at[known].min()), int(launched_at[known].max())
     lo, hi = _host_window(cols, first + 1, last - 1)
-    host_kind = cols.host("kind")[lo:hi]
-    names = cols.host("name")[lo:hi].astype(str)
-    blocking = (host_kind == "sync") | (
-        (host_kind == "memcpy") & (np.char.find(names, "Async") < 0)
-    )
-    candidates = lo + np.flatnonzero(blocking)
+    candidates = lo + np.flatnonzero(cols.host_flag("blocking")[lo:hi])
     if not len(candidates):
         return candidates.astype(np.int64)
     thread = cols.host_thread
@@ -660,15 +672,16 @@ def critical_path_ns(
     incoming: dict[int, list[int]] = {}
     for src, dst in deps:
         incoming.setdefault(dst, []).append(src)
-    finish = np.zeros(len(costs))
+    # Plain Python floats: the same IEEE sums as numpy's, without per-element boxing.
+    cost = costs.tolist()
+    finish = [0.0] * len(cost)
     last: dict[int, float] = {}
     for i, key in enumerate(keys.tolist()):
         ready = last.get(key, 0.0)
         for src in incoming.get(i, ()):
             ready = max(ready, finish[src])
-        finish[i] = ready + costs[i]
-        last[key] = finish[i]
-    return float(finish.max())
+        finish[i] = last[key] = ready + cost[i]
+    return float(max(finish))
 
 
 def infer_dependencies(
@@ -761,11 +774,10 @@ def _event_dependencies(
         return []
     first, last = int(launched_at[known].min()), int(launched_at[known].max())
     lo, hi = _host_window(cols, first, last)
-    names = cols.host("name")[lo:hi]
-    waits = np.flatnonzero(np.isin(names, list(STREAM_WAIT_APIS)))
+    waits = np.flatnonzero(cols.host_flag("wait")[lo:hi])
     if not len(waits):
         return []
-    is_record = np.isin(names, list(EVENT_RECORD_APIS))
+    is_record = cols.host_flag("record")[lo:hi]
     pid = cols.host("pid")[lo:hi]
     tid = cols.host("tid")[lo:hi]
     call_start = cols.host("start_ns")[lo:hi]
@@ -900,11 +912,19 @@ def _run_gpu(
     its stream is free and its dependencies are done. Fills ``finish``, updates
     ``stream_free``."""
     if any(int(j) in incoming for j in members):
-        for j, at in zip(members.tolist(), ready.tolist(), strict=True):
-            key = int(keys[j])
-            start = max([at, stream_free.get(key, 0.0)] + [finish[i] for i in incoming.get(j, [])])
-            finish[j] = start + duration[j]
-            stream_free[key] = finish[j]
+        # Plain Python numbers: the same IEEE sums as numpy's, without per-element boxing.
+        done = finish.tolist()
+        member_list = members.tolist()
+        for j, at, key, took in zip(
+            member_list,
+            ready.tolist(),
+            keys[members].tolist(),
+            duration[members].tolist(),
+            strict=True,
+        ):
+            start = max([at, stream_free.get(key, 0.0)] + [done[i] for i in incoming.get(j, [])])
+            done[j] = stream_free[key] = start + took
+        finish[members] = [done[j] for j in member_list]
         return
     # Independent streams: end_j = C_j + max(free, max_{i<=j}(ready_i - C_{i-1})) with C
     # the running sum of the stream's durations.
