@@ -51,6 +51,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Final, Literal
 
 import numpy as np
@@ -466,10 +467,12 @@ class _Graph:
     #: sooner than this, however they overlap.
     work_ns: float = 0.0
 
+    @cached_property
+    def layout(self) -> _PathLayout:
+        return _PathLayout.of(self.keys, self.deps)
+
     def path_ns(self, overhead_scale: float, duration_scale: float = 1.0) -> float:
-        chain = critical_path_ns(
-            self.keys, self.duration * duration_scale + self.overhead * overhead_scale, self.deps
-        )
+        chain = self.layout.longest(self.duration * duration_scale + self.overhead * overhead_scale)
         return max(chain, self.work_ns * duration_scale)
 
 
@@ -662,26 +665,45 @@ def critical_path_ns(
 ) -> float:
     """Longest path through nodes (in start order) where each waits for its stream
     predecessor and for the sources of its dependencies ``(src, dst)``, as indices."""
-    costs = np.asarray(cost_ns, np.float64)
-    if len(costs) == 0:
-        return 0.0
-    keys = np.asarray(stream_key)
-    if not deps:
-        # Independent streams: each is a chain; they overlap.
-        return float(max(costs[keys == k].sum() for k in np.unique(keys)))
-    incoming: dict[int, list[int]] = {}
-    for src, dst in deps:
-        incoming.setdefault(dst, []).append(src)
-    # Plain Python floats: the same IEEE sums as numpy's, without per-element boxing.
-    cost = costs.tolist()
-    finish = [0.0] * len(cost)
-    last: dict[int, float] = {}
-    for i, key in enumerate(keys.tolist()):
-        ready = last.get(key, 0.0)
-        for src in incoming.get(i, ()):
-            ready = max(ready, finish[src])
-        finish[i] = last[key] = ready + cost[i]
-    return float(max(finish))
+    return _PathLayout.of(np.asarray(stream_key), deps).longest(np.asarray(cost_ns, np.float64))
+
+
+@dataclass(frozen=True)
+class _PathLayout:
+    """The structure :func:`critical_path_ns` walks, built once per graph and reused for
+    every set of node costs (the estimate evaluates each graph six times)."""
+
+    keys: list[int]
+    #: Without dependencies: each stream's nodes (independent chains that overlap).
+    chains: list[IntArray]
+    #: With dependencies: each node's dependency sources.
+    incoming: dict[int, list[int]]
+
+    @classmethod
+    def of(cls, stream_key: IntArray, deps: Sequence[tuple[int, int]]) -> _PathLayout:
+        incoming: dict[int, list[int]] = {}
+        for src, dst in deps:
+            incoming.setdefault(dst, []).append(src)
+        chains = [] if deps else [np.flatnonzero(stream_key == k) for k in np.unique(stream_key)]
+        return cls(keys=stream_key.tolist(), chains=chains, incoming=incoming)
+
+    def longest(self, costs: FloatArray) -> float:
+        """Longest path with node costs ``costs`` (ns)."""
+        if len(costs) == 0:
+            return 0.0
+        if not self.incoming:
+            return float(max(costs[chain].sum() for chain in self.chains))
+        # Plain Python floats: the same IEEE sums as numpy's, without per-element boxing.
+        cost = costs.tolist()
+        finish = [0.0] * len(cost)
+        last: dict[int, float] = {}
+        incoming = self.incoming
+        for i, key in enumerate(self.keys):
+            ready = last.get(key, 0.0)
+            for src in incoming.get(i, ()):
+                ready = max(ready, finish[src])
+            finish[i] = last[key] = ready + cost[i]
+        return float(max(finish))
 
 
 def infer_dependencies(
