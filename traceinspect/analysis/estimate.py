@@ -673,36 +673,45 @@ class _PathLayout:
     """The structure :func:`critical_path_ns` walks, built once per graph and reused for
     every set of node costs (the estimate evaluates each graph six times)."""
 
-    keys: list[int]
     #: Without dependencies: each stream's nodes (independent chains that overlap).
     chains: list[IntArray]
-    #: With dependencies: each node's dependency sources.
-    incoming: dict[int, list[int]]
+    #: With dependencies: each node's predecessor on its stream (-1 for the first) and the
+    #: sources of its dependencies; empty without dependencies.
+    previous: list[int]
+    sources: list[tuple[int, ...]]
 
     @classmethod
     def of(cls, stream_key: IntArray, deps: Sequence[tuple[int, int]]) -> _PathLayout:
+        if not deps:
+            chains = [np.flatnonzero(stream_key == k) for k in np.unique(stream_key)]
+            return cls(chains=chains, previous=[], sources=[])
         incoming: dict[int, list[int]] = {}
         for src, dst in deps:
             incoming.setdefault(dst, []).append(src)
-        chains = [] if deps else [np.flatnonzero(stream_key == k) for k in np.unique(stream_key)]
-        return cls(keys=stream_key.tolist(), chains=chains, incoming=incoming)
+        previous: list[int] = []
+        last: dict[int, int] = {}
+        for i, key in enumerate(stream_key.tolist()):
+            previous.append(last.get(key, -1))
+            last[key] = i
+        sources = [tuple(incoming.get(i, ())) for i in range(len(previous))]
+        return cls(chains=[], previous=previous, sources=sources)
 
     def longest(self, costs: FloatArray) -> float:
         """Longest path with node costs ``costs`` (ns)."""
         if len(costs) == 0:
             return 0.0
-        if not self.incoming:
+        if not self.previous:
             return float(max(costs[chain].sum() for chain in self.chains))
         # Plain Python floats: the same IEEE sums as numpy's, without per-element boxing.
-        cost = costs.tolist()
-        finish = [0.0] * len(cost)
-        last: dict[int, float] = {}
-        incoming = self.incoming
-        for i, key in enumerate(self.keys):
-            ready = last.get(key, 0.0)
-            for src in incoming.get(i, ()):
+        # A source not yet run (a later node) counts as finished at 0.
+        finish = [0.0] * len(costs)
+        for i, (before, sources, cost) in enumerate(
+            zip(self.previous, self.sources, costs.tolist(), strict=True)
+        ):
+            ready = finish[before] if before >= 0 else 0.0
+            for src in sources:
                 ready = max(ready, finish[src])
-            finish[i] = last[key] = ready + cost[i]
+            finish[i] = ready + cost
         return float(max(finish))
 
 
