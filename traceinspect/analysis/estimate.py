@@ -98,6 +98,9 @@ STREAM_WAIT_APIS: Final = frozenset(
     {"cudaStreamWaitEvent", "cuStreamWaitEvent", "hipStreamWaitEvent"}
 )
 
+#: Marks the asynchronous copy APIs (``cudaMemcpyAsync``); the others block the host.
+_ASYNC: Final = "Async"
+
 #: Host call kinds that put work on the GPU (each counts as one eager launch).
 LAUNCH_KINDS: Final = frozenset({"launch", "memcpy", "memset", "graph_launch"})
 
@@ -144,13 +147,15 @@ class TimelineColumns:
         if column not in self._host:
             host = self.timeline.host
             if flag == "blocking":
-                synchronous = ~host["name"].str.contains("Async", regex=False, na=False)
-                values = host["kind"].eq("sync") | (host["kind"].eq("memcpy") & synchronous)
+                values = host["kind"].eq("sync").to_numpy(bool, copy=True)
+                copies = np.flatnonzero(host["kind"].eq("memcpy").to_numpy(bool))
+                names = host["name"].to_numpy()[copies]
+                synchronous = np.array([_ASYNC not in str(name) for name in names], bool)
+                values[copies[synchronous]] = True
             else:
-                values = host["name"].isin(
-                    STREAM_WAIT_APIS if flag == "wait" else EVENT_RECORD_APIS
-                )
-            self._host[column] = values.to_numpy(bool)
+                apis = STREAM_WAIT_APIS if flag == "wait" else EVENT_RECORD_APIS
+                values = host["name"].isin(apis).to_numpy(bool)
+            self._host[column] = values
         return self._host[column]
 
     @property
@@ -431,6 +436,7 @@ def estimate_occurrence(
                 overhead=overhead[members],
                 deps=deps,
                 work_ns=float((duration[members] * share[members]).sum()),
+                launch_host_ns=calibration.graph_launch_host_for(len(members)),
                 readbacks=[int(d) for d in duration[is_readback & (segment == k)]],
             )
         )
@@ -470,6 +476,8 @@ class _Graph:
     #: SM-time of all nodes (duration × device share): concurrent streams cannot finish
     #: sooner than this, however they overlap.
     work_ns: float = 0.0
+    #: Host time of its replay() call (:meth:`Calibration.graph_launch_host_for`).
+    launch_host_ns: int = 0
 
     @cached_property
     def layout(self) -> _PathLayout:
@@ -509,7 +517,7 @@ def _replay_wall(
             node_overhead += path - bare
             gpu_start = max(gpu_free, host + calibration.replay_latency_ns * scale)
             gpu_free = gpu_start + path
-            host += calibration.graph_launch_host_for(len(graph.keys)) * scale
+            host += graph.launch_host_ns * scale
         if i == len(graphs) - 1:
             break
         before = max(host, gpu_free)
