@@ -59,7 +59,8 @@ from traceinspect.parse._nesting import nesting_depth
 CHUNK_BYTES: Final = 4 * 1024 * 1024
 #: Bytes asked of the (possibly gunzipping) file per read.
 READ_BYTES: Final = 1024 * 1024
-#: Earlier cut candidates tried in a chunk before giving up and decoding the rest whole.
+#: Decodes tried per chunk, latest ``},`` first, before the chunk is widened (a ``},``
+#: inside a string, e.g. a kernel name with ``{lambda()#1},``, fails to decode).
 MAX_CUT_TRIES: Final = 8
 #: Kineto's ``ts``/``dur`` unit is the microsecond; the model's is the nanosecond.
 NS_PER_US: Final = 1000
@@ -602,18 +603,22 @@ class _EventChunks:
         buf.consume(len(buf.data))
         self._pending_tail: list[_Event] | None = meta.traceEvents
 
-    def _cut_and_decode(self) -> list[_Event] | None:
-        """Decode a prefix of whole events from the buffer, or None if no cut worked.
+    def _cut_and_decode(self, window: int) -> list[_Event] | None:
+        """Decode a prefix of whole events from the first ``window`` buffered bytes, or
+        None if no cut there worked.
 
-        ``data[0]`` is the ``[`` or ``,`` before the next event. The candidate span
-        ``data[0 : brace + 2]`` is decoded in place with its ends set to ``[`` and ``]``.
+        ``data[0]`` is the ``[`` or ``,`` before the next event. A candidate cut is a ``}``
+        whose next non-blank byte is ``,``; the span ``data[0 : brace + 2]`` is decoded in
+        place with its ends set to ``[`` and ``]``. Braces followed by anything else (kernel
+        names are full of ``{lambda()#1}``) are skipped without a decode.
         """
         data = self.buffer.data
-        end = min(len(data), CHUNK_BYTES)
+        end = min(len(data), window)
         data[0] = _OPEN
         view = memoryview(data)
         try:
-            for _ in range(MAX_CUT_TRIES):
+            tries = 0
+            while tries < MAX_CUT_TRIES:
                 brace = data.rfind(b"}", 1, end)
                 if brace < 0:
                     return None
@@ -623,6 +628,7 @@ class _EventChunks:
                 end = brace
                 if after >= len(data) or data[after] != _COMMA:
                     continue
+                tries += 1
                 saved = data[brace + 1]
                 data[brace + 1] = _CLOSE
                 try:
@@ -662,15 +668,19 @@ class _EventChunks:
             yield self._pending_tail
             return
         buf = self.buffer
+        window = CHUNK_BYTES
         while True:
-            buf.fill(CHUNK_BYTES + 1)
-            if buf.source.eof and len(buf.data) <= CHUNK_BYTES:
+            buf.fill(window + 1)
+            if buf.source.eof and len(buf.data) <= window:
                 break
-            events = self._cut_and_decode()
-            if events is None:
-                break
+            events = self._cut_and_decode(window)
+            if events is None:  # no event ends in the window: widen it, never decode all
+                window *= 2
+                continue
+            window = CHUNK_BYTES
             yield events
             self.events_before += len(events)
+            del events  # the consumer is done with the chunk: free it before the next
         yield self._decode_tail()
 
 
@@ -1018,6 +1028,7 @@ def read_kineto(path: Path) -> Timeline:
     try:
         for events in chunks:
             collector.add(events)
+            del events  # not held while the next chunk decodes
     except RecursionError:
         raise TraceFormatError(path, "JSON nested too deeply") from None
     finally:
