@@ -11,8 +11,8 @@ Handles every generation seen in the wild:
 How it stays fast and small on gigabyte traces:
 
 * the file is streamed (gunzipped block by block) and the ``traceEvents`` array decoded in
-  chunks of about :data:`CHUNK_BYTES`, so peak memory does not grow with the file;
-* msgspec decodes only the fields used here (unknown keys are skipped in C);
+  chunks of about :data:`CHUNK_BYTES` (:mod:`traceinspect.parse._chunks`), so peak memory
+  does not grow with the file; msgspec decodes only the fields used here;
 * each chunk is turned into numpy columns right away, repeated strings are interned, and
   ``ts``/``dur`` arrive as ``int`` or, for fractional values, as their JSON text
   (``float_hook=str``) until a vectorized, exact decimal parse turns a chunk's times into
@@ -22,27 +22,20 @@ GPU activities join their launching API call by ``args.correlation``. Flow event
 (``ph`` ``s``/``f``, ``id`` = correlation) are the fallback for exporters that wrote no
 correlation args; as soon as one GPU activity or API call carries the arg, the trace is
 joined by args alone and flows are skipped (they are a third of a typical trace's events).
-
-Chunk boundaries are found without a JSON scanner: a candidate cut after ``}`` followed by
-``,`` is accepted only if ``[`` + prefix + ``]`` decodes. A cut inside a string or a nested
-value leaves an unterminated string or unbalanced brackets, so a successful decode proves
-the cut sits between two top-level events.
 """
 
 from __future__ import annotations
 
 import gc
-import gzip
 import re
-import zlib
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 from itertools import repeat
 from operator import attrgetter, itemgetter
 from pathlib import Path
-from typing import IO, Any, Final, TypeVar
+from typing import Any, Final, TypeVar
 
 import msgspec
 import numpy as np
@@ -51,7 +44,7 @@ from numpy.typing import NDArray
 
 from traceinspect.errors import TraceFormatError
 from traceinspect.model import DeviceInfo, Timeline, TraceMeta, make_table
-from traceinspect.parse import sniff
+from traceinspect.parse._chunks import Event, EventArgs, EventChunks, Source, TopLevel
 from traceinspect.parse._nesting import nesting_depth
 
 #: JSON bytes decoded per step. Bounds the transient memory (decoded events of one chunk,
@@ -59,9 +52,6 @@ from traceinspect.parse._nesting import nesting_depth
 CHUNK_BYTES: Final = 4 * 1024 * 1024
 #: Bytes asked of the (possibly gunzipping) file per read.
 READ_BYTES: Final = 1024 * 1024
-#: Decodes tried per chunk, latest ``},`` first, before the chunk is widened (a ``},``
-#: inside a string, e.g. a kernel name with ``{lambda()#1},``, fails to decode).
-MAX_CUT_TRIES: Final = 8
 #: Kineto's ``ts``/``dur`` unit is the microsecond; the model's is the nanosecond.
 NS_PER_US: Final = 1000
 
@@ -70,66 +60,8 @@ _T = TypeVar("_T")
 _INT64_MIN: Final = -(2**63)
 _UINT64_SPAN: Final = 2**64
 
+_NO_ARGS: Final = EventArgs()
 
-# --------------------------------------------------------------------------------------
-# What is decoded. Every field has a default: absent keys are fine, wrong types are not.
-
-
-class _EventArgs(msgspec.Struct, gc=False):
-    # Ids and numbers may also be null (read as unknown, -1); str where exporters write one.
-    external_id: int | None = msgspec.field(name="External id", default=-1)
-    external_id_2021: int | None = msgspec.field(name="external id", default=-1)
-    correlation: int | None = -1
-    device: int | str | None = -1
-    stream: int | str | None = -1
-    bytes: int | str | None = -1  # ROCm runtime calls write it as a string
-    grid: msgspec.Raw = msgspec.Raw()
-    block: msgspec.Raw = msgspec.Raw()
-    graph_id: int | None = msgspec.field(name="graph id", default=-1)
-    graph_node_id: int | None = msgspec.field(name="graph node id", default=-1)
-    cuda_sync_kind: str | None = ""
-    input_dims: msgspec.Raw = msgspec.field(name="Input Dims", default=msgspec.Raw())
-    input_dims_lower: msgspec.Raw = msgspec.field(name="Input dims", default=msgspec.Raw())
-
-
-class _Event(msgspec.Struct, gc=False):
-    ph: str | None = ""
-    cat: str | None = ""
-    name: str | None = ""
-    pid: int | str | None = -1
-    tid: int | str | None = -1
-    # int, or a float's JSON text (the events decoders' float_hook=str): see us_to_ns.
-    ts: Any = None
-    dur: Any = None
-    id: int | str | None = -1
-    args: _EventArgs | None = None
-
-
-class _Meta(msgspec.Struct):
-    """Top-level keys (before and after ``traceEvents``); loosely typed, checked later."""
-
-    traceEvents: list[_Event] | None = None  # noqa: N815 - the JSON key
-    schemaVersion: Any = None  # noqa: N815
-    deviceProperties: Any = None  # noqa: N815
-    distributedInfo: Any = None  # noqa: N815
-    baseTimeNanoseconds: Any = None  # noqa: N815
-    displayTimeUnit: Any = None  # noqa: N815
-    traceName: Any = None  # noqa: N815
-    trace_id: Any = None
-    cupti_version: Any = None
-    cuda_runtime_version: Any = None
-    cuda_driver_version: Any = None
-    hip_runtime_version: Any = None
-    hip_driver_version: Any = None
-    roctracer_version: Any = None
-
-
-_NO_ARGS: Final = _EventArgs()
-# float_hook=str: untyped floats (``ts``, ``dur``) arrive as their exact JSON text. The keys
-# before traceEvents are decoded without it; the few after it (traceName, ...) with it.
-_EVENTS_DECODER: Final = msgspec.json.Decoder(list[_Event], float_hook=str)
-_TAIL_DECODER: Final = msgspec.json.Decoder(_Meta, float_hook=str)
-_META_DECODER: Final = msgspec.json.Decoder(_Meta)
 _META_VERSION_KEYS: Final = (
     "schemaVersion",
     "trace_id",
@@ -465,226 +397,6 @@ def _to_int64(values: Sequence[int | str | None]) -> NDArray[np.int64]:
 
 
 # --------------------------------------------------------------------------------------
-# Streaming the traceEvents array in chunks.
-
-#: msgspec reports bad UTF-8 inside strings as UnicodeDecodeError, the rest as DecodeError.
-_DECODE_ERRORS: Final = (msgspec.DecodeError, UnicodeDecodeError)
-_EVENTS_KEY: Final = re.compile(rb'"traceEvents"\s*:\s*\[')
-_WHITESPACE: Final = b" \t\r\n"
-_OPEN, _CLOSE, _COMMA = ord("["), ord("]"), ord(",")
-_UTF8_BOM: Final = b"\xef\xbb\xbf"
-_BYTE_POSITION: Final = re.compile(r"\(byte (\d+)\)")
-_EVENT_INDEX: Final = re.compile(r"\$(?:\.traceEvents)?\[(\d+)\]")
-
-
-class _Source:
-    """The trace's JSON text, read block by block (gunzipped on the fly)."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        kind = sniff(path)
-        if kind not in ("json", "json.gz"):
-            raise TraceFormatError(path, f"not a PyTorch-profiler JSON trace ({kind} file)")
-        self._file: gzip.GzipFile | IO[bytes]
-        if kind == "json.gz":
-            self._file = gzip.GzipFile(path, "rb")
-        else:
-            self._file = open(path, "rb")  # noqa: SIM115 - closed by close()
-        self.eof = False
-
-    def read(self) -> bytes:
-        try:
-            block = self._file.read(READ_BYTES)
-        except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
-            raise TraceFormatError(self.path, f"truncated or corrupt gzip ({exc})") from None
-        except OSError as exc:
-            raise TraceFormatError(self.path, f"cannot read ({exc})") from None
-        if not block:
-            self.eof = True
-        return block
-
-    def close(self) -> None:
-        self._file.close()
-
-
-class _Buffer:
-    """Unconsumed text plus its offset in the file, for error positions.
-
-    ``data`` is a bytearray so a chunk can be decoded in place (its first and last bytes
-    swapped for ``[`` and ``]``) without copying. Decoded :class:`msgspec.Raw` values point
-    into it, so it is never resized after a decode: :meth:`consume` starts a new one.
-    """
-
-    def __init__(self, source: _Source) -> None:
-        self.source = source
-        self.data = bytearray()
-        self.offset = 0  # file offset of data[0]
-
-    def fill(self, size: int) -> None:
-        """Read until ``data`` holds ``size`` bytes or the file ends."""
-        while len(self.data) < size and not self.source.eof:
-            self.data += self.source.read()
-
-    def fill_all(self) -> None:
-        self.fill(2**62)
-
-    def consume(self, count: int) -> None:
-        self.data = self.data[count:]
-        self.offset += count
-
-
-class _EventChunks:
-    """Iterate over decoded ``traceEvents`` chunks; :attr:`meta` holds the top-level keys
-    (complete once iteration ends)."""
-
-    def __init__(self, source: _Source) -> None:
-        self.path = source.path
-        self.buffer = _Buffer(source)
-        self.meta = _Meta()
-        self.events_before = 0  # events yielded so far, for error messages
-        self._top_level_array = False
-
-    def _fail(self, exc: Exception, byte_shift: int) -> TraceFormatError:
-        """A one-line problem with positions made absolute in the file / event array."""
-        if isinstance(exc, UnicodeDecodeError):
-            return TraceFormatError(self.path, f"text is not valid UTF-8 ({exc.reason})")
-        message = str(exc)
-
-        def _byte(m: re.Match[str]) -> str:
-            return f"(byte {max(0, int(m.group(1)) + byte_shift)})"
-
-        def _index(m: re.Match[str]) -> str:
-            return f"traceEvents[{int(m.group(1)) + self.events_before}]"
-
-        message = _EVENT_INDEX.sub(_index, _BYTE_POSITION.sub(_byte, message))
-        if "truncated" in message.lower():
-            message = f"truncated JSON ({message})"
-        return TraceFormatError(self.path, message.splitlines()[0])
-
-    def _decode_meta(self, text: bytes | bytearray, byte_shift: int) -> _Meta:
-        try:
-            return _TAIL_DECODER.decode(text)
-        except _DECODE_ERRORS as exc:
-            raise self._fail(exc, byte_shift) from None
-
-    def _start(self) -> None:
-        """Position the buffer at the first event; decode the keys before ``traceEvents``."""
-        buf = self.buffer
-        buf.fill(CHUNK_BYTES)
-        if buf.data.startswith(_UTF8_BOM):
-            buf.consume(len(_UTF8_BOM))
-        head = buf.data.lstrip(_WHITESPACE)
-        if head.startswith(b"["):  # the bare-array flavour of the Chrome trace format
-            self._top_level_array = True
-            buf.consume(len(buf.data) - len(head))
-            return
-        if not head.startswith(b"{"):
-            raise TraceFormatError(self.path, "not a JSON object: expected a Chrome trace")
-        searched = 0
-        while True:
-            for match in _EVENTS_KEY.finditer(buf.data, searched):
-                prefix = buf.data[: match.end() - 1]
-                try:
-                    self.meta = _META_DECODER.decode(prefix + b"null}")
-                except msgspec.ValidationError as exc:
-                    raise self._fail(exc, 0) from None
-                except _DECODE_ERRORS:
-                    continue  # the key text sat inside a string or a nested object
-                buf.consume(match.end() - 1)  # keep the "[": data[0] opens the array
-                return
-            if buf.source.eof:
-                break
-            searched = max(0, len(buf.data) - 64)
-            buf.fill(len(buf.data) + CHUNK_BYTES)
-        meta = self._decode_meta(buf.data, 0)  # raises the real syntax error, if any
-        if meta.traceEvents is None:
-            raise TraceFormatError(self.path, "JSON object without a traceEvents array")
-        self.meta = meta
-        buf.consume(len(buf.data))
-        self._pending_tail: list[_Event] | None = meta.traceEvents
-
-    def _cut_and_decode(self, window: int) -> list[_Event] | None:
-        """Decode a prefix of whole events from the first ``window`` buffered bytes, or
-        None if no cut there worked.
-
-        ``data[0]`` is the ``[`` or ``,`` before the next event. A candidate cut is a ``}``
-        whose next non-blank byte is ``,``; the span ``data[0 : brace + 2]`` is decoded in
-        place with its ends set to ``[`` and ``]``. Braces followed by anything else (kernel
-        names are full of ``{lambda()#1}``) are skipped without a decode.
-        """
-        data = self.buffer.data
-        end = min(len(data), window)
-        data[0] = _OPEN
-        view = memoryview(data)
-        try:
-            tries = 0
-            while tries < MAX_CUT_TRIES:
-                brace = data.rfind(b"}", 1, end)
-                if brace < 0:
-                    return None
-                after = brace + 1
-                while after < len(data) and data[after] in _WHITESPACE:
-                    after += 1
-                end = brace
-                if after >= len(data) or data[after] != _COMMA:
-                    continue
-                tries += 1
-                saved = data[brace + 1]
-                data[brace + 1] = _CLOSE
-                try:
-                    events = _EVENTS_DECODER.decode(view[: brace + 2])
-                except msgspec.ValidationError as exc:
-                    raise self._fail(exc, self.buffer.offset) from None
-                except _DECODE_ERRORS:
-                    data[brace + 1] = saved
-                    continue  # not a top-level boundary (or bad text: the tail decode says)
-                self.buffer.consume(after)  # data[0] is now the "," before the next event
-                return events
-            return None
-        finally:
-            view.release()
-
-    def _decode_tail(self) -> list[_Event]:
-        buf = self.buffer
-        buf.fill_all()
-        buf.data[0] = _OPEN  # was the "[" or the "," before the first remaining event
-        if self._top_level_array:
-            try:
-                return _EVENTS_DECODER.decode(buf.data)
-            except _DECODE_ERRORS as exc:
-                raise self._fail(exc, buf.offset) from None
-        opening = b'{"traceEvents":'
-        tail = self._decode_meta(opening + buf.data, buf.offset - len(opening))
-        for name in _Meta.__struct_fields__:
-            value = getattr(tail, name)
-            if value is not None and name != "traceEvents":
-                setattr(self.meta, name, value)
-        return tail.traceEvents or []
-
-    def __iter__(self) -> Iterator[list[_Event]]:
-        self._pending_tail = None
-        self._start()
-        if self._pending_tail is not None:
-            yield self._pending_tail
-            return
-        buf = self.buffer
-        window = CHUNK_BYTES
-        while True:
-            buf.fill(window + 1)
-            if buf.source.eof and len(buf.data) <= window:
-                break
-            events = self._cut_and_decode(window)
-            if events is None:  # no event ends in the window: widen it, never decode all
-                window *= 2
-                continue
-            window = CHUNK_BYTES
-            yield events
-            self.events_before += len(events)
-            del events  # the consumer is done with the chunk: free it before the next
-        yield self._decode_tail()
-
-
-# --------------------------------------------------------------------------------------
 # Column accumulation, chunk by chunk.
 
 
@@ -792,15 +504,15 @@ def _pick(items: Sequence[_T], positions: NDArray[np.intp]) -> list[_T]:
     return list(itemgetter(*positions.tolist())(items))
 
 
-def _args_of(events: list[_Event]) -> list[_EventArgs]:
+def _args_of(events: list[Event]) -> list[EventArgs]:
     return [a if a is not None else _NO_ARGS for a in map(_GET_ARGS, events)]
 
 
-def _arg_ints(args: list[_EventArgs], name: str) -> NDArray[np.int64]:
+def _arg_ints(args: list[EventArgs], name: str) -> NDArray[np.int64]:
     return _to_int64(list(map(attrgetter(name), args)))
 
 
-_Handler = Callable[[int, list[_Event], NDArray[np.int64], NDArray[np.int64]], None]
+_Handler = Callable[[int, list[Event], NDArray[np.int64], NDArray[np.int64]], None]
 
 
 class _Collector:
@@ -837,7 +549,7 @@ class _Collector:
             _CUDA_SYNC: self._cuda_sync,
         }
 
-    def add(self, events: list[_Event]) -> None:
+    def add(self, events: list[Event]) -> None:
         if not events:
             return
         cats = list(map(_GET_CAT, events))
@@ -882,7 +594,7 @@ class _Collector:
             self.flows.add("tid", _to_int64(list(map(_GET_TID, sub))))
             self.flows.add("ts", ts[select])
 
-    def _correlations(self, args: list[_EventArgs]) -> NDArray[np.int64]:
+    def _correlations(self, args: list[EventArgs]) -> NDArray[np.int64]:
         correlation = _arg_ints(args, "correlation")
         if not self.correlation_args_seen and bool((correlation != -1).any()):
             self.correlation_args_seen = True
@@ -892,7 +604,7 @@ class _Collector:
     # One handler per category group; each appends whole columns.
 
     def _gpu(
-        self, code: int, sub: list[_Event], start: NDArray[np.int64], end: NDArray[np.int64]
+        self, code: int, sub: list[Event], start: NDArray[np.int64], end: NDArray[np.int64]
     ) -> None:
         cols = self.gpu
         args = _args_of(sub)
@@ -923,7 +635,7 @@ class _Collector:
             cols.add("bytes", _arg_ints(args, "bytes"))
 
     def _host(
-        self, code: int, sub: list[_Event], start: NDArray[np.int64], end: NDArray[np.int64]
+        self, code: int, sub: list[Event], start: NDArray[np.int64], end: NDArray[np.int64]
     ) -> None:
         cols = self.host
         args = _args_of(sub)
@@ -937,7 +649,7 @@ class _Collector:
         cols.add("external_id", _external_ids(args))
 
     def _range(
-        self, code: int, sub: list[_Event], start: NDArray[np.int64], end: NDArray[np.int64]
+        self, code: int, sub: list[Event], start: NDArray[np.int64], end: NDArray[np.int64]
     ) -> None:
         cols = self.ranges
         args = _args_of(sub)
@@ -957,7 +669,7 @@ class _Collector:
         cols.add("input_shapes", self.dims.codes(dims))
 
     def _gpu_range(
-        self, code: int, sub: list[_Event], start: NDArray[np.int64], end: NDArray[np.int64]
+        self, code: int, sub: list[Event], start: NDArray[np.int64], end: NDArray[np.int64]
     ) -> None:
         cols = self.gpu_ranges
         args = _args_of(sub)
@@ -972,7 +684,7 @@ class _Collector:
         cols.add("end_ns", end)
 
     def _cuda_sync(
-        self, code: int, sub: list[_Event], start: NDArray[np.int64], end: NDArray[np.int64]
+        self, code: int, sub: list[Event], start: NDArray[np.int64], end: NDArray[np.int64]
     ) -> None:
         cols = self.syncs
         args = _args_of(sub)
@@ -997,7 +709,7 @@ def _raw_keys(raws: list[msgspec.Raw]) -> list[bytes]:
     return keys if len(keys) == len(raws) else [bytes(raw) for raw in raws]
 
 
-def _external_ids(args: list[_EventArgs]) -> NDArray[np.int64]:
+def _external_ids(args: list[EventArgs]) -> NDArray[np.int64]:
     """``External id`` (current) or ``external id`` (2021/2022 traces)."""
     current = _arg_ints(args, "external_id")
     missing = current == -1
@@ -1018,9 +730,9 @@ def read_kineto(path: Path) -> Timeline:
     that is not a readable Kineto/Chrome trace.
     """
     path = Path(path)
-    source = _Source(path)
+    source = Source(path, READ_BYTES)
     collector = _Collector(path)
-    chunks = _EventChunks(source)
+    chunks = EventChunks(source, CHUNK_BYTES)
     # Decoding allocates millions of short-lived objects, none in reference cycles: the
     # cyclic collector would only rescan them over and over.
     gc_was_enabled = gc.isenabled()
@@ -1038,7 +750,7 @@ def read_kineto(path: Path) -> Timeline:
     return _assemble(path, collector, chunks.meta)
 
 
-def _base_time_ns(path: Path, meta: _Meta) -> int:
+def _base_time_ns(path: Path, meta: TopLevel) -> int:
     base = meta.baseTimeNanoseconds
     if base is None:
         return 0
@@ -1139,7 +851,7 @@ def _devices(value: Any) -> tuple[DeviceInfo, ...]:
     return tuple(devices)
 
 
-def _profiler_info(meta: _Meta) -> dict[str, str]:
+def _profiler_info(meta: TopLevel) -> dict[str, str]:
     info = {
         key: str(getattr(meta, key)) for key in _META_VERSION_KEYS if getattr(meta, key) is not None
     }
@@ -1151,7 +863,7 @@ def _profiler_info(meta: _Meta) -> dict[str, str]:
     return info
 
 
-def _assemble(path: Path, c: _Collector, meta: _Meta) -> Timeline:
+def _assemble(path: Path, c: _Collector, meta: TopLevel) -> Timeline:
     base_ns = _base_time_ns(path, meta)
     times = ("start_ns", "end_ns")
     for table in (c.gpu, c.host, c.ranges, c.gpu_ranges, c.syncs):

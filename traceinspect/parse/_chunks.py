@@ -1,0 +1,314 @@
+"""Chunked decoding of a Chrome-trace JSON file's ``traceEvents`` array.
+
+The file is streamed (gunzipped block by block) and the array decoded in chunks of about
+``chunk_bytes``, so the decoded events held at once do not grow with the file. msgspec
+decodes only the fields the Kineto reader uses (unknown keys are skipped in C); ``ts`` and
+``dur`` arrive as ``int`` or, for fractional values, as their exact JSON text
+(``float_hook=str``), never as float64.
+
+Chunk boundaries are found without a JSON scanner: a candidate cut after ``}`` followed by
+``,`` is accepted only if ``[`` + prefix + ``]`` decodes. A cut inside a string or a nested
+value leaves an unterminated string or unbalanced brackets, so a successful decode proves
+the cut sits between two top-level events. When no cut in a chunk's window decodes (one
+event longer than the window, or strings full of ``},``), the window is doubled: the text
+is never decoded whole unless the file ends first.
+"""
+
+from __future__ import annotations
+
+import gzip
+import re
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any, Final
+
+import msgspec
+
+from traceinspect.errors import TraceFormatError
+from traceinspect.parse import sniff
+
+#: Decodes tried per chunk, latest ``},`` first, before the chunk is widened (a ``},``
+#: inside a string, e.g. a kernel name with ``{lambda()#1},``, fails to decode).
+MAX_CUT_TRIES: Final = 8
+
+# --------------------------------------------------------------------------------------
+# What is decoded. Every field has a default: absent keys are fine, wrong types are not.
+
+
+class EventArgs(msgspec.Struct, gc=False):
+    # Ids and numbers may also be null (read as unknown, -1); str where exporters write one.
+    external_id: int | None = msgspec.field(name="External id", default=-1)
+    external_id_2021: int | None = msgspec.field(name="external id", default=-1)
+    correlation: int | None = -1
+    device: int | str | None = -1
+    stream: int | str | None = -1
+    bytes: int | str | None = -1  # ROCm runtime calls write it as a string
+    grid: msgspec.Raw = msgspec.Raw()
+    block: msgspec.Raw = msgspec.Raw()
+    graph_id: int | None = msgspec.field(name="graph id", default=-1)
+    graph_node_id: int | None = msgspec.field(name="graph node id", default=-1)
+    cuda_sync_kind: str | None = ""
+    input_dims: msgspec.Raw = msgspec.field(name="Input Dims", default=msgspec.Raw())
+    input_dims_lower: msgspec.Raw = msgspec.field(name="Input dims", default=msgspec.Raw())
+
+
+class Event(msgspec.Struct, gc=False):
+    ph: str | None = ""
+    cat: str | None = ""
+    name: str | None = ""
+    pid: int | str | None = -1
+    tid: int | str | None = -1
+    # int, or a float's JSON text (the events decoders' float_hook=str): see kineto.us_to_ns.
+    ts: Any = None
+    dur: Any = None
+    id: int | str | None = -1
+    args: EventArgs | None = None
+
+
+class TopLevel(msgspec.Struct):
+    """Top-level keys (before and after ``traceEvents``); loosely typed, checked later."""
+
+    traceEvents: list[Event] | None = None  # noqa: N815 - the JSON key
+    schemaVersion: Any = None  # noqa: N815
+    deviceProperties: Any = None  # noqa: N815
+    distributedInfo: Any = None  # noqa: N815
+    baseTimeNanoseconds: Any = None  # noqa: N815
+    displayTimeUnit: Any = None  # noqa: N815
+    traceName: Any = None  # noqa: N815
+    trace_id: Any = None
+    cupti_version: Any = None
+    cuda_runtime_version: Any = None
+    cuda_driver_version: Any = None
+    hip_runtime_version: Any = None
+    hip_driver_version: Any = None
+    roctracer_version: Any = None
+
+
+# float_hook=str: untyped floats (``ts``, ``dur``) arrive as their exact JSON text. The keys
+# before traceEvents are decoded without it; the few after it (traceName, ...) with it.
+_EVENTS_DECODER: Final = msgspec.json.Decoder(list[Event], float_hook=str)
+_TAIL_DECODER: Final = msgspec.json.Decoder(TopLevel, float_hook=str)
+_META_DECODER: Final = msgspec.json.Decoder(TopLevel)
+
+
+# --------------------------------------------------------------------------------------
+# Streaming the traceEvents array in chunks.
+
+#: msgspec reports bad UTF-8 inside strings as UnicodeDecodeError, the rest as DecodeError.
+_DECODE_ERRORS: Final = (msgspec.DecodeError, UnicodeDecodeError)
+_EVENTS_KEY: Final = re.compile(rb'"traceEvents"\s*:\s*\[')
+_WHITESPACE: Final = b" \t\r\n"
+_OPEN, _CLOSE, _COMMA = ord("["), ord("]"), ord(",")
+_UTF8_BOM: Final = b"\xef\xbb\xbf"
+_BYTE_POSITION: Final = re.compile(r"\(byte (\d+)\)")
+_EVENT_INDEX: Final = re.compile(r"\$(?:\.traceEvents)?\[(\d+)\]")
+
+
+class Source:
+    """The trace's JSON text, read block by block (gunzipped on the fly)."""
+
+    def __init__(self, path: Path, read_bytes: int) -> None:
+        self.path = path
+        self.read_bytes = read_bytes  # asked of the (possibly gunzipping) file per read
+        kind = sniff(path)
+        if kind not in ("json", "json.gz"):
+            raise TraceFormatError(path, f"not a PyTorch-profiler JSON trace ({kind} file)")
+        self._file: gzip.GzipFile | IO[bytes]
+        if kind == "json.gz":
+            self._file = gzip.GzipFile(path, "rb")
+        else:
+            self._file = open(path, "rb")  # noqa: SIM115 - closed by close()
+        self.eof = False
+
+    def read(self) -> bytes:
+        try:
+            block = self._file.read(self.read_bytes)
+        except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+            raise TraceFormatError(self.path, f"truncated or corrupt gzip ({exc})") from None
+        except OSError as exc:
+            raise TraceFormatError(self.path, f"cannot read ({exc})") from None
+        if not block:
+            self.eof = True
+        return block
+
+    def close(self) -> None:
+        self._file.close()
+
+
+class _Buffer:
+    """Unconsumed text plus its offset in the file, for error positions.
+
+    ``data`` is a bytearray so a chunk can be decoded in place (its first and last bytes
+    swapped for ``[`` and ``]``) without copying. Decoded :class:`msgspec.Raw` values point
+    into it, so it is never resized after a decode: :meth:`consume` starts a new one.
+    """
+
+    def __init__(self, source: Source) -> None:
+        self.source = source
+        self.data = bytearray()
+        self.offset = 0  # file offset of data[0]
+
+    def fill(self, size: int) -> None:
+        """Read until ``data`` holds ``size`` bytes or the file ends."""
+        while len(self.data) < size and not self.source.eof:
+            self.data += self.source.read()
+
+    def fill_all(self) -> None:
+        self.fill(2**62)
+
+    def consume(self, count: int) -> None:
+        self.data = self.data[count:]
+        self.offset += count
+
+
+class EventChunks:
+    """Iterate over decoded ``traceEvents`` chunks; :attr:`meta` holds the top-level keys
+    (complete once iteration ends)."""
+
+    def __init__(self, source: Source, chunk_bytes: int) -> None:
+        self.path = source.path
+        self.chunk_bytes = chunk_bytes  # JSON bytes decoded per step, at least
+        self.buffer = _Buffer(source)
+        self.meta = TopLevel()
+        self.events_before = 0  # events yielded so far, for error messages
+        self._top_level_array = False
+
+    def _fail(self, exc: Exception, byte_shift: int) -> TraceFormatError:
+        """A one-line problem with positions made absolute in the file / event array."""
+        if isinstance(exc, UnicodeDecodeError):
+            return TraceFormatError(self.path, f"text is not valid UTF-8 ({exc.reason})")
+        message = str(exc)
+
+        def _byte(m: re.Match[str]) -> str:
+            return f"(byte {max(0, int(m.group(1)) + byte_shift)})"
+
+        def _index(m: re.Match[str]) -> str:
+            return f"traceEvents[{int(m.group(1)) + self.events_before}]"
+
+        message = _EVENT_INDEX.sub(_index, _BYTE_POSITION.sub(_byte, message))
+        if "truncated" in message.lower():
+            message = f"truncated JSON ({message})"
+        return TraceFormatError(self.path, message.splitlines()[0])
+
+    def _decode_meta(self, text: bytes | bytearray, byte_shift: int) -> TopLevel:
+        try:
+            return _TAIL_DECODER.decode(text)
+        except _DECODE_ERRORS as exc:
+            raise self._fail(exc, byte_shift) from None
+
+    def _start(self) -> None:
+        """Position the buffer at the first event; decode the keys before ``traceEvents``."""
+        buf = self.buffer
+        buf.fill(self.chunk_bytes)
+        if buf.data.startswith(_UTF8_BOM):
+            buf.consume(len(_UTF8_BOM))
+        head = buf.data.lstrip(_WHITESPACE)
+        if head.startswith(b"["):  # the bare-array flavour of the Chrome trace format
+            self._top_level_array = True
+            buf.consume(len(buf.data) - len(head))
+            return
+        if not head.startswith(b"{"):
+            raise TraceFormatError(self.path, "not a JSON object: expected a Chrome trace")
+        searched = 0
+        while True:
+            for match in _EVENTS_KEY.finditer(buf.data, searched):
+                prefix = buf.data[: match.end() - 1]
+                try:
+                    self.meta = _META_DECODER.decode(prefix + b"null}")
+                except msgspec.ValidationError as exc:
+                    raise self._fail(exc, 0) from None
+                except _DECODE_ERRORS:
+                    continue  # the key text sat inside a string or a nested object
+                buf.consume(match.end() - 1)  # keep the "[": data[0] opens the array
+                return
+            if buf.source.eof:
+                break
+            searched = max(0, len(buf.data) - 64)
+            buf.fill(len(buf.data) + self.chunk_bytes)
+        meta = self._decode_meta(buf.data, 0)  # raises the real syntax error, if any
+        if meta.traceEvents is None:
+            raise TraceFormatError(self.path, "JSON object without a traceEvents array")
+        self.meta = meta
+        buf.consume(len(buf.data))
+        self._pending_tail: list[Event] | None = meta.traceEvents
+
+    def _cut_and_decode(self, window: int) -> list[Event] | None:
+        """Decode a prefix of whole events from the first ``window`` buffered bytes, or
+        None if no cut there worked.
+
+        ``data[0]`` is the ``[`` or ``,`` before the next event. A candidate cut is a ``}``
+        whose next non-blank byte is ``,``; the span ``data[0 : brace + 2]`` is decoded in
+        place with its ends set to ``[`` and ``]``. Braces followed by anything else (kernel
+        names are full of ``{lambda()#1}``) are skipped without a decode.
+        """
+        data = self.buffer.data
+        end = min(len(data), window)
+        data[0] = _OPEN
+        view = memoryview(data)
+        try:
+            tries = 0
+            while tries < MAX_CUT_TRIES:
+                brace = data.rfind(b"}", 1, end)
+                if brace < 0:
+                    return None
+                after = brace + 1
+                while after < len(data) and data[after] in _WHITESPACE:
+                    after += 1
+                end = brace
+                if after >= len(data) or data[after] != _COMMA:
+                    continue
+                tries += 1
+                saved = data[brace + 1]
+                data[brace + 1] = _CLOSE
+                try:
+                    events = _EVENTS_DECODER.decode(view[: brace + 2])
+                except msgspec.ValidationError as exc:
+                    raise self._fail(exc, self.buffer.offset) from None
+                except _DECODE_ERRORS:
+                    data[brace + 1] = saved
+                    continue  # not a top-level boundary (or bad text: the tail decode says)
+                self.buffer.consume(after)  # data[0] is now the "," before the next event
+                return events
+            return None
+        finally:
+            view.release()
+
+    def _decode_tail(self) -> list[Event]:
+        buf = self.buffer
+        buf.fill_all()
+        buf.data[0] = _OPEN  # was the "[" or the "," before the first remaining event
+        if self._top_level_array:
+            try:
+                return _EVENTS_DECODER.decode(buf.data)
+            except _DECODE_ERRORS as exc:
+                raise self._fail(exc, buf.offset) from None
+        opening = b'{"traceEvents":'
+        tail = self._decode_meta(opening + buf.data, buf.offset - len(opening))
+        for name in TopLevel.__struct_fields__:
+            value = getattr(tail, name)
+            if value is not None and name != "traceEvents":
+                setattr(self.meta, name, value)
+        return tail.traceEvents or []
+
+    def __iter__(self) -> Iterator[list[Event]]:
+        self._pending_tail = None
+        self._start()
+        if self._pending_tail is not None:
+            yield self._pending_tail
+            return
+        buf = self.buffer
+        window = self.chunk_bytes
+        while True:
+            buf.fill(window + 1)
+            if buf.source.eof and len(buf.data) <= window:
+                break
+            events = self._cut_and_decode(window)
+            if events is None:  # no event ends in the window: widen it, never decode all
+                window *= 2
+                continue
+            window = self.chunk_bytes
+            yield events
+            self.events_before += len(events)
+            del events  # the consumer is done with the chunk: free it before the next
+        yield self._decode_tail()
