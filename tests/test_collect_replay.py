@@ -85,6 +85,9 @@ class FakeCuda:
     def max_memory_allocated(self) -> int:
         return 1000
 
+    def memory_allocated(self) -> int:
+        return 600
+
     def max_memory_reserved(self) -> int:
         return self.reserved
 
@@ -222,6 +225,11 @@ def test_buckets_are_measured_eager_and_graphed(tmp_path: Path) -> None:
     assert measured["padding_share"] == 6 / 36  # 12 of size 1, 6 of size 3 -> bucket 4
     assert result.recommendation is not None and result.recommendation.chosen is not None
     assert len(lines) == 3  # one progress line per bucket
+    # The first bucket was captured twice: a priming capture (discarded) took one-time costs.
+    priming = result.priming_capture
+    assert (priming["bucket"], priming["pool_bytes"]) == (1, POOL_BYTES)
+    assert priming["capture_ns"] > 0
+    assert all(r["allocated_before_bytes"] == 600 for r in rows)
 
 
 def test_wrong_graph_output_is_flagged_and_never_recommended(tmp_path: Path) -> None:

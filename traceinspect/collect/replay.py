@@ -28,6 +28,7 @@ import os
 import random
 import re
 import time
+import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,6 +57,7 @@ ROW_FIELDS: Final = (
     "host_p95_ns",
     "gpu_p50_ns",
     "gpu_p95_ns",
+    "allocated_before_bytes",
     "peak_allocated_bytes",
     "peak_reserved_bytes",
     "graph_pool_bytes",
@@ -110,6 +112,7 @@ class CandidateResult:
     request_mix: dict[str, Any] | None = None
     recommendation: BucketRecommendation | None = None
     error: str | None = None
+    priming_capture: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -117,6 +120,7 @@ class CandidateResult:
             "status": self.status,
             "buckets": self.buckets,
             "error": self.error,
+            "priming_capture": self.priming_capture,
             "request_mix": self.request_mix,
             "recommendation": None
             if self.recommendation is None
@@ -202,6 +206,7 @@ def measure_candidate(
             result.rows.extend(session.mix_sizes(candidate.request_mix))
             result.request_mix, result.recommendation = session.mix(candidate.request_mix)
     finally:
+        result.priming_capture = session.priming
         session.release()
     return result
 
@@ -228,6 +233,7 @@ class _Measurement:
         self.pool_bytes: dict[int, int | None] = {}
         self.inputs: dict[int, tuple[Any, ...]] = {}
         self.broken: str | None = None  # set when the CUDA context is no longer usable
+        self.priming: dict[str, Any] | None = None  # the discarded first capture
 
     # -- one bucket -------------------------------------------------------------------
 
@@ -267,6 +273,7 @@ class _Measurement:
                 fn(*inputs)
             torch.cuda.synchronize()
             torch.cuda.reset_peak_memory_stats()
+            row["allocated_before_bytes"] = int(torch.cuda.memory_allocated())
             host, gpu = _time_steps(lambda: fn(*inputs), self.opt.iters, torch)
             expected = _clone_tensors(fn(*inputs), torch)
             torch.cuda.synchronize()
@@ -304,34 +311,25 @@ class _Measurement:
             _fail_exc(row, "warmup", exc)
             self._check_context()
             return
-        # torch.cuda.graph empties the allocator cache before capturing; doing it first makes
-        # the growth of reserved memory across the capture the private pool's own segments.
-        gc.collect()
-        torch.cuda.empty_cache()
-        torch.cuda.reset_peak_memory_stats()
-        reserved_before = int(torch.cuda.memory_reserved())
-        graph = torch.cuda.CUDAGraph()
-        stream = torch.cuda.current_stream()
         try:
-            start = time.perf_counter_ns()
-            with torch.cuda.graph(graph, pool=torch.cuda.graph_pool_handle()):
-                static_out = fn(*static)
-            torch.cuda.synchronize()
-            row["capture_ns"] = time.perf_counter_ns() - start
+            if self.priming is None:
+                # The first capture of a process or callable also pays one-time costs (the
+                # capture stream's cuBLAS workspace, lazy library set-up): a priming capture,
+                # discarded, keeps them out of the first bucket's capture time and pool.
+                _, _, ns, pool = self._capture(static)
+                self.priming = {"bucket": bucket, "capture_ns": ns, "pool_bytes": pool}
+            torch.cuda.reset_peak_memory_stats()
+            row["allocated_before_bytes"] = int(torch.cuda.memory_allocated())
+            graph, static_out, row["capture_ns"], row["graph_pool_bytes"] = self._capture(static)
         except Exception as exc:  # noqa: BLE001 - a failed capture is a result
-            # torch.cuda.graph leaves its capture stream current when ending the capture
-            # raises; put back ours.
-            torch.cuda.set_stream(stream)
             failure = classify_exception(exc)
             row["status"] = "capture_failed"
             row["failure"] = {"phase": "capture", **failure.to_json()}
             self.log(
                 f"  {self.c.name} b{bucket}: capture failed ({failure.kind}): {failure.message}"
             )
-            del graph
             self._check_context()
             return
-        row["graph_pool_bytes"] = int(torch.cuda.memory_reserved()) - reserved_before
 
         def step() -> None:
             for buffer, value in zip(static, new_inputs, strict=True):
@@ -359,6 +357,30 @@ class _Measurement:
             row["trace"] = self._trace(bucket, "graphed", step)
         if bucket is not None and status == "ok":
             self.graphs[bucket] = (graph, static, static_out)
+
+    def _capture(self, static: tuple[Any, ...]) -> tuple[Any, Any, int, int]:
+        """Capture ``fn(*static)`` into a new graph with a private pool: (graph, outputs,
+        capture ns, pool bytes). The capture time includes instantiation."""
+        torch = self.torch
+        # torch.cuda.graph empties the allocator cache before capturing; doing it first makes
+        # the growth of reserved memory across the capture the private pool's own segments.
+        gc.collect()
+        torch.cuda.empty_cache()
+        reserved_before = int(torch.cuda.memory_reserved())
+        graph = torch.cuda.CUDAGraph()
+        stream = torch.cuda.current_stream()
+        try:
+            start = time.perf_counter_ns()
+            with torch.cuda.graph(graph, pool=torch.cuda.graph_pool_handle()):
+                static_out = self.c.fn(*static)
+            torch.cuda.synchronize()
+            capture_ns = time.perf_counter_ns() - start
+        except BaseException:
+            # torch.cuda.graph leaves its capture stream current when ending the capture
+            # raises; put back ours.
+            torch.cuda.set_stream(stream)
+            raise
+        return graph, static_out, capture_ns, int(torch.cuda.memory_reserved()) - reserved_before
 
     # -- request mix ------------------------------------------------------------------
 
@@ -465,11 +487,15 @@ class _Measurement:
         path = self.out_dir / name
         activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
         try:
-            with torch.profiler.profile(activities=activities) as prof:
+            prof = torch.profiler.profile(activities=activities)
+            start_profiler(prof)
+            try:
                 for _ in range(self.opt.profile_steps):
                     with torch.profiler.record_function(self.c.name):
                         step()
                 torch.cuda.synchronize()
+            finally:
+                prof.stop()
             export_trace(prof, path)
         except Exception as exc:  # noqa: BLE001 - a missing trace is noted, not fatal
             self.log(f"  {self.c.name} b{bucket}: {mode} trace not recorded: {exc}")
@@ -505,6 +531,14 @@ def request_sequence(mix: Mapping[int, float], count: int, seed: int = 0) -> lis
     sequence = [size for size in sorted(counts) for _ in range(counts[size])]
     random.Random(seed).shuffle(sequence)
     return sequence
+
+
+def start_profiler(prof: Any) -> None:
+    """Start a ``torch.profiler.profile`` without torch's warning that events are cleared
+    at the end of each cycle (each profiler here records exactly one cycle)."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*[Pp]rofiler clears events")
+        prof.start()
 
 
 def export_trace(prof: Any, path: Path) -> None:

@@ -38,6 +38,7 @@ from traceinspect.collect.replay import (
     MeasureOptions,
     export_trace,
     measure_candidate,
+    start_profiler,
     unavailable_result,
 )
 from traceinspect.collect.runner import INTERRUPTED_STATUS, ScriptOutcome, run_script
@@ -164,7 +165,7 @@ def record_script(
     activities = [activity.CPU, activity.CUDA] if cuda else [activity.CPU]
     prof = torch.profiler.profile(activities=activities, record_shapes=record_shapes)
     with activate(session):
-        prof.start()
+        start_profiler(prof)
         try:
             outcome = run_script(script, script_args)
         finally:
