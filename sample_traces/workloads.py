@@ -34,6 +34,16 @@ NAMES = (
     "host_sync",
 )
 
+#: Workloads recorded after the estimator was built, to check it on work it was not tuned on
+#: (``sample_traces/holdout/``).
+HOLDOUT = (
+    "ln_gelu_mlp",
+    "sdpa_encoder",
+    "medium_gemms",
+    "elementwise_4m",
+    "convnet_b8",
+)
+
 
 @contextlib.contextmanager
 def region(name: str) -> Iterator[None]:
@@ -399,6 +409,99 @@ def _host_sync(device: torch.device, smoke: bool) -> Workload:
     )
 
 
+# --------------------------------------------------------------------------------------
+# hold-out workloads
+
+
+def _ln_gelu_mlp(device: torch.device, smoke: bool) -> Workload:
+    layers, width, batch = (3, 32, 4) if smoke else (24, 512, 32)
+    dtype = torch.float32 if device.type == "cpu" else torch.bfloat16
+    net = (
+        nn.Sequential(
+            *(
+                nn.Sequential(nn.Linear(width, width), nn.LayerNorm(width), nn.GELU())
+                for _ in range(layers)
+            )
+        )
+        .to(device, dtype)
+        .eval()
+    )
+
+    def fwd(s: State) -> State:
+        return (net(s[0]),)
+
+    return Workload(
+        "ln_gelu_mlp",
+        f"{layers} x (Linear({width}) + LayerNorm + GELU) at batch {batch}, "
+        f"{str(dtype).removeprefix('torch.')}",
+        [Segment(None, fwd)],
+        [(torch.randn(batch, width, device=device, dtype=dtype),) for _ in range(4)],
+        [net],
+    )
+
+
+def _sdpa_encoder(device: torch.device, smoke: bool) -> Workload:
+    layers, batch, seq, d, heads = (2, 1, 8, 32, 2) if smoke else (6, 8, 512, 1024, 16)
+    dtype = torch.float32 if device.type == "cpu" else torch.bfloat16
+    net = (
+        nn.TransformerEncoder(
+            nn.TransformerEncoderLayer(d, heads, 4 * d, dropout=0.0, batch_first=True),
+            layers,
+            enable_nested_tensor=False,
+        )
+        .to(device, dtype)
+        .eval()
+    )
+
+    def fwd(s: State) -> State:
+        return (net(s[0]),)
+
+    return Workload(
+        "sdpa_encoder",
+        f"{layers}-layer transformer encoder (SDPA), batch {batch} x {seq} tokens, d {d}, "
+        f"{str(dtype).removeprefix('torch.')}",
+        [Segment(None, fwd)],
+        [(torch.randn(batch, seq, d, device=device, dtype=dtype),) for _ in range(2)],
+        [net],
+    )
+
+
+def _medium_gemms(device: torch.device, smoke: bool) -> Workload:
+    n, count = (32, 4) if smoke else (1536, 40)
+    dtype = torch.float32 if device.type == "cpu" else torch.bfloat16
+    weights = [torch.randn(n, n, device=device, dtype=dtype) / math.sqrt(n) for _ in range(4)]
+
+    def fwd(s: State) -> State:
+        x = s[0]
+        for i in range(count):
+            x = x @ weights[i % 4]
+        return (x,)
+
+    return Workload(
+        "medium_gemms",
+        f"{count} chained {n}^3 {str(dtype).removeprefix('torch.')} matmuls (~10 µs each)",
+        [Segment(None, fwd)],
+        [(torch.randn(n, n, device=device, dtype=dtype) / math.sqrt(n),) for _ in range(2)],
+    )
+
+
+def _elementwise_4m(device: torch.device, smoke: bool) -> Workload:
+    numel, count = (1024, 4) if smoke else (4 * 2**20, 30)
+
+    def fwd(s: State) -> State:
+        x = s[0]
+        for i in range(count):
+            x = torch.sin(x) * 0.5 + x if i % 2 else torch.tanh(x) + 0.1
+        return (x,)
+
+    return Workload(
+        "elementwise_4m",
+        f"{count} memory-bound elementwise steps on {numel:,} fp32 values",
+        [Segment(None, fwd)],
+        [(torch.randn(numel, device=device),) for _ in range(2)],
+    )
+
+
 def build(name: str, device: torch.device, smoke: bool = False) -> Workload:
     torch.manual_seed(0)
     with torch.no_grad():
@@ -419,4 +522,14 @@ def build(name: str, device: torch.device, smoke: bool = False) -> Workload:
             return _two_streams(device, smoke)
         if name == "host_sync":
             return _host_sync(device, smoke)
+        if name == "ln_gelu_mlp":
+            return _ln_gelu_mlp(device, smoke)
+        if name == "sdpa_encoder":
+            return _sdpa_encoder(device, smoke)
+        if name == "medium_gemms":
+            return _medium_gemms(device, smoke)
+        if name == "elementwise_4m":
+            return _elementwise_4m(device, smoke)
+        if name == "convnet_b8":
+            return _convnet(name, device, smoke, 2 if smoke else 8, 224)
     raise ValueError(f"unknown workload {name!r}; known: {', '.join(NAMES)}")
