@@ -256,6 +256,59 @@ def test_default_input_copy_when_none_is_visible() -> None:
     assert with_copy.graphed_ns == 6 * US + 4 * US + 1_900 + 2 * US
 
 
+def test_a_request_pays_the_cold_start_once() -> None:
+    # GIVEN a profile whose first call after a synchronize costs 1 µs more than a warm call
+    cold = replace(CAL, cold_call_ns=1 * US)
+    tl = timeline([(7, 0, 1 * US)])
+    with_copy = estimate_occurrence(tl, all_rows(tl), cold)
+    without = estimate_occurrence(tl, all_rows(tl), cold, assume_input_copy=False)
+    # THEN the input copy opens the request cold (host 6 µs, GPU 6 → 8 µs) and the replay
+    # after it is warm: kernel at max(8, 6 + 4 − 1) = 9 µs, done at 10.9 µs, + 2 µs sync
+    assert with_copy.graphed_ns == 12_900
+    assert estimate_occurrence(tl, all_rows(tl), CAL).graphed_ns == 13_900  # no cold start
+    # a replay that opens the request is cold, as calibrated: 4 + 1.9 + 2 µs
+    assert without.graphed_ns == 7_900
+    # the range scales the cold start with the other overheads. High: two copies, the first
+    # cold (6.6 µs host), the second warm (6.6 − 1.1 µs), the replay warm (4.4 − 1.1 µs to
+    # the GPU), kernel 1 + 0.99 µs, sync 2.2 µs. Low: no copy, a cold replay (3.6 µs).
+    assert with_copy.high_ns == 6_600 + 5_500 + 3_300 + 1_990 + 2_200
+    assert with_copy.low_ns == 3_600 + 1_810 + 1_800
+
+
+def test_after_a_host_sync_the_next_replay_is_cold_again() -> None:
+    # GIVEN k0, k1, a device-to-host copy and a stream synchronize (an .item()), then k2
+    tl = _host_sync_timeline()
+    est = estimate_occurrence(
+        tl, all_rows(tl), replace(CAL, cold_call_ns=1 * US), assume_input_copy=False
+    )
+    # THEN graph 0 runs 4 → 7.8 µs (cold replay, host free at 2 µs); the readback is warm
+    # (6 − 1 µs host: 2 → 7 µs) and runs 7.8 → 8.8 µs; the sync ends at 10.8 µs; graph 1's
+    # replay follows a sync, so it is cold: 14.8 → 16.7 µs; + 2 µs completion
+    assert est.graphed_ns == 18_700
+    assert est.parts["host_syncs"] == 10_800 - 7_800
+
+
+def test_builtin_profile_states_the_cold_start() -> None:
+    from traceinspect.calibration import (
+        DEFAULT_COLD_CALL_NS,
+        builtin_calibrations,
+        parse_calibration,
+    )
+
+    assert builtin_calibrations()["nvidia-h200"].cold_call_ns == DEFAULT_COLD_CALL_NS == 4_550
+    profile = {
+        "device_name": "Test GPU",
+        "eager_launch_host_ns": 5_000,
+        "graph_launch_host_ns": 2_000,
+        "graph_launch_latency_ns": 6_900,
+        "graph_node_overhead_ns": 900,
+        "sync_ns": 2_000,
+    }
+    assert parse_calibration(profile, name="t", source="t").cold_call_ns == 4_550
+    measured = parse_calibration({**profile, "cold_call_ns": 2_500}, name="t", source="t")
+    assert measured.cold_call_ns == 2_500
+
+
 def test_region_medians_range_and_measured_saving() -> None:
     # 3 occurrences of a one-kernel step: kernel durations 0.2, 0.5, 1 µs (overhead 0.9 µs)
     acts = [(7, i * 100 * US, i * 100 * US + d) for i, d in enumerate((200, 500, 1_000))]
@@ -323,8 +376,9 @@ def test_region_without_gpu_work_has_no_estimate() -> None:
         estimate_region(tl, [np.array([0])], [], CAL)
 
 
-def test_host_sync_splits_the_work_into_two_graphs_with_an_eager_readback() -> None:
-    # GIVEN k0, k1, then a device-to-host copy and a stream synchronize (an .item()), then k2
+def _host_sync_timeline() -> Timeline:
+    """k0, k1 (1 µs each), then a 1 µs device-to-host copy whose stream synchronize the host
+    waits in (an ``.item()``), then k2."""
     acts = [
         (7, 100 * US, 101 * US),
         (7, 110 * US, 111 * US),
@@ -337,13 +391,18 @@ def test_host_sync_splits_the_work_into_two_graphs_with_an_eager_readback() -> N
         (112 * US, 118 * US),
         (130 * US, 135 * US),
     ]
-    tl = timeline(
+    return timeline(
         acts,
         launches,
         kinds=["kernel", "kernel", "memcpy", "kernel"],
         copy_kinds=["", "", "DtoH", ""],
         extra_host=[("cudaStreamSynchronize", 119 * US, 122 * US)],
     )
+
+
+def test_host_sync_splits_the_work_into_two_graphs_with_an_eager_readback() -> None:
+    # GIVEN k0, k1, then a device-to-host copy and a stream synchronize (an .item()), then k2
+    tl = _host_sync_timeline()
     est = estimate_occurrence(tl, all_rows(tl), CAL, assume_input_copy=False)
     # THEN graph 0 = {k0, k1} runs 4 → 7.8 µs; the host (free at 2 µs) launches the copy
     # (6 µs host) which runs 8 → 9 µs, syncs until 11 µs; graph 1 = {k2} runs 15 → 16.9 µs;
@@ -431,7 +490,8 @@ def test_a100_trace_with_graph_launches_and_host_syncs() -> None:
     # 3 host-to-device input copies (the batch) stay eager
     assert (est.nodes, est.streams, est.graphs, est.host_syncs) == (1366, 6, 16, 15)
     assert est.input_copies == 3
-    # 75.1 ms of GPU critical path (NCCL waits included) + 3.9 ms of input copies
+    # 75.1 ms of GPU critical path (NCCL waits included) + 3.9 ms of input copies; calls
+    # after the first of each stretch between host syncs run warm (6,064 ns in all)
     assert est.parts["gpu_work"] == 75_104_000
-    assert est.graphed_ns == 79_724_698
-    assert est.low_ns == 69_234_477 and est.high_ns == 132_777_596
+    assert est.graphed_ns == 79_718_634
+    assert est.low_ns == 69_232_720 and est.high_ns == 132_771_734
