@@ -495,3 +495,28 @@ def test_a100_trace_with_graph_launches_and_host_syncs() -> None:
     assert est.parts["gpu_work"] == 75_104_000
     assert est.graphed_ns == 79_718_634
     assert est.low_ns == 69_232_720 and est.high_ns == 132_771_734
+
+
+def test_many_occurrences_are_estimated_from_an_even_sample() -> None:
+    # GIVEN the H200 tiny_mlp step (96 kernels), repeated as if the trace held 100 steps
+    from conftest import sample_file
+
+    from traceinspect.analysis.arrays import index_timeline
+    from traceinspect.analysis.estimate import MAX_ESTIMATED_OCCURRENCES
+    from traceinspect.analysis.regions import find_regions
+    from traceinspect.calibration import calibration_for
+    from traceinspect.parse import load_trace
+
+    tl = load_trace(sample_file("tiny_mlp.eager.json.gz"))
+    cal = calibration_for(tl)
+    step = next(r for r in find_regions(tl, index_timeline(tl)) if r.name == "step")
+    one = estimate_region(tl, step.rows[:1], [int(step.wall_ns[0])], cal)
+    many = estimate_region(tl, [step.rows[0]] * 100, [int(step.wall_ns[0])] * 100, cal)
+    assert one is not None and many is not None
+    # THEN 48 evenly spaced occurrences stand for the 100, and the report says so
+    assert MAX_ESTIMATED_OCCURRENCES == 48
+    assert many.occurrences == 48
+    assert many.notes[0] == "estimated from 48 evenly spaced of 100 occurrences"
+    # and identical occurrences give the single occurrence's prediction
+    assert many.graphed_ns == one.graphed_ns
+    assert one.occurrences == 1 and not any("evenly spaced" in n for n in one.notes)
