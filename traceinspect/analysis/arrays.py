@@ -193,22 +193,13 @@ def _after_wait_call(
     """Without device-side wait records: the first activity a thread launches after its
     ``cudaStreamWaitEvent`` call (the call names no stream; the next launch is the one that
     waits, in the fork/join pattern PyTorch's stream guards produce)."""
-    out = np.zeros(len(launch_start), bool)
-    if not is_wait.any():
-        return out
-    wait_pid = host["pid"].to_numpy(np.int64)[is_wait]
-    wait_tid = host["tid"].to_numpy(np.int64)[is_wait]
-    wait_time = host["start_ns"].to_numpy(np.int64)[is_wait]
-    for p, t in np.unique(np.stack([wait_pid, wait_tid], axis=1), axis=0):
-        waits = np.sort(wait_time[(wait_pid == p) & (wait_tid == t)])
-        rows = np.flatnonzero(has_launch & (pid == p) & (tid == t))
-        if len(rows) == 0:
-            continue
-        rows = rows[np.argsort(launch_start[rows], kind="stable")]
-        waits_before = np.searchsorted(waits, launch_start[rows], side="right")
-        previous = np.concatenate(([0], waits_before[:-1]))
-        out[rows] = waits_before > previous
-    return out
+    return _first_launch_after(
+        launch_start,
+        (pid, tid),
+        has_launch,
+        (host["pid"].to_numpy(np.int64)[is_wait], host["tid"].to_numpy(np.int64)[is_wait]),
+        host["start_ns"].to_numpy(np.int64)[is_wait],
+    )
 
 
 def _after_wait(
@@ -221,12 +212,27 @@ def _after_wait(
     wait_time: IntArray,
 ) -> BoolArray:
     """True for the first activity launched on a stream after a wait-event on that stream."""
+    return _first_launch_after(
+        launch_start, (device, stream), has_launch, (wait_device, wait_stream), wait_time
+    )
+
+
+def _first_launch_after(
+    launch_start: IntArray,
+    keys: tuple[IntArray, IntArray],
+    has_launch: BoolArray,
+    wait_keys: tuple[IntArray, IntArray],
+    wait_time: IntArray,
+) -> BoolArray:
+    """True for each launched activity that is the first, in launch order within its group
+    (same pair of ``keys``), to be launched after one of that group's waits."""
     out = np.zeros(len(launch_start), bool)
     if len(wait_time) == 0:
         return out
-    for d, s in np.unique(np.stack([wait_device, wait_stream], axis=1), axis=0):
-        waits = np.sort(wait_time[(wait_device == d) & (wait_stream == s)])
-        rows = np.flatnonzero(has_launch & (device == d) & (stream == s))
+    (key_a, key_b), (wait_a, wait_b) = keys, wait_keys
+    for a, b in np.unique(np.stack([wait_a, wait_b], axis=1), axis=0):
+        waits = np.sort(wait_time[(wait_a == a) & (wait_b == b)])
+        rows = np.flatnonzero(has_launch & (key_a == a) & (key_b == b))
         if len(rows) == 0:
             continue
         rows = rows[np.argsort(launch_start[rows], kind="stable")]
