@@ -508,6 +508,20 @@ def _args_of(events: list[Event]) -> list[EventArgs]:
     return [a if a is not None else _NO_ARGS for a in map(_GET_ARGS, events)]
 
 
+def _add_device_stream(
+    cols: _Columns, sub: list[Event], args: list[EventArgs]
+) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """Add ``device`` and ``stream`` from the args, falling back to the event's pid/tid (GPU
+    rows of older traces carry them there); return those raw pid/tid columns."""
+    raw_pid = _to_int64(list(map(_GET_PID, sub)))
+    raw_tid = _to_int64(list(map(_GET_TID, sub)))
+    device = _arg_ints(args, "device")
+    stream = _arg_ints(args, "stream")
+    cols.add("device", np.where(device >= 0, device, raw_pid))
+    cols.add("stream", np.where(stream >= 0, stream, raw_tid))
+    return raw_pid, raw_tid
+
+
 def _arg_ints(args: list[EventArgs], name: str) -> NDArray[np.int64]:
     return _to_int64(list(map(attrgetter(name), args)))
 
@@ -611,12 +625,7 @@ class _Collector:
         m = len(sub)
         cols.add("kind_code", np.full(m, code, dtype=np.int8))
         cols.add("name", self.names.codes(list(map(_GET_NAME, sub))))
-        raw_pid = _to_int64(list(map(_GET_PID, sub)))
-        raw_tid = _to_int64(list(map(_GET_TID, sub)))
-        device = _arg_ints(args, "device")
-        stream = _arg_ints(args, "stream")
-        cols.add("device", np.where(device >= 0, device, raw_pid))
-        cols.add("stream", np.where(stream >= 0, stream, raw_tid))
+        raw_pid, raw_tid = _add_device_stream(cols, sub, args)
         cols.add("raw_pid", raw_pid)
         cols.add("raw_tid", raw_tid)
         cols.add("start_ns", start)
@@ -634,17 +643,28 @@ class _Collector:
             cols.add("block", np.full(m, blank, dtype=np.int32))
             cols.add("bytes", _arg_ints(args, "bytes"))
 
-    def _host(
-        self, code: int, sub: list[Event], start: NDArray[np.int64], end: NDArray[np.int64]
+    def _add_thread_interval(
+        self,
+        cols: _Columns,
+        code: int,
+        sub: list[Event],
+        start: NDArray[np.int64],
+        end: NDArray[np.int64],
     ) -> None:
-        cols = self.host
-        args = _args_of(sub)
+        """The columns every host-thread row has: name, category, pid, tid, interval."""
         cols.add("name", self.names.codes(list(map(_GET_NAME, sub))))
         cols.add("cat_code", np.full(len(sub), code, dtype=np.int8))
         cols.add("pid", _to_int64(list(map(_GET_PID, sub))))
         cols.add("tid", _to_int64(list(map(_GET_TID, sub))))
         cols.add("start_ns", start)
         cols.add("end_ns", end)
+
+    def _host(
+        self, code: int, sub: list[Event], start: NDArray[np.int64], end: NDArray[np.int64]
+    ) -> None:
+        cols = self.host
+        args = _args_of(sub)
+        self._add_thread_interval(cols, code, sub, start, end)
         cols.add("correlation", self._correlations(args))
         cols.add("external_id", _external_ids(args))
 
@@ -653,12 +673,7 @@ class _Collector:
     ) -> None:
         cols = self.ranges
         args = _args_of(sub)
-        cols.add("name", self.names.codes(list(map(_GET_NAME, sub))))
-        cols.add("cat_code", np.full(len(sub), code, dtype=np.int8))
-        cols.add("pid", _to_int64(list(map(_GET_PID, sub))))
-        cols.add("tid", _to_int64(list(map(_GET_TID, sub))))
-        cols.add("start_ns", start)
-        cols.add("end_ns", end)
+        self._add_thread_interval(cols, code, sub, start, end)
         cols.add("external_id", _external_ids(args))
         dims = _raw_keys(list(map(_GET_INPUT_DIMS, args)))
         absent = [i for i, key in enumerate(dims) if not key]
@@ -673,13 +688,8 @@ class _Collector:
     ) -> None:
         cols = self.gpu_ranges
         args = _args_of(sub)
-        raw_pid = _to_int64(list(map(_GET_PID, sub)))
-        raw_tid = _to_int64(list(map(_GET_TID, sub)))
-        device = _arg_ints(args, "device")
-        stream = _arg_ints(args, "stream")
         cols.add("name", self.names.codes(list(map(_GET_NAME, sub))))
-        cols.add("device", np.where(device >= 0, device, raw_pid))
-        cols.add("stream", np.where(stream >= 0, stream, raw_tid))
+        _add_device_stream(cols, sub, args)
         cols.add("start_ns", start)
         cols.add("end_ns", end)
 
@@ -688,16 +698,11 @@ class _Collector:
     ) -> None:
         cols = self.syncs
         args = _args_of(sub)
-        raw_pid = _to_int64(list(map(_GET_PID, sub)))
-        raw_tid = _to_int64(list(map(_GET_TID, sub)))
-        device = _arg_ints(args, "device")
-        stream = _arg_ints(args, "stream")
         self.sync_kinds.extend(
             SYNC_KINDS.get(a.cuda_sync_kind or "", SYNC_KINDS.get(e.name or "", "unknown"))
             for e, a in zip(sub, args, strict=True)
         )
-        cols.add("device", np.where(device >= 0, device, raw_pid))
-        cols.add("stream", np.where(stream >= 0, stream, raw_tid))
+        _add_device_stream(cols, sub, args)
         cols.add("start_ns", start)
         cols.add("end_ns", end)
         cols.add("correlation", _arg_ints(args, "correlation"))
