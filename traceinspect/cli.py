@@ -32,6 +32,18 @@ def _root() -> None:
     """Is your PyTorch workload launch-bound, and what would CUDA Graph replay save?"""
 
 
+CalibrationOpt = Annotated[
+    Path | None,
+    typer.Option(help="Calibration file from `traceinspect calibrate` (default: built-in)."),
+]
+EagerUsOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--eager-us",
+        help="Unprofiled eager time of one step, µs (from `profile`), used for savings.",
+    ),
+]
+
 TraceArg = Annotated[
     Path,
     typer.Argument(
@@ -52,17 +64,8 @@ def analyze(
     html_out: Annotated[
         Path | None, typer.Option("--html", help="Write a self-contained HTML timeline here.")
     ] = None,
-    calibration: Annotated[
-        Path | None,
-        typer.Option(help="Calibration file from `traceinspect calibrate` (default: built-in)."),
-    ] = None,
-    eager_us: Annotated[
-        float | None,
-        typer.Option(
-            "--eager-us",
-            help="Unprofiled eager time of one step, µs (from `profile`), used for savings.",
-        ),
-    ] = None,
+    calibration: CalibrationOpt = None,
+    eager_us: EagerUsOpt = None,
     top: Annotated[int, typer.Option(help="How many kernels to list.")] = 10,
     force: Annotated[bool, typer.Option(help="Overwrite existing output files.")] = False,
 ) -> None:
@@ -160,17 +163,8 @@ def diff(
         str | None,
         typer.Option("--json", help="Write the machine-readable diff here ('-' for stdout)."),
     ] = None,
-    calibration: Annotated[
-        Path | None,
-        typer.Option(help="Calibration file from `traceinspect calibrate` (default: built-in)."),
-    ] = None,
-    eager_us: Annotated[
-        float | None,
-        typer.Option(
-            "--eager-us",
-            help="Unprofiled eager time of one step, µs (from `profile`), used for savings.",
-        ),
-    ] = None,
+    calibration: CalibrationOpt = None,
+    eager_us: EagerUsOpt = None,
     force: Annotated[bool, typer.Option(help="Overwrite an existing --json file.")] = False,
 ) -> None:
     """Compare an eager trace with a graphed one, per region, against the prediction."""
