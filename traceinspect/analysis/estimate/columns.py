@@ -1,0 +1,186 @@
+"""The timeline's columns as numpy arrays for the replay estimate, each GPU activity's
+device share, and the host-call lookups every part of the estimate shares."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final, Literal
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+
+from traceinspect.model import Timeline
+
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+
+#: Host API names that record an event / make a stream wait for one.
+EVENT_RECORD_APIS: Final = frozenset(
+    {
+        "cudaEventRecord",
+        "cudaEventRecordWithFlags",
+        "cuEventRecord",
+        "cuEventRecordWithFlags",
+        "hipEventRecord",
+    }
+)
+STREAM_WAIT_APIS: Final = frozenset(
+    {"cudaStreamWaitEvent", "cuStreamWaitEvent", "hipStreamWaitEvent"}
+)
+
+#: Marks the asynchronous copy APIs (``cudaMemcpyAsync``); the others block the host.
+_ASYNC: Final = "Async"
+
+#: Host call kinds that put work on the GPU (each counts as one eager launch).
+LAUNCH_KINDS: Final = frozenset({"launch", "memcpy", "memset", "graph_launch"})
+
+
+class TimelineColumns:
+    """The timeline's columns as numpy arrays, each extracted once, and every GPU
+    activity's device share (:func:`device_share`). Build one per timeline and pass it to
+    the functions here when calling them many times."""
+
+    def __init__(self, timeline: Timeline) -> None:
+        self.timeline = timeline
+        self._gpu: dict[str, npt.NDArray[Any]] = {}
+        self._host: dict[str, npt.NDArray[Any]] = {}
+        self._share: FloatArray | None = None
+
+    @property
+    def host_rows(self) -> int:
+        return len(self.timeline.host)
+
+    def gpu(self, column: str) -> npt.NDArray[Any]:
+        if column not in self._gpu:
+            self._gpu[column] = self.timeline.gpu[column].to_numpy()
+        return self._gpu[column]
+
+    def host(self, column: str) -> npt.NDArray[Any]:
+        if column not in self._host:
+            self._host[column] = self.timeline.host[column].to_numpy()
+        return self._host[column]
+
+    @property
+    def host_thread(self) -> IntArray:
+        """One integer per host call naming its (pid, tid)."""
+        if "_thread" not in self._host:
+            self._host["_thread"] = (self.host("pid").astype(np.int64) << 32) ^ self.host(
+                "tid"
+            ).astype(np.int64)
+        return self._host["_thread"]
+
+    def host_flag(self, flag: Literal["blocking", "wait", "record"]) -> npt.NDArray[np.bool_]:
+        """One boolean per host call, computed once over the whole table: ``blocking``
+        (a ``sync`` call or a synchronous, non-``Async``, copy), ``wait`` (a
+        :data:`STREAM_WAIT_APIS` call) or ``record`` (an :data:`EVENT_RECORD_APIS` call)."""
+        column = f"_{flag}"
+        if column not in self._host:
+            host = self.timeline.host
+            if flag == "blocking":
+                values = host["kind"].eq("sync").to_numpy(bool, copy=True)
+                copies = np.flatnonzero(host["kind"].eq("memcpy").to_numpy(bool))
+                names = host["name"].to_numpy()[copies]
+                synchronous = np.array([_ASYNC not in str(name) for name in names], bool)
+                values[copies[synchronous]] = True
+            else:
+                apis = STREAM_WAIT_APIS if flag == "wait" else EVENT_RECORD_APIS
+                values = host["name"].isin(apis).to_numpy(bool)
+            self._host[column] = values
+        return self._host[column]
+
+    @property
+    def share(self) -> FloatArray:
+        if self._share is None:
+            self._share = _device_share_all(self)
+        return self._share
+
+
+def device_share(
+    timeline: Timeline, rows: IntArray, *, columns: TimelineColumns | None = None
+) -> FloatArray:
+    """Fraction of the device each activity occupies while it runs: a kernel with at least
+    one block per SM fills it (its waves span every SM); a smaller grid fills
+    ``blocks / SMs``. Copies and memsets run on copy engines: 0. Unknown grid or SM count: 1.
+    """
+    cols = columns or TimelineColumns(timeline)
+    return cols.share[np.asarray(rows, np.int64)]
+
+
+def _device_share_all(cols: TimelineColumns) -> FloatArray:
+    kind = cols.gpu("kind")
+    share = np.where((kind == "memcpy") | (kind == "memset"), 0.0, 1.0)
+    # Each distinct grid parsed once; factorized, not turned into fixed-width strings.
+    inverse, grids = pd.factorize(cols.gpu("grid"), use_na_sentinel=False)
+    blocks = np.array([_blocks(str(g)) for g in grids], np.float64)[inverse]
+    sms_by_device = {d.id: _sm_count(d.properties) for d in cols.timeline.meta.devices}
+    devices, device_at = np.unique(cols.gpu("device"), return_inverse=True)
+    sms = np.array([sms_by_device.get(int(d), 0) for d in devices], np.float64)[device_at]
+    known = (kind == "kernel") & (blocks > 0) & (sms > 0)
+    share[known] = np.minimum(1.0, blocks[known] / sms[known])
+    return share
+
+
+def _sm_count(properties: Mapping[str, Any]) -> int:
+    value = properties.get("numSms", properties.get("multiProcessorCount", 0))
+    return int(value) if isinstance(value, (int, float)) and value > 0 else 0
+
+
+def _blocks(grid: str) -> int:
+    """Blocks in a ``"x,y,z"`` grid (0 when unknown)."""
+    try:
+        dims = [int(part) for part in grid.split(",")]
+    except ValueError:
+        return 0
+    return int(np.prod(dims)) if dims and min(dims) > 0 else 0
+
+
+def launch_times(cols: TimelineColumns, rows: IntArray) -> tuple[IntArray, IntArray]:
+    """Host start of each activity's launch call (-1 unknown), and the launch rows."""
+    launch_row = cols.gpu("launch_row")[rows]
+    return host_column(cols, "start_ns", launch_row), launch_row
+
+
+def host_column(cols: TimelineColumns, column: str, launch_row: IntArray) -> IntArray:
+    """``timeline.host[column]`` at each launch row, -1 where the row is -1."""
+    if not cols.host_rows:
+        return np.full(len(launch_row), -1, np.int64)
+    values = cols.host(column)
+    return np.where(launch_row >= 0, values[np.maximum(launch_row, 0)], -1)
+
+
+def sync_points(cols: TimelineColumns, rows: IntArray) -> IntArray:
+    """Host start times of the blocking calls made while the occurrence launched its work:
+    ``sync`` calls and synchronous (non-``Async``) copies, on the launching threads,
+    after the first launch and before the last."""
+    host_start = cols.host("start_ns")
+    return np.sort(host_start[sync_rows(cols, rows)])
+
+
+def sync_rows(cols: TimelineColumns, rows: IntArray) -> IntArray:
+    """Rows of ``timeline.host`` of the blocking calls :func:`sync_points` describes."""
+    launched_at, launch_row = launch_times(cols, rows)
+    known = launch_row >= 0
+    if not known.any() or not cols.host_rows:
+        return np.empty(0, np.int64)
+    first, last = int(launched_at[known].min()), int(launched_at[known].max())
+    lo, hi = host_window(cols, first + 1, last - 1)
+    candidates = lo + np.flatnonzero(cols.host_flag("blocking")[lo:hi])
+    if not len(candidates):
+        return candidates.astype(np.int64)
+    thread = cols.host_thread
+    return candidates[np.isin(thread[candidates], np.unique(thread[launch_row[known]]))]
+
+
+def stream_keys(device: IntArray, stream: IntArray) -> IntArray:
+    # Streams of different devices never share a queue: key on both.
+    return (device.astype(np.int64) << 32) ^ stream.astype(np.int64)
+
+
+def host_window(cols: TimelineColumns, first_ns: int, last_ns: int) -> tuple[int, int]:
+    """Row range of ``timeline.host`` (sorted by start) whose calls start in
+    ``[first_ns, last_ns]``."""
+    host_start = cols.host("start_ns")
+    lo = int(np.searchsorted(host_start, first_ns, side="left"))
+    hi = int(np.searchsorted(host_start, last_ns, side="right"))
+    return lo, hi

@@ -1,0 +1,269 @@
+"""The replay of one region occurrence: its graphs, their nodes' critical path and the host
+calls of a synchronized request (see the package docstring, points 1-5)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any, Final
+
+import numpy as np
+import numpy.typing as npt
+
+from traceinspect.analysis.estimate.columns import (
+    FloatArray,
+    IntArray,
+    TimelineColumns,
+    launch_times,
+    stream_keys,
+    sync_points,
+)
+from traceinspect.analysis.estimate.critical_path import PathLayout
+from traceinspect.analysis.estimate.dependencies import infer_dependencies
+from traceinspect.calibration import Calibration
+from traceinspect.model import Timeline
+
+
+@dataclass(frozen=True)
+class OccurrenceEstimate:
+    """Predicted graphed wall time of one occurrence, with its range and breakdown (ns)."""
+
+    graphed_ns: int
+    low_ns: int
+    high_ns: int
+    #: ``input_copies``, ``launch``, ``gpu_work``, ``node_overhead``, ``completion`` sum to
+    #: ``graphed_ns``; ``gpu_busy`` (all node durations summed) is informational.
+    parts: Mapping[str, int]
+    nodes: int = 0
+    streams: int = 0
+    dependencies: int = 0
+    input_copies: int = 0
+    #: Graphs the work splits into (host syncs inside the occurrence cut it).
+    graphs: int = 1
+    host_syncs: int = 0
+
+
+def estimate_occurrence(
+    timeline: Timeline,
+    rows: IntArray,
+    calibration: Calibration,
+    *,
+    assume_input_copy: bool = True,
+    duration_spread: tuple[float, float] = (1.0, 1.0),
+    columns: TimelineColumns | None = None,
+) -> OccurrenceEstimate:
+    """Predicted graphed wall time of the activities at ``rows`` of ``timeline.gpu``.
+
+    ``duration_spread`` scales every node's duration for the low and the high end of the
+    range (see :func:`duration_spread`)."""
+    cols = columns or TimelineColumns(timeline)
+    rows = np.asarray(rows, np.int64)
+    rows = rows[np.argsort(cols.gpu("start_ns")[rows], kind="stable")]
+    start = cols.gpu("start_ns")[rows]
+    duration = cols.gpu("end_ns")[rows] - start
+    kind = cols.gpu("kind")[rows]
+    copy_kind = cols.gpu("copy_kind")[rows]
+
+    segment = _segments(cols, rows)
+    last_segment = int(segment.max()) if len(segment) else 0
+    is_input = _input_copies(kind, copy_kind) & (segment == 0)
+    is_readback = _readbacks(cols, rows, segment, last_segment)
+    node = ~(is_input | is_readback)
+    copy_durations = [int(d) for d in duration[is_input]]
+    # How many inputs a graph without visible input copies takes is unknown: one is assumed,
+    # and the range spans none to two.
+    low_copies, high_copies = copy_durations, copy_durations
+    if not copy_durations and assume_input_copy:
+        copy_durations = [calibration.copy_gpu_ns]
+        high_copies = copy_durations * 2
+
+    # A whole-graph activity (graph nodes hidden) already contains its nodes' overheads.
+    overhead = np.where(kind == "graph", 0.0, calibration.node_overhead_for(duration))
+    keys = stream_keys(cols.gpu("device")[rows], cols.gpu("stream")[rows])
+    share = cols.share[rows]
+    graphs: list[_Graph] = []
+    dependencies = 0
+    for k in range(last_segment + 1):
+        members = np.flatnonzero(node & (segment == k))
+        deps = infer_dependencies(timeline, rows[members], columns=cols)
+        dependencies += len(deps)
+        graphs.append(
+            _Graph(
+                keys=keys[members],
+                duration=duration[members].astype(np.float64),
+                overhead=overhead[members],
+                deps=deps,
+                work_ns=float((duration[members] * share[members]).sum()),
+                launch_host_ns=calibration.graph_launch_host_for(len(members)),
+                readbacks=[int(d) for d in duration[is_readback & (segment == k)]],
+            )
+        )
+
+    def wall(
+        copies: Sequence[int], scale: float, duration_scale: float = 1.0
+    ) -> tuple[int, dict[str, int]]:
+        return _replay_wall(copies, graphs, calibration, scale, duration_scale)
+
+    graphed, parts = wall(copy_durations, 1.0)
+    low, _ = wall(low_copies, 1.0 - calibration.spread_frac, duration_spread[0])
+    high, _ = wall(high_copies, 1.0 + calibration.spread_frac, duration_spread[1])
+    parts["gpu_busy"] = int(duration[node].sum())
+    return OccurrenceEstimate(
+        graphed_ns=graphed,
+        low_ns=min(low, graphed),
+        high_ns=max(high, graphed),
+        parts=parts,
+        nodes=int(node.sum()),
+        streams=len(np.unique(keys[node])),
+        dependencies=dependencies,
+        input_copies=int(is_input.sum()),
+        graphs=sum(1 for g in graphs if len(g.keys)),
+        host_syncs=last_segment,
+    )
+
+
+@dataclass(frozen=True)
+class _Graph:
+    """The nodes between two host syncs, and the readbacks the host waits for after them."""
+
+    keys: IntArray
+    duration: FloatArray
+    overhead: FloatArray
+    deps: list[tuple[int, int]]
+    readbacks: list[int]
+    #: SM-time of all nodes (duration × device share): concurrent streams cannot finish
+    #: sooner than this, however they overlap.
+    work_ns: float = 0.0
+    #: Host time of its replay() call (:meth:`Calibration.graph_launch_host_for`).
+    launch_host_ns: int = 0
+
+    @cached_property
+    def layout(self) -> PathLayout:
+        return PathLayout.of(self.keys, self.deps)
+
+    def path_ns(self, overhead_scale: float, duration_scale: float = 1.0) -> float:
+        chain = self.layout.longest(self.duration * duration_scale + self.overhead * overhead_scale)
+        return max(chain, self.work_ns * duration_scale)
+
+
+def _replay_wall(
+    copy_durations: Sequence[int],
+    graphs: Sequence[_Graph],
+    calibration: Calibration,
+    scale: float,
+    duration_scale: float = 1.0,
+) -> tuple[int, dict[str, int]]:
+    """Simulate the host and the GPU of one synchronized request: eager input copies, then
+    per graph replay() and, between graphs, the eager readbacks and the host sync.
+
+    The first call after a synchronize (the request's first, and the first after each host
+    sync) pays the cold start that the calibrated copy and replay costs hold; every later
+    call costs its calibrated time less :attr:`Calibration.cold_call_ns`.
+
+    Returns the wall time and its parts, which sum to it; ``scale`` multiplies every
+    calibrated overhead (the range)."""
+    cold = calibration.cold_call_ns * scale
+    calls = 0  # host calls made since the last synchronize
+
+    def call_ns(calibrated: float) -> float:
+        """Host-side cost of the next call: as calibrated when it is the first after a
+        synchronize, less the cold start otherwise."""
+        nonlocal calls
+        calls += 1
+        return calibrated if calls == 1 else max(0.0, calibrated - cold)
+
+    host = 0.0  # when the host is free to issue the next call
+    gpu_free = 0.0  # when the stream is free
+    copy_host = calibration.copy_launch_host_ns * scale
+    sync = calibration.sync_ns * scale
+    for duration in copy_durations:
+        host += call_ns(copy_host)  # the copy is on the GPU once its launch has submitted it
+        gpu_free = max(gpu_free, host) + duration
+    input_copies = max(host, gpu_free) if copy_durations else 0.0
+    gpu_work = node_overhead = host_syncs = 0.0
+    for i, graph in enumerate(graphs):
+        if len(graph.keys):
+            bare = graph.path_ns(0.0, duration_scale)
+            path = graph.path_ns(scale, duration_scale)
+            gpu_work += bare
+            node_overhead += path - bare
+            # Its first node reaches the GPU replay_latency_ns after a cold replay() begins,
+            # the cold start sooner after a warm one; the call's host time shrinks alike.
+            warm = calls > 0
+            latency = calibration.replay_latency_ns * scale
+            gpu_start = max(gpu_free, host + (max(0.0, latency - cold) if warm else latency))
+            gpu_free = gpu_start + path
+            host += call_ns(graph.launch_host_ns * scale)
+        if i == len(graphs) - 1:
+            break
+        before = max(host, gpu_free)
+        for duration in graph.readbacks:
+            host += call_ns(copy_host)
+            gpu_free = max(gpu_free, host) + duration
+        host = max(host, gpu_free) + sync
+        calls = 0
+        host_syncs += host - before
+    total = max(host, gpu_free) + sync
+    parts = {
+        "input_copies": int(round(input_copies)),
+        "gpu_work": int(round(gpu_work)),
+        "node_overhead": int(round(node_overhead)),
+        "host_syncs": int(round(host_syncs)),
+        "completion": int(round(sync)),
+    }
+    parts["launch"] = int(round(total)) - sum(parts.values())
+    return int(round(total)), {k: parts[k] for k in _PART_ORDER}
+
+
+_PART_ORDER: Final = (
+    "input_copies",
+    "launch",
+    "gpu_work",
+    "node_overhead",
+    "host_syncs",
+    "completion",
+)
+
+
+def _input_copies(kind: npt.NDArray[Any], copy_kind: npt.NDArray[Any]) -> npt.NDArray[np.bool_]:
+    """Host-to-device copies before the first kernel (inputs of a static-input graph)."""
+    kernels = np.flatnonzero(kind == "kernel")
+    first_kernel = int(kernels[0]) if len(kernels) else len(kind)
+    leading = np.arange(len(kind)) < first_kernel
+    is_input: npt.NDArray[np.bool_] = leading & (kind == "memcpy") & (copy_kind == "HtoD")
+    return is_input
+
+
+def _segments(cols: TimelineColumns, rows: IntArray) -> IntArray:
+    """Which graph each activity falls in: the number of host syncs made before its launch
+    (before its GPU start when its launch is unknown)."""
+    points = sync_points(cols, rows)
+    if len(points) == 0:
+        return np.zeros(len(rows), np.int64)
+    launched_at, _ = launch_times(cols, rows)
+    at = np.where(launched_at >= 0, launched_at, cols.gpu("start_ns")[rows])
+    return np.searchsorted(points, at, side="right").astype(np.int64)
+
+
+def _readbacks(
+    cols: TimelineColumns, rows: IntArray, segment: IntArray, last_segment: int
+) -> npt.NDArray[np.bool_]:
+    """Device-to-host copies that a host sync waits for (``.item()``, ``.cpu()``): those
+    launched after every other activity of a graph that a sync ends. They stay eager."""
+    is_dtoh = (cols.gpu("kind")[rows] == "memcpy") & (cols.gpu("copy_kind")[rows] == "DtoH")
+    readback = np.zeros(len(rows), bool)
+    if not is_dtoh.any() or last_segment == 0:
+        return readback
+    launched_at, _ = launch_times(cols, rows)
+    order_key = np.where(launched_at >= 0, launched_at, cols.gpu("start_ns")[rows])
+    for k in range(last_segment):
+        members = np.flatnonzero(segment == k)
+        if not len(members):
+            continue
+        # Walk back from the last launch while the activities are device-to-host copies.
+        for m in members[np.argsort(order_key[members], kind="stable")][::-1]:
+            if not is_dtoh[m]:
+                break
+            readback[m] = True
+    return readback

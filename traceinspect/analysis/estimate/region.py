@@ -1,0 +1,244 @@
+"""A region's estimate: its occurrences' replays, medians, range and saving."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal
+
+import numpy as np
+import pandas as pd
+
+from traceinspect.analysis.estimate.columns import FloatArray, IntArray, TimelineColumns
+from traceinspect.analysis.estimate.eager import deflated_eager_ns, host_speedup
+from traceinspect.analysis.estimate.occurrence import estimate_occurrence
+from traceinspect.calibration import Calibration
+from traceinspect.model import Timeline
+
+EagerSource = Literal["measured", "trace", "trace-deflated"]
+
+#: Kernel time of a step replayed as a graph differs from the same step's kernels in the
+#: profiled eager trace by −7 % to +8 % on the H200 samples (clocks, cache state, kernels'
+#: prologues overlapping differently); the range widens every duration by this much.
+REPLAY_DURATION_DRIFT_FRAC: Final = 0.05
+
+#: Percentiles of the per-occurrence ranges spanned by a region's low/high.
+RANGE_PERCENTILES: Final = (10.0, 90.0)
+#: Occurrences of one region replayed one by one at most; beyond that an evenly spaced sample
+#: stands for them (medians of 48 occurrences move by well under the calibration's spread,
+#: and long training traces repeat a step thousands of times: 1,580 estimates took 60 % of a
+#: 200 MB trace's analysis).
+MAX_ESTIMATED_OCCURRENCES: Final = 48
+
+
+@dataclass(frozen=True)
+class RegionEstimate:
+    """Medians over a region's occurrences of the graphed prediction and the saving."""
+
+    graphed_ns: int
+    low_ns: int
+    high_ns: int
+    eager_ns: int
+    eager_source: EagerSource
+    saving_ns: int
+    saving_frac: float
+    calibration: Calibration
+    parts: Mapping[str, int]
+    occurrences: int
+    nodes: int
+    streams: int
+    dependencies: int
+    input_copies: int
+    graphs: int = 1
+    host_syncs: int = 0
+    notes: tuple[str, ...] = field(default=())
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "graphed_us": _us(self.graphed_ns),
+            "low_us": _us(self.low_ns),
+            "high_us": _us(self.high_ns),
+            "saving_us": _us(self.saving_ns),
+            "saving_frac": round(self.saving_frac, 4),
+            "eager_us": _us(self.eager_ns),
+            "eager_source": self.eager_source,
+            "calibration": self.calibration.name,
+            "calibration_note": self.calibration.fallback_note,
+            "parts": {k: _us(v) for k, v in self.parts.items()},
+            "occurrences": self.occurrences,
+            "graph": {
+                "nodes": self.nodes,
+                "streams": self.streams,
+                "cross_stream_dependencies": self.dependencies,
+                "input_copies": self.input_copies,
+                "graphs": self.graphs,
+                "host_syncs": self.host_syncs,
+            },
+            "notes": list(self.notes),
+        }
+
+
+def estimate_region(
+    timeline: Timeline,
+    occurrence_rows: Sequence[IntArray],
+    eager_wall_ns: Sequence[int],
+    calibration: Calibration,
+    *,
+    eager_unprofiled_ns: int | None = None,
+    assume_input_copy: bool = True,
+    columns: TimelineColumns | None = None,
+) -> RegionEstimate | None:
+    """Estimate one region from its occurrences; ``None`` when none launched GPU work.
+
+    ``occurrence_rows[i]`` are positions in ``timeline.gpu`` of the activities occurrence
+    ``i`` launched, ``eager_wall_ns[i]`` its traced wall time. ``eager_unprofiled_ns``, when
+    known (measured without the profiler), is the eager time savings are computed from.
+    ``columns``, when given, is the timeline's :class:`TimelineColumns` shared by the
+    calls for every region of one trace (built here otherwise).
+    """
+    if len(occurrence_rows) != len(eager_wall_ns):
+        raise ValueError("occurrence_rows and eager_wall_ns differ in length")
+    kept = [
+        (np.asarray(rows, np.int64), int(wall))
+        for rows, wall in zip(occurrence_rows, eager_wall_ns, strict=True)
+        if len(rows)
+    ]
+    if not kept:
+        return None
+    cols = columns or TimelineColumns(timeline)
+    low_ratio, high_ratio = duration_spread(timeline, [rows for rows, _ in kept], columns=cols)
+    spread = (
+        low_ratio * (1.0 - REPLAY_DURATION_DRIFT_FRAC),
+        high_ratio * (1.0 + REPLAY_DURATION_DRIFT_FRAC),
+    )
+    notes: list[str] = []
+    if len(kept) > MAX_ESTIMATED_OCCURRENCES:
+        picked = np.unique(np.linspace(0, len(kept) - 1, MAX_ESTIMATED_OCCURRENCES).round())
+        notes.append(f"estimated from {len(picked)} evenly spaced of {len(kept)} occurrences")
+        kept = [kept[int(i)] for i in picked]
+    estimates = [
+        estimate_occurrence(
+            timeline,
+            rows,
+            calibration,
+            assume_input_copy=assume_input_copy,
+            duration_spread=spread,
+            columns=cols,
+        )
+        for rows, _ in kept
+    ]
+    graphed = _median([e.graphed_ns for e in estimates])
+    low = min(graphed, int(np.percentile([e.low_ns for e in estimates], RANGE_PERCENTILES[0])))
+    high = max(graphed, int(np.percentile([e.high_ns for e in estimates], RANGE_PERCENTILES[1])))
+    source: EagerSource
+    if eager_unprofiled_ns is not None:
+        eager = int(eager_unprofiled_ns)
+        source = "measured"
+    else:
+        eager = _median(
+            [
+                deflated_eager_ns(timeline, rows, wall, calibration, columns=cols)
+                for rows, wall in kept
+            ]
+        )
+        source = "trace-deflated" if host_speedup(timeline, calibration) < 1.0 else "trace"
+        notes.append(
+            "eager time estimated from the profiled trace (no unprofiled measurement given)"
+        )
+    if calibration.is_fallback:
+        notes.append(f"calibration {calibration.name}: {calibration.fallback_note}")
+    parts = {key: _median([e.parts[key] for e in estimates]) for key in estimates[0].parts}
+    saving = eager - graphed
+    return RegionEstimate(
+        graphed_ns=graphed,
+        low_ns=low,
+        high_ns=high,
+        eager_ns=eager,
+        eager_source=source,
+        saving_ns=saving,
+        saving_frac=saving / eager if eager > 0 else 0.0,
+        calibration=calibration,
+        parts=parts,
+        occurrences=len(estimates),
+        nodes=_median([e.nodes for e in estimates]),
+        streams=max(e.streams for e in estimates),
+        dependencies=_median([e.dependencies for e in estimates]),
+        input_copies=_median([e.input_copies for e in estimates]),
+        graphs=_median([e.graphs for e in estimates]),
+        host_syncs=_median([e.host_syncs for e in estimates]),
+        notes=tuple(notes),
+    )
+
+
+def duration_spread(
+    timeline: Timeline,
+    occurrence_rows: Sequence[IntArray],
+    *,
+    columns: TimelineColumns | None = None,
+) -> tuple[float, float]:
+    """How much the same GPU work's duration varies from one occurrence to the next.
+
+    The same work is the activity at the same position of every occurrence (in start
+    order) when all occurrences launched as many activities, else the activities sharing
+    name, grid and block. Each occurrence's GPU time is compared with what its activities
+    take at their groups' median durations; the result is the 10th and 90th percentile of
+    that ratio over the occurrences (1.0 when nothing repeats). Taken per occurrence, not
+    per activity, so that one kernel whose duration is mostly waiting (a collective) does
+    not stretch the range beyond what whole occurrences show.
+    """
+    occurrences = [np.asarray(r, np.int64) for r in occurrence_rows if len(r)]
+    if len(occurrences) < 2:
+        return 1.0, 1.0
+    cols = columns or TimelineColumns(timeline)
+    start = cols.gpu("start_ns")
+    end = cols.gpu("end_ns")
+    ordered = [r[np.argsort(start[r], kind="stable")] for r in occurrences]
+    rows = np.concatenate(ordered)
+    duration = (end[rows] - start[rows]).astype(np.float64)
+    if len({len(r) for r in ordered}) == 1:
+        group = np.tile(np.arange(len(ordered[0])), len(ordered))
+    else:
+        group = _same_work_groups(cols, rows)
+    typical = _group_medians(group, duration)
+    occurrence = np.repeat(np.arange(len(ordered)), [len(r) for r in ordered])
+    actual = np.bincount(occurrence, weights=duration)
+    expected = np.bincount(occurrence, weights=typical)
+    ratios = actual[expected > 0] / expected[expected > 0]
+    if not len(ratios):
+        return 1.0, 1.0
+    low, high = np.percentile(ratios, RANGE_PERCENTILES)
+    return min(float(low), 1.0), max(float(high), 1.0)
+
+
+def _same_work_groups(cols: TimelineColumns, rows: IntArray) -> IntArray:
+    """One integer per activity at ``rows``, equal for activities sharing name, grid and
+    block (integer codes combined, so no per-row label strings are built)."""
+    key = np.zeros(len(rows), np.int64)
+    for column in ("name", "grid", "block"):
+        codes, uniques = pd.factorize(cols.gpu(column)[rows], use_na_sentinel=False)
+        key = key * max(len(uniques), 1) + np.asarray(codes, np.int64)
+        key = np.unique(key, return_inverse=True)[1].astype(np.int64)  # keep codes small
+    return key
+
+
+def _group_medians(group: IntArray, values: FloatArray) -> FloatArray:
+    """``values`` replaced by the median of their group (as :func:`numpy.median` per group:
+    the middle value, or the mean of the two middle values)."""
+    order = np.lexsort((values, group))
+    sorted_group, sorted_values = group[order], values[order]
+    starts = np.flatnonzero(np.r_[True, sorted_group[1:] != sorted_group[:-1]])
+    counts = np.diff(np.r_[starts, len(order)])
+    lower = sorted_values[starts + (counts - 1) // 2]
+    upper = sorted_values[starts + counts // 2]
+    medians = (lower + upper) / 2.0
+    typical = np.empty_like(values)
+    typical[order] = np.repeat(medians, counts)
+    return typical
+
+
+def _median(values: Sequence[int]) -> int:
+    return int(round(float(np.median(np.asarray(values, np.float64)))))
+
+
+def _us(ns: int) -> float:
+    return round(ns / 1000.0, 3)
