@@ -165,19 +165,44 @@ def test_h100_kernels_join_their_launch_by_process_and_correlation(h100: Timelin
 
 def test_h100_emit_nvtx_ranges(h100: Timeline) -> None:
     # 16,782 push/pop ranges from emit_nvtx ("aten::to, op_id = 317177"): operator ranges
-    # become cpu_ops with the decoration dropped; "detach_" (no namespace) stays a range.
+    # become cpu_ops with the decoration dropped; FSDP's own ranges ("FSDP::pre_forward
+    # (encoder.block.14.layer.1), op_id = 314311") are the user's: annotations.
     assert len(h100.cpu_ops) + len(h100.annotations) == 16782
-    assert len(h100.cpu_ops) == 16778
-    assert h100.annotations["name"].tolist() == ["detach_"] * 4
+    assert len(h100.cpu_ops) == 16546
+    assert len(h100.annotations) == 236
+    assert h100.annotations["name"].str.startswith("FSDP::").all()
+    assert h100.annotations.groupby("pid").size().to_dict() == {111: 118, 112: 118}
     assert set(h100.annotations["source"]) == {"nvtx"}
-    assert not h100.cpu_ops["name"].str.contains("op_id").any()
+    counts = h100.annotations["name"].str.replace(r" \(.*\)$", "", regex=True).value_counts()
+    assert counts.to_dict() == {
+        "FSDP::post_forward": 116,
+        "FSDP::pre_forward": 116,
+        "FSDP::root_pre_forward": 2,
+        "FSDP::inputs_to_device": 2,
+    }
+    root = h100.annotations[h100.annotations["name"] == "FSDP::root_pre_forward"]
+    assert root[["pid", "start_ns", "end_ns", "depth"]].values.tolist() == [
+        [112, 156_065_857_929, 156_066_054_299, 0],
+        [111, 156_065_916_453, 156_066_129_592, 0],
+    ]
+    # "detach_, op_id = 317134" opens inside "aten::detach_, op_id = 317133": the operator's
+    # own inner call, an operator too.
+    detach = h100.cpu_ops[h100.cpu_ops["name"] == "detach_"]
+    assert detach[["pid", "start_ns", "depth"]].values.tolist() == [
+        [112, 156_065_614_599, 1],
+        [112, 156_065_643_705, 1],
+        [111, 156_065_653_109, 1],
+        [111, 156_065_681_389, 1],
+    ]
+    assert not h100.cpu_ops["name"].str.contains("op_id|FSDP").any()
     assert h100.cpu_ops["name"].value_counts().head(2).to_dict() == {
         "aten::as_strided": 2200,
         "aten::to": 1190,
     }
     assert h100.cpu_ops["depth"].max() == 4
-    assert int((h100.cpu_ops["depth"] == 0).sum()) == 4338
+    assert int((h100.cpu_ops["depth"] == 0).sum()) == 5008
     assert set(h100.cpu_ops["tid"]) == {111, 112}
+    assert not h100.gpu["collective"].any()  # an FSDP run cut before any NCCL kernel
 
 
 # --------------------------------------------------------------------------- inputs

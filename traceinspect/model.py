@@ -28,6 +28,8 @@ grid, block        str      ``"x,y,z"`` launch geometry, ``""`` when not a kerne
 bytes              int64    bytes moved/set by memcpy/memset (-1 otherwise)
 copy_kind          str      ``HtoD`` ``DtoH`` ``DtoD`` ``HtoH`` ``PtoP`` (memcpy only)
 host_memory        str      ``pageable`` | ``pinned`` | ``""`` for the host side of copies
+collective         bool     communication: an NCCL/RCCL collective or point-to-point kernel
+                            (:func:`collective_names`)
 =================  =======  ==========================================================
 
 ``host`` — CUDA/HIP runtime and driver API calls.
@@ -58,7 +60,10 @@ input_shapes       str      recorded input dims as JSON text, ``""`` when not re
 =================  =======  ==========================================================
 name               str      range name as written (``ProfilerStep#3``, ``decode``)
 source             str      ``record_function`` | ``nvtx`` | ``profiler_step`` |
-                            ``gpu_user_annotation`` (kineto's GPU projection)
+                            ``gpu_user_annotation`` (kineto's GPU projection) |
+                            ``collective`` (a communication library's collective or
+                            point-to-point call: ``ncclAllReduce``) | ``library`` (another
+                            range of a library's own NVTX domain: cuDNN, NCCL set-up)
 pid, tid           int64    thread that opened it (-1 for GPU projections)
 device, stream     int64    for ``gpu_user_annotation`` only (-1 otherwise)
 start_ns, end_ns   int64
@@ -82,6 +87,7 @@ correlation        int64    of the API call that caused it (-1)
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
@@ -104,6 +110,10 @@ HOST_KINDS: Final = (
     "graph_build",  # capture / instantiate / graph construction calls
     "other",
 )
+
+#: GPU activity names of communication kernels (NCCL: ``ncclDevKernel_AllReduce_Sum_f32_RING_LL``,
+#: ``ncclKernel_...``; the PyTorch profiler's ``nccl:all_reduce``; RCCL the same).
+COLLECTIVE_NAME: Final = re.compile(r"(?:nccl|rccl)", re.IGNORECASE)
 
 _STR = "str"
 _I64 = "int64"
@@ -128,6 +138,7 @@ SCHEMA: Final[Mapping[str, Mapping[str, str]]] = {
         "bytes": _I64,
         "copy_kind": _STR,
         "host_memory": _STR,
+        "collective": "bool",
     },
     "host": {
         "name": _STR,
@@ -173,6 +184,14 @@ SCHEMA: Final[Mapping[str, Mapping[str, str]]] = {
         "correlation": _I64,
     },
 }
+
+
+def collective_names(names: Any) -> Any:
+    """Per GPU activity name, whether it is a communication kernel (``gpu.collective``)."""
+    series = pd.Series(names, dtype=object)
+    codes, unique = pd.factorize(series)
+    marks = np.array([bool(COLLECTIVE_NAME.search(str(u))) for u in unique] or [False])
+    return marks[codes] if len(series) else np.zeros(0, dtype=bool)
 
 
 def _pandas_dtype(name: str) -> Any:

@@ -8,12 +8,19 @@ nest (``depth`` is the annotation's nesting on its thread). A trace without any 
 gets one region, ``whole trace`` (source ``whole_trace``), covering everything; so does a
 trace whose ranges launched less than half of its GPU activities (then above them).
 
+Regions belong to one process: in a multi-process trace (an Nsight Systems export of
+``torchrun``, FSDP, DDP) each process's occurrences of a name are a region of their own
+(``Region.process``), never mixed with another process's.
+
 An occurrence owns the GPU activities whose launching host call (``gpu.launch_row``) starts
-inside the occurrence's interval on the same process and thread — or, for occurrences on the
-thread that runs the profiler steps, on any other thread of that process that runs none (the
-autograd engine launches ``loss.backward()``'s kernels from its own thread). Activities
-without a launch record fall back to time: those starting on the GPU inside the interval, in
-the same process (``Region.overlap_matched`` counts them, and trace health says so).
+inside the occurrence's interval on the same process and thread — or, for occurrences on one
+of the process's *main* threads, on any other thread of that process that works for them (the
+autograd engine launches ``loss.backward()``'s kernels from its own thread, DDP's gradient
+all-reduce from there too). The main threads of a process are those running the profiler
+steps, or, where the process has none (Nsight Systems, NVTX ranges), every thread that opens
+a region; the others work for them. Activities without a launch record fall back to time:
+those starting on the GPU inside the interval, in the same process (``Region.overlap_matched``
+counts them, and trace health says so).
 
 Kineto's ``gpu_user_annotation`` ranges (the GPU projection of a ``record_function``) are
 not regions: they say where the region's kernels ran, which the launch links already give.
@@ -62,6 +69,9 @@ class Region:
     rows: list[IntArray] = field(default_factory=list)
     #: Activities matched by time overlap because they have no launch record.
     overlap_matched: int = 0
+    #: The process whose occurrences these are, when the trace's regions span several
+    #: processes; -1 when they come from one.
+    process: int = -1
 
     @property
     def occurrences(self) -> int:
@@ -95,25 +105,19 @@ def find_regions(
             "depth": ann["depth"].to_numpy(np.int64),
         }
     ).sort_values(["base", "source", "pid", "tid", "start"], kind="stable")
+    several = frame["pid"].nunique() > 1
     candidates = []
-    for (name, source), occ in frame.groupby(["base", "source"], sort=False):
+    for (name, source, _), occ in frame.groupby(["base", "source", "pid"], sort=False):
         occ = _outermost(occ)
         total = int((occ["end"] - occ["start"]).sum())
-        candidates.append((source == "profiler_step", total, str(name), str(source), occ))
-    candidates.sort(key=lambda c: (not c[0], -c[1], c[2]))
+        process = int(occ["pid"].iloc[0])
+        key = (source == "profiler_step", total, str(name), process, str(source), occ)
+        candidates.append(key)
+    candidates.sort(key=lambda c: (not c[0], -c[1], c[2], c[3]))
     matcher = _LaunchMatcher(arrays)
-    # The thread running the profiler steps is the main thread; other threads of its process
-    # (the autograd engine's, which runs backward's kernels) launch on its behalf.
-    steps = ann[ann["source"] == "profiler_step"]
-    main = set(
-        zip(
-            steps["pid"].to_numpy(np.int64).tolist(),
-            steps["tid"].to_numpy(np.int64).tolist(),
-            strict=True,
-        )
-    )
+    main = main_threads(ann)
     regions = []
-    for _, _, name, source, occ in candidates[:max_regions]:
+    for _, _, name, process, source, occ in candidates[:max_regions]:
         occ = occ.sort_values("start", kind="stable")
         start = occ["start"].to_numpy(np.int64)
         end = occ["end"].to_numpy(np.int64)
@@ -131,6 +135,7 @@ def find_regions(
                 tid=tid,
                 rows=rows,
                 overlap_matched=overlap,
+                process=process if several else -1,
             )
         )
     regions.sort(key=lambda r: (int(r.start_ns[0]), r.depth, -int(r.wall_ns[0])))
@@ -140,6 +145,19 @@ def find_regions(
         whole = _whole_trace(timeline)
         regions = [whole, *(replace(r, depth=r.depth + 1) for r in regions)]
     return regions
+
+
+def main_threads(annotations: pd.DataFrame) -> set[tuple[int, int]]:
+    """(pid, tid) of each process's main threads: those running the profiler steps, or, in a
+    process without steps, every thread that opens a region. Other threads of the process
+    (the autograd engine's) launch on their behalf."""
+    ann = annotations[annotations["source"].isin(REGION_SOURCES)]
+    pid = ann["pid"].to_numpy(np.int64)
+    tid = ann["tid"].to_numpy(np.int64)
+    step = (ann["source"] == "profiler_step").to_numpy()
+    stepped = set(pid[step].tolist())
+    keep = step | ~np.isin(pid, list(stepped))
+    return set(zip(pid[keep].tolist(), tid[keep].tolist(), strict=True))
 
 
 def occurrence_rows(timeline: Timeline, region: Region) -> list[IntArray]:

@@ -43,7 +43,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 from numpy.typing import NDArray
 
 from traceinspect.errors import TraceFormatError
-from traceinspect.model import DeviceInfo, Timeline, TraceMeta, make_table
+from traceinspect.model import DeviceInfo, Timeline, TraceMeta, collective_names, make_table
 from traceinspect.parse._chunks import Event, EventArgs, EventChunks, Source, TopLevel
 from traceinspect.parse._nesting import nesting_depth
 
@@ -935,6 +935,7 @@ def _assemble(path: Path, c: _Collector, meta: TopLevel) -> Timeline:
         notes.append(f"{unlaunched} GPU activities without a launch record")
     gpu_table = make_table("gpu", gpu)
     del gpu
+    gpu_table["collective"] = collective_names(gpu_table["name"].to_numpy())
 
     # cpu_op and user_annotation events: ProfilerStep#N and record_function ranges are
     # annotations, the rest operators.

@@ -1,7 +1,9 @@
 """The machine-readable report of ``traceinspect analyze --json``.
 
 Versioned by ``schema_version``; keys are never renamed, only added. Times are µs (floats
-with ns precision), per-occurrence figures are medians over a region's occurrences.
+with ns precision), per-occurrence figures are medians over a region's occurrences. A
+region's ``process`` is its pid where the trace's regions span several processes (each
+process's occurrences are a region of their own), else null.
 
 ::
 
@@ -9,7 +11,7 @@ with ns precision), per-occurrence figures are medians over a region's occurrenc
      "trace": {"path", "format", "generation", "devices": [{"id", "name"}]},
      "health": [{"kind", "message"}],
      "calibration": {...} | null,
-     "regions": [{"name", "source", "depth", "occurrences", "wall_us", "wall_p95_us",
+     "regions": [{"name", "source", "process", "depth", "occurrences", "wall_us", "wall_p95_us",
                   "window_us", "gpu_busy_us", "gpu_busy_share", "kernels", "activities",
                   "median_kernel_us", "median_activity_us",
                   "idle_us": {"host_launch", "sync", "copy", "dependency", "other"},
@@ -59,6 +61,7 @@ def region_json(r: RegionDiagnosis) -> dict[str, Any]:
     return {
         "name": region.name,
         "source": region.source,
+        "process": region.process if region.process >= 0 else None,
         "depth": region.depth,
         "occurrences": region.occurrences,
         "wall_us": _us(r.wall_ns),

@@ -88,7 +88,7 @@ def _regions_table(regions: list[Mapping[str, Any]]) -> Table:
         verdict = r["verdict"]
         capture = r["capture"]["verdict"]
         table.add_row(
-            "  " * int(r["depth"]) + escape(r["name"]),
+            "  " * int(r["depth"]) + escape(region_label(r)),
             f"[{VERDICT_STYLE.get(verdict, '')}]{verdict}[/]",
             f"{r['occurrences']:,}",
             _num(r["wall_us"]),
@@ -178,3 +178,9 @@ def _share(us: float | None, window_us: float) -> str:
     if us is None or not window_us:
         return "-"
     return f"{us / window_us:.0%}" if us else "·"
+
+
+def region_label(region: Mapping[str, Any]) -> str:
+    """A region's name, with its process where the trace's regions span several."""
+    process = region.get("process")
+    return str(region["name"]) if process is None else f"[pid {process}] {region['name']}"

@@ -1,48 +1,27 @@
-"""Nsight Systems reader: an ``nsys export --type sqlite`` database into a :class:`Timeline`.
-
-Also accepted: a gzipped export (decompressed into a private temporary directory that is
-deleted afterwards) and a ``.nsys-rep``/``.qdrep`` report, exported through the ``nsys``
-binary on PATH into a per-user cache (never beside the report).
+"""The nsys export reader: one SQLite export into a :class:`Timeline`.
 
 What comes from where
 ---------------------
 - ``gpu``: ``CUPTI_ACTIVITY_KIND_KERNEL`` / ``_MEMCPY`` / ``_MEMSET``, and
   ``CUPTI_ACTIVITY_KIND_GRAPH_TRACE`` (one row per whole graph when the report was recorded
-  with the default ``--cuda-graph-trace=graph``).
+  with the default ``--cuda-graph-trace=graph``). ``collective`` marks NCCL/RCCL kernels.
 - ``host``: ``CUPTI_ACTIVITY_KIND_RUNTIME`` holds runtime *and* driver calls; names come
   from ``StringIds`` and lose their ``_v7000``/``_ptsz`` suffixes.
-- ``annotations``: NVTX push/pop and start/end ranges of ``NVTX_EVENTS`` with their domains.
-  Ranges written by ``torch.autograd.profiler.emit_nvtx`` carry a decoration
-  (``aten::mm, seq = 4, op_id = 17, sizes = [[2, 3]]``): the decoration is dropped from the
-  name, and decorated ranges named like an operator (``ns::op``) go to ``cpu_ops`` — as the
-  PyTorch profiler files them — with their ``sizes`` as ``input_shapes``.
+- ``annotations`` and ``cpu_ops``: NVTX ranges (:mod:`traceinspect.parse.nsys.nvtx`).
 - ``syncs``: ``CUPTI_ACTIVITY_KIND_SYNCHRONIZATION``.
 
-Processes and threads are packed into ``globalTid = (machine ids << 48) | (pid << 24) | tid``
-and ``globalPid`` (the same with ``tid`` 0). Correlation ids are unique per process
-only, so GPU rows join their launching call on (pid, correlation).
-
-Times stay as exported: integer ns since the session start, one clock for all tables
-(``TraceMeta.profiler``: ``clock``, and ``session_start_utc_ns`` when the export has it).
-
-Exports differ between nsys releases (2021.x to 2026.x): tables exist only when something
-was recorded, columns come and go. Every query is built from ``PRAGMA table_info``; a column
-this reader can do without is replaced by its unknown value.
+Correlation ids are unique per process only, so GPU rows join their launching call on
+(pid, correlation). Times stay as exported: integer ns since the session start, one clock for
+all tables (``TraceMeta.profiler``: ``clock``, and ``session_start_utc_ns`` when the export
+has it). Devices are named from ``TARGET_INFO_GPU`` when the export has it.
 """
 
 from __future__ import annotations
 
 import contextlib
-import gzip
-import hashlib
-import os
 import re
-import shutil
 import sqlite3
-import subprocess
-import tempfile
-import zlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
@@ -51,19 +30,29 @@ import numpy.typing as npt
 import pandas as pd
 
 from traceinspect.errors import TraceFormatError
-from traceinspect.model import DeviceInfo, Timeline, TraceMeta, make_table
+from traceinspect.model import DeviceInfo, Timeline, TraceMeta, collective_names, make_table
 from traceinspect.parse import sniff
-from traceinspect.parse._nesting import nesting_depth
 from traceinspect.parse.kineto import classify_host_call
+from traceinspect.parse.nsys.export import _gunzipped, _one_line, export_report
+from traceinspect.parse.nsys.nvtx import read_nvtx
+from traceinspect.parse.nsys.schema import (
+    INTERVAL_SQL,
+    NSYS_MARKERS,
+    TABLE_GRAPH,
+    TABLE_KERNEL,
+    TABLE_MEMCPY,
+    TABLE_MEMSET,
+    TABLE_RUNTIME,
+    TABLE_SYNC,
+    Schema,
+    i64,
+    pid_sql,
+    plain,
+    query,
+    tid_sql,
+)
 
 HOST_DEVICE_ID: Final = 2**31 - 1  # CUPTI's deviceId for a graph whose first node is on the host
-PID_SHIFT: Final = 24  # bits: globalTid/globalPid hold the pid above the 24-bit tid
-ID_MASK: Final = 0xFFFFFF  # 24-bit pid and tid fields of globalTid/globalPid
-
-#: NVTX_EVENTS.eventType values (ENUM_NSYS_EVENT_TYPE; stable since nsys 2020).
-NVTX_PUSH_POP: Final = 59
-NVTX_START_END: Final = 60
-NVTX_DOMAIN_CREATE: Final = 75
 
 #: ENUM_CUDA_MEMCPY_OPER id -> (name shown in the kind's label, model copy_kind).
 _COPY_KINDS: Final[Mapping[int, tuple[str, str]]] = {
@@ -100,23 +89,6 @@ _SYNC_KINDS: Final[Mapping[int, str]] = {
     4: "context",
 }
 
-_TABLE_KERNEL: Final = "CUPTI_ACTIVITY_KIND_KERNEL"
-_TABLE_MEMCPY: Final = "CUPTI_ACTIVITY_KIND_MEMCPY"
-_TABLE_MEMSET: Final = "CUPTI_ACTIVITY_KIND_MEMSET"
-_TABLE_GRAPH: Final = "CUPTI_ACTIVITY_KIND_GRAPH_TRACE"
-_TABLE_RUNTIME: Final = "CUPTI_ACTIVITY_KIND_RUNTIME"
-_TABLE_SYNC: Final = "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION"
-_TABLE_NVTX: Final = "NVTX_EVENTS"
-#: Tables of which at least one marks a database as an nsys export.
-_NSYS_MARKERS: Final = (
-    "StringIds",
-    "META_DATA_EXPORT",
-    _TABLE_KERNEL,
-    _TABLE_RUNTIME,
-    _TABLE_NVTX,
-)
-
-EXPORT_HINT: Final = "export it first: nsys export --type sqlite -o report.sqlite report.nsys-rep"
 GRAPH_NODES_HIDDEN_NOTE: Final = (
     "CUDA graph nodes are hidden: this report recorded each graph launch as one 'graph' "
     "activity (nsys default --cuda-graph-trace=graph), so kernels inside graphs are not "
@@ -124,14 +96,6 @@ GRAPH_NODES_HIDDEN_NOTE: Final = (
 )
 
 _API_SUFFIX = re.compile(r"(?:_v\d+|_ptsz|_ptds)+$")
-_PROFILER_STEP = re.compile(r"ProfilerStep#\d+")
-# torch.autograd.profiler.emit_nvtx: "name[, seq = N][, op_id = N][, sizes = [...]]
-# [, input_op_ids = [...]]" (torch/csrc/profiler/standalone/nvtx_observer.cpp).
-_EMIT_NVTX_TAIL = re.compile(
-    r"(?:, seq = -?\d+)?(?:, op_id = \d+)?"
-    r"(?:, sizes = (?P<sizes>\[.*?\]))?(?:, input_op_ids = \[.*\])?",
-    re.DOTALL,
-)
 
 
 def read_nsys(path: Path) -> Timeline:
@@ -145,157 +109,6 @@ def read_nsys(path: Path) -> Timeline:
         with _gunzipped(path) as plain:
             return _read_sqlite(plain, path)
     raise TraceFormatError(path, "not an Nsight Systems export (expected SQLite or .nsys-rep)")
-
-
-# --------------------------------------------------------------------------- input files
-
-
-@contextlib.contextmanager
-def _gunzipped(path: Path) -> Iterator[Path]:
-    """``path`` decompressed into a private temporary directory, removed on exit."""
-    with tempfile.TemporaryDirectory(prefix="traceinspect-") as tmp:
-        plain = Path(tmp) / "export.sqlite"
-        try:
-            with gzip.open(path, "rb") as src, open(plain, "wb") as dst:
-                shutil.copyfileobj(src, dst, length=1 << 20)
-        except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
-            raise TraceFormatError(path, f"truncated or corrupt gzip ({_one_line(exc)})") from None
-        except OSError as exc:
-            raise TraceFormatError(path, f"cannot decompress ({_one_line(exc)})") from None
-        yield plain
-
-
-def cache_dir() -> Path:
-    """Where exports of ``.nsys-rep`` reports are kept: ``$XDG_CACHE_HOME/traceinspect``."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "traceinspect"
-
-
-def export_report(report: Path) -> Path:
-    """The SQLite export of ``report``, made with ``nsys export`` into :func:`cache_dir`.
-
-    The cache key is the report's resolved path, size and mtime, so an edited or replaced
-    report is exported again. The user's file and its folder are never written.
-    """
-    nsys = shutil.which("nsys")
-    if nsys is None:
-        raise TraceFormatError(report, f"nsys is not on PATH to read this report; {EXPORT_HINT}")
-    try:
-        stat = report.stat()
-    except OSError as exc:
-        raise TraceFormatError(report, f"cannot read ({exc.strerror})") from None
-    key_text = f"{report.resolve()}\0{stat.st_size}\0{stat.st_mtime_ns}"
-    key = hashlib.sha256(key_text.encode()).hexdigest()[:16]
-    folder = cache_dir()
-    target = folder / f"{report.stem}-{key}.sqlite"
-    if target.is_file():
-        return target
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise TraceFormatError(
-            report, f"cannot create cache folder {folder} ({_one_line(exc)})"
-        ) from None
-    partial = folder / f"{report.stem}-{key}.{os.getpid()}.partial.sqlite"
-    command = [nsys, "export", "--type", "sqlite", "--force-overwrite", "true"]
-    command += ["--output", str(partial), str(report)]
-    try:
-        done = subprocess.run(command, capture_output=True, text=True, check=False)
-    except OSError as exc:
-        raise TraceFormatError(
-            report, f"cannot run {nsys} ({_one_line(exc)}); {EXPORT_HINT}"
-        ) from None
-    if done.returncode != 0 or not partial.is_file():
-        partial.unlink(missing_ok=True)
-        lines = (done.stderr or done.stdout or "").strip().splitlines()
-        why = lines[-1] if lines else f"exit status {done.returncode}"
-        raise TraceFormatError(report, f"nsys export failed: {_one_line(why)}")
-    os.replace(partial, target)
-    return target
-
-
-# --------------------------------------------------------------------------- the database
-
-
-class _Schema:
-    """Tables and columns present in one export."""
-
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        listing = conn.execute("SELECT name FROM sqlite_master WHERE type='table'")
-        names = [str(row[0]) for row in listing]
-        self.columns: dict[str, set[str]] = {}
-        for name in names:
-            quoted = name.replace('"', '""')
-            cols = conn.execute(f'PRAGMA table_info("{quoted}")').fetchall()
-            self.columns[name] = {str(c[1]) for c in cols}
-
-    def has(self, table: str, *columns: str) -> bool:
-        return table in self.columns and all(c in self.columns[table] for c in columns)
-
-    def int_col(self, table: str, column: str, alias: str = "t") -> str:
-        """SQL for an integer column, ``-1`` where absent or NULL."""
-        if column in self.columns.get(table, ()):
-            return f"COALESCE({alias}.{column}, -1)"
-        return "-1"
-
-    def require(self, path: Path, table: str, *columns: str) -> None:
-        missing = [c for c in columns if c not in self.columns.get(table, ())]
-        if missing:
-            raise TraceFormatError(path, f"table {table} lacks column(s) {', '.join(missing)}")
-
-
-def _pid_sql(column: str) -> str:
-    return f"CASE WHEN {column} IS NULL THEN -1 ELSE ({column} >> {PID_SHIFT}) & {ID_MASK} END"
-
-
-def _tid_sql(column: str) -> str:
-    return f"CASE WHEN {column} IS NULL THEN -1 ELSE {column} & {ID_MASK} END"
-
-
-#: Interval columns: NULLs become 0 plus an ``untimed`` flag, so that one missing value
-#: never turns the column into float64 (which would round ns beyond 2**53).
-_INTERVAL_SQL: Final = (
-    "COALESCE(t.start, 0) AS start_ns, COALESCE(t.end, 0) AS end_ns, "
-    "(t.start IS NULL OR t.end IS NULL) AS untimed"
-)
-
-
-def _read_connection(uri: str, shown: Path, *, lenient: bool) -> Timeline:
-    with contextlib.closing(sqlite3.connect(uri, uri=True)) as conn:
-        if lenient:
-            conn.text_factory = _decode_text
-        return _Reader(conn, shown).timeline()
-
-
-MESSAGE_CHARS: Final = 200  # longest library message quoted in a one-line error
-
-
-def _one_line(problem: object) -> str:
-    """The first line of ``problem``, shortened: errors are one line on stderr."""
-    lines = str(problem).strip().splitlines()
-    line = lines[0].strip() if lines else ""
-    return line if len(line) <= MESSAGE_CHARS else line[: MESSAGE_CHARS - 1] + "…"
-
-
-def _decode_text(raw: bytes) -> str:
-    return raw.decode("utf-8", errors="replace")
-
-
-def _query(conn: sqlite3.Connection, sql: str) -> pd.DataFrame:
-    return pd.read_sql_query(sql, conn)
-
-
-def _i64(frame: pd.DataFrame, column: str) -> npt.NDArray[np.int64]:
-    """``frame[column]`` as int64; ValueError when it holds something else than integers."""
-    values = frame[column].to_numpy()
-    if values.dtype.kind == "f":
-        finite = np.isfinite(values)
-        if not finite.all() or (np.abs(values) >= 2.0**63).any() or (values % 1 != 0).any():
-            raise ValueError(f"non-integer values where {column} should be")
-    elif values.dtype.kind not in "iub":
-        if not all(isinstance(v, (int, np.integer)) for v in values):
-            raise ValueError(f"non-integer values where {column} should be")
-    return np.asarray(values, dtype=np.int64)
 
 
 def _read_sqlite(db: Path, shown: Path) -> Timeline:
@@ -320,26 +133,38 @@ def _read_sqlite(db: Path, shown: Path) -> Timeline:
         raise TraceFormatError(shown, f"malformed nsys export ({_one_line(exc)})") from None
 
 
+def _decode_text(raw: bytes) -> str:
+    return raw.decode("utf-8", errors="replace")
+
+
+def _read_connection(uri: str, shown: Path, *, lenient: bool) -> Timeline:
+    with contextlib.closing(sqlite3.connect(uri, uri=True)) as conn:
+        if lenient:
+            conn.text_factory = _decode_text
+        return _Reader(conn, shown).timeline()
+
+
 class _Reader:
     def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
         self.conn = conn
         self.path = path
-        self.schema = _Schema(conn)
+        self.schema = Schema(conn)
         self.notes: list[str] = []
-        if not any(t in self.schema.columns for t in _NSYS_MARKERS) and not any(
+        if not any(t in self.schema.columns for t in NSYS_MARKERS) and not any(
             t.startswith("CUPTI_ACTIVITY_KIND_") for t in self.schema.columns
         ):
             problem = "SQLite database but not an Nsight Systems export"
             if not self.schema.columns:
                 problem = "empty SQLite database, not an Nsight Systems export"
             raise TraceFormatError(path, f"{problem} (no CUPTI_ACTIVITY_KIND_* or StringIds)")
-        self.has_strings = self.schema.has("StringIds", "id", "value")
 
     def timeline(self) -> Timeline:
         host = self._host()
         parts = [self._kernels(), self._memcpy(), self._memset(), self._graphs()]
         gpu = self._join_launches(pd.concat(parts, ignore_index=True), host)
-        annotations, cpu_ops = self._nvtx()
+        nvtx = read_nvtx(self.conn, self.schema, self.path)
+        annotations, cpu_ops = nvtx.annotations, nvtx.cpu_ops
+        self.notes.extend(nvtx.notes)
         syncs = self._syncs(host)
         export = self._name_values("META_DATA_EXPORT")
         capture = self._name_values("META_DATA_CAPTURE")
@@ -403,15 +228,6 @@ class _Reader:
 
     # ----------------------------------------------------------------------- helpers
 
-    def _string(self, column: str, alias: str) -> tuple[str, str]:
-        """(join clause, value expression) resolving an id ``column`` through StringIds."""
-        if not self.has_strings:
-            return "", "NULL"
-        return (
-            f" LEFT JOIN StringIds {alias} ON {alias}.id = {column}",
-            f"{alias}.value",
-        )
-
     def _timed(self, table: str) -> bool:
         """True when ``table`` exists; raises when it lacks the interval columns."""
         if table not in self.schema.columns:
@@ -430,11 +246,11 @@ class _Reader:
         s = self.schema
         return ", ".join(
             [
-                _INTERVAL_SQL,
+                INTERVAL_SQL,
                 f"{s.int_col(table, 'deviceId')} AS device",
                 f"{s.int_col(table, 'streamId')} AS stream",
                 f"{s.int_col(table, 'correlationId')} AS correlation",
-                f"{_pid_sql('t.globalPid') if s.has(table, 'globalPid') else '-1'} AS pid",
+                f"{pid_sql('t.globalPid') if s.has(table, 'globalPid') else '-1'} AS pid",
             ]
         )
 
@@ -444,22 +260,22 @@ class _Reader:
         return make_table("gpu", {c: frame[c].to_numpy() for c in _GPU_COLUMNS if c in frame})
 
     def _gpu_frame(self, sql: str, what: str) -> pd.DataFrame:
-        frame = self._drop_untimed(_query(self.conn, sql), what)
+        frame = self._drop_untimed(query(self.conn, sql), what)
         for col in ("start_ns", "end_ns", "device", "stream", "correlation", "pid"):
-            frame[col] = _i64(frame, col)
+            frame[col] = i64(frame, col)
         return frame
 
     # ----------------------------------------------------------------------- GPU
 
     def _kernels(self) -> pd.DataFrame:
-        table = _TABLE_KERNEL
+        table = TABLE_KERNEL
         if not self._timed(table):
             return make_table("gpu", {})
         s = self.schema
         joins, names = "", []
         for column, alias in (("demangledName", "dn"), ("mangledName", "mn"), ("shortName", "sn")):
             if s.has(table, column):
-                join, value = self._string(f"t.{column}", alias)
+                join, value = self.schema.string(f"t.{column}", alias)
                 joins += join
                 names.append(value)
         name_sql = f"COALESCE({', '.join(names)}, '')" if names else "''"
@@ -481,7 +297,7 @@ class _Reader:
         frame["kind"] = "kernel"
         # Exports before NULLs were allowed wrote 0 for "not in a graph". Exports before
         # schema 3.24 (nsys 2025.3 writes 3.20) have graphNodeId but no graphId: graph_id -1.
-        graph_id = _i64(frame, "graph_id")
+        graph_id = i64(frame, "graph_id")
         frame["graph_id"] = np.where(graph_id > 0, graph_id, -1)
         frame = self._graph_nodes(frame)
         frame["from_graph"] = frame["from_graph"].to_numpy() | (graph_id > 0)
@@ -491,7 +307,7 @@ class _Reader:
         return self._gpu_table(frame)
 
     def _memcpy(self) -> pd.DataFrame:
-        table = _TABLE_MEMCPY
+        table = TABLE_MEMCPY
         if not self._timed(table):
             return make_table("gpu", {})
         s = self.schema
@@ -505,10 +321,10 @@ class _Reader:
         )
         frame = self._gpu_frame(sql, "memory copies")
         frame["kind"] = "memcpy"
-        frame["bytes"] = _i64(frame, "bytes")
-        copy = _i64(frame, "copy_code")
-        src = _i64(frame, "src_code")
-        dst = _i64(frame, "dst_code")
+        frame["bytes"] = i64(frame, "bytes")
+        copy = i64(frame, "copy_code")
+        src = i64(frame, "src_code")
+        dst = i64(frame, "dst_code")
         # Strings are built once per distinct (copyKind, srcKind, dstKind), not per copy.
         combos, inverse = np.unique(np.stack([copy, src, dst], axis=1), axis=0, return_inverse=True)
         described = [_describe_copy(int(c), int(a), int(b)) for c, a, b in combos]
@@ -518,7 +334,7 @@ class _Reader:
         return self._gpu_table(self._graph_nodes(frame))
 
     def _memset(self) -> pd.DataFrame:
-        table = _TABLE_MEMSET
+        table = TABLE_MEMSET
         if not self._timed(table):
             return make_table("gpu", {})
         s = self.schema
@@ -530,21 +346,21 @@ class _Reader:
         )
         frame = self._gpu_frame(sql, "memsets")
         frame["kind"] = "memset"
-        frame["bytes"] = _i64(frame, "bytes")
+        frame["bytes"] = i64(frame, "bytes")
         names = {k: f"Memset ({label})" for k, label in _MEM_KINDS.items()}
-        frame["name"] = pd.Series(_i64(frame, "mem_code")).map(names).fillna("Memset").to_numpy()
+        frame["name"] = pd.Series(i64(frame, "mem_code")).map(names).fillna("Memset").to_numpy()
         return self._gpu_table(self._graph_nodes(frame))
 
     @staticmethod
     def _graph_nodes(frame: pd.DataFrame) -> pd.DataFrame:
-        nodes = _i64(frame, "graph_node_id")
+        nodes = i64(frame, "graph_node_id")
         in_graph = nodes > 0
         frame["graph_node_id"] = np.where(in_graph, nodes, -1)
         frame["from_graph"] = in_graph
         return frame
 
     def _graphs(self) -> pd.DataFrame:
-        table = _TABLE_GRAPH
+        table = TABLE_GRAPH
         if not self._timed(table):
             return make_table("gpu", {})
         sql = (
@@ -560,7 +376,7 @@ class _Reader:
         frame["kind"] = "graph"
         # deviceId INT_MAX: the graph started on the host (CUpti_ActivityGraphTrace2).
         frame["device"] = np.where(frame["device"] >= HOST_DEVICE_ID, -1, frame["device"])
-        frame["graph_id"] = _i64(frame, "graph_id")
+        frame["graph_id"] = i64(frame, "graph_id")
         frame["name"] = [f"CUDA graph {g}" if g >= 0 else "CUDA graph" for g in frame["graph_id"]]
         frame["from_graph"] = True
         return self._gpu_table(frame)
@@ -575,26 +391,27 @@ class _Reader:
         linked = rows >= 0
         launched_by_graph[linked] = host["kind"].to_numpy()[rows[linked]] == "graph_launch"
         table["from_graph"] = table["from_graph"].to_numpy() | launched_by_graph
+        table["collective"] = collective_names(table["name"].to_numpy())
         return table
 
     # ----------------------------------------------------------------------- host
 
     def _host(self) -> pd.DataFrame:
-        table = _TABLE_RUNTIME
+        table = TABLE_RUNTIME
         if not self._timed(table):
             return make_table("host", {})
         s = self.schema
-        join, name = self._string("t.nameId", "n") if s.has(table, "nameId") else ("", "NULL")
+        join, name = self.schema.string("t.nameId", "n") if s.has(table, "nameId") else ("", "NULL")
         has_tid = s.has(table, "globalTid")
         sql = (
-            f"SELECT {_INTERVAL_SQL}, "
+            f"SELECT {INTERVAL_SQL}, "
             f"{s.int_col(table, 'correlationId')} AS correlation, "
-            f"{_pid_sql('t.globalTid') if has_tid else '-1'} AS pid, "
-            f"{_tid_sql('t.globalTid') if has_tid else '-1'} AS tid, "
+            f"{pid_sql('t.globalTid') if has_tid else '-1'} AS pid, "
+            f"{tid_sql('t.globalTid') if has_tid else '-1'} AS tid, "
             f"COALESCE({name}, '') AS raw_name "
             f"FROM {table} t{join}"
         )
-        frame = self._drop_untimed(_query(self.conn, sql), "API calls")
+        frame = self._drop_untimed(query(self.conn, sql), "API calls")
         raw = frame["raw_name"].astype(str)
         # One classification per distinct name (a few hundred), not per call.
         classified = {r: classify_host_call(_API_SUFFIX.sub("", r)) for r in raw.unique()}
@@ -606,16 +423,16 @@ class _Reader:
                 "name": names.to_numpy(),
                 "api": names.map({p: _api_of(p) for p in plain}).to_numpy(),
                 "kind": names.map({p: c[1] for p, c in plain.items()}).to_numpy(),
-                "pid": _i64(frame, "pid"),
-                "tid": _i64(frame, "tid"),
-                "start_ns": _i64(frame, "start_ns"),
-                "end_ns": _i64(frame, "end_ns"),
-                "correlation": _i64(frame, "correlation"),
+                "pid": i64(frame, "pid"),
+                "tid": i64(frame, "tid"),
+                "start_ns": i64(frame, "start_ns"),
+                "end_ns": i64(frame, "end_ns"),
+                "correlation": i64(frame, "correlation"),
             },
         )
 
     def _syncs(self, host: pd.DataFrame) -> pd.DataFrame:
-        table = _TABLE_SYNC
+        table = TABLE_SYNC
         if not self._timed(table):
             return make_table("syncs", {})
         s = self.schema
@@ -631,7 +448,7 @@ class _Reader:
         return make_table(
             "syncs",
             {
-                "kind": pd.Series(_i64(frame, "sync_code"))
+                "kind": pd.Series(i64(frame, "sync_code"))
                 .map(_SYNC_KINDS)
                 .fillna("unknown")
                 .to_numpy(),
@@ -645,97 +462,6 @@ class _Reader:
                 "correlation": frame["correlation"].to_numpy(),
             },
         )
-
-    # ----------------------------------------------------------------------- NVTX
-
-    def _nvtx(self) -> tuple[pd.DataFrame, pd.DataFrame]:
-        table = _TABLE_NVTX
-        if not self.schema.has(table, "eventType"):
-            if table in self.schema.columns:
-                self.schema.require(self.path, table, "eventType")
-            return make_table("annotations", {}), make_table("cpu_ops", {})
-        self.schema.require(self.path, table, "start")
-        s = self.schema
-        texts = ["t.text"] if s.has(table, "text") else []
-        join = ""
-        if s.has(table, "textId"):
-            join, value = self._string("t.textId", "x")
-            texts.append(value)
-        text_sql = f"COALESCE({', '.join(texts)}, '')" if texts else "''"
-        has_tid = s.has(table, "globalTid")
-        interval = _INTERVAL_SQL if s.has(table, "end") else _INTERVAL_SQL.replace("t.end", "NULL")
-        sql = (
-            f"SELECT {interval}, t.eventType AS event_type, "
-            f"{_pid_sql('t.globalTid') if has_tid else '-1'} AS pid, "
-            f"{_tid_sql('t.globalTid') if has_tid else '-1'} AS tid, "
-            f"{s.int_col(table, 'domainId')} AS domain_id, {text_sql} AS text "
-            f"FROM {table} t{join} WHERE t.eventType IN "
-            f"({NVTX_PUSH_POP}, {NVTX_START_END}, {NVTX_DOMAIN_CREATE})"
-        )
-        frame = _query(self.conn, sql)
-        frame["event_type"] = _i64(frame, "event_type")
-        created = frame[frame["event_type"] == NVTX_DOMAIN_CREATE]
-        domains = {
-            (int(p), int(d)): str(t)
-            for p, d, t in zip(
-                _i64(created, "pid"), _i64(created, "domain_id"), created["text"], strict=True
-            )
-        }
-        ranges = frame[frame["event_type"] != NVTX_DOMAIN_CREATE]
-        unfinished = ranges["untimed"].astype(bool)
-        if bool(unfinished.any()):
-            self.notes.append(
-                f"{int(unfinished.sum())} NVTX ranges still open when the capture ended "
-                "were skipped"
-            )
-            ranges = ranges[~unfinished]
-        pid, tid = _i64(ranges, "pid"), _i64(ranges, "tid")
-        start, end = _i64(ranges, "start_ns"), _i64(ranges, "end_ns")
-        domain = np.full(len(ranges), "", dtype=object)
-        if domains:
-            # Domain ids belong to a process; a create event without a thread names the id
-            # for every process that does not create it itself.
-            domain_id = _i64(ranges, "domain_id")
-            by_id = {d: name for (p, d), name in domains.items() if p < 0}
-            domain[:] = pd.Series(domain_id).map(by_id).fillna("").to_numpy()
-            known = pd.MultiIndex.from_tuples(list(domains))
-            found = known.get_indexer(pd.MultiIndex.from_arrays([pid, domain_id]))
-            names_of = np.array(list(domains.values()), dtype=object)
-            domain[found >= 0] = names_of[found[found >= 0]]
-        # Parsed once per distinct message: user ranges repeat every step.
-        codes, messages = pd.factorize(ranges["text"].astype(str).to_numpy())
-        parsed = [_parse_nvtx_text(str(m)) for m in messages]
-        names = np.array([p[0] for p in parsed] or [""], dtype=object)[codes]
-        op_like = np.array([p[1] for p in parsed] or [False], dtype=bool)[codes]
-        shapes = np.array([p[2] for p in parsed] or [""], dtype=object)[codes]
-        ann = ~op_like
-        sources = ["profiler_step" if _PROFILER_STEP.fullmatch(n) else "nvtx" for n in names[ann]]
-        annotations = make_table(
-            "annotations",
-            {
-                "name": names[ann],
-                "source": sources,
-                "pid": pid[ann],
-                "tid": tid[ann],
-                "start_ns": start[ann],
-                "end_ns": end[ann],
-                "depth": nesting_depth(pid[ann], tid[ann], start[ann], end[ann]),
-                "domain": domain[ann],
-            },
-        )
-        cpu_ops = make_table(
-            "cpu_ops",
-            {
-                "name": names[op_like],
-                "pid": pid[op_like],
-                "tid": tid[op_like],
-                "start_ns": start[op_like],
-                "end_ns": end[op_like],
-                "depth": nesting_depth(pid[op_like], tid[op_like], start[op_like], end[op_like]),
-                "input_shapes": shapes[op_like],
-            },
-        )
-        return annotations, cpu_ops
 
     # ----------------------------------------------------------------------- metadata
 
@@ -765,7 +491,7 @@ class _Reader:
         plus any device that ran something without being described."""
         found: dict[int, DeviceInfo] = {}
         if self.schema.has("TARGET_INFO_GPU", "id"):
-            gpus = _query(self.conn, "SELECT * FROM TARGET_INFO_GPU")
+            gpus = query(self.conn, "SELECT * FROM TARGET_INFO_GPU")
             ordinal: dict[Any, int] = {}
             if self.schema.has("TARGET_INFO_CUDA_DEVICE", "gpuId", "cudaId"):
                 pairs = self.conn.execute(
@@ -773,7 +499,7 @@ class _Reader:
                 ).fetchall()
                 ordinal = {g: c for g, c in pairs if isinstance(g, int) and isinstance(c, int)}
             for record in gpus.to_dict("records"):
-                props = {str(k): _plain(v) for k, v in record.items() if _plain(v) is not None}
+                props = {str(k): plain(v) for k, v in record.items() if plain(v) is not None}
                 gpu_id = props.get("id")
                 cuda_id = ordinal.get(gpu_id, props.get("cuDevice", gpu_id))
                 if isinstance(cuda_id, int) and cuda_id not in found:
@@ -836,33 +562,6 @@ def _describe_copy(copy: int, src: int, dst: int) -> tuple[str, str, str]:
     # The host side of a copy is its destination for DtoH-like kinds, else its source.
     host_side = dst if copy in (2, 4, 12) else src if copy in (1, 3, 9, 11) else -1
     return name, copy_kind, _HOST_MEMORY.get(host_side, "")
-
-
-def _plain(value: Any) -> Any:
-    """A JSON-ready scalar from a pandas cell; None for missing."""
-    if value is None or (isinstance(value, float) and np.isnan(value)):
-        return None
-    if isinstance(value, np.integer):
-        return int(value)
-    if isinstance(value, np.floating):
-        return float(value)
-    if isinstance(value, bytes):
-        return value.hex()
-    return value
-
-
-def _parse_nvtx_text(text: str) -> tuple[str, bool, str]:
-    """(name, is an emit_nvtx operator range, input shapes JSON text) of an NVTX message."""
-    cut = text.find(", seq = ")
-    if cut < 0:
-        cut = text.find(", op_id = ")
-        if cut < 0:
-            return text, False, ""
-    match = _EMIT_NVTX_TAIL.fullmatch(text, cut)
-    if match is None:
-        return text, False, ""
-    name = text[:cut]
-    return name, "::" in name, match["sizes"] or ""
 
 
 def _api_of(name: str) -> str:

@@ -1,0 +1,144 @@
+"""Regions of Nsight Systems exports: per process, library domains kept out, and GPU work
+launched for a range by another thread of its process.
+
+Expected numbers were read from the files with the sqlite3 shell; each is stated inline.
+"""
+
+from __future__ import annotations
+
+import gzip
+import shutil
+import sqlite3
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import corpus_file, sample_file
+
+from traceinspect.analysis.arrays import index_timeline
+from traceinspect.analysis.diagnose import diagnose
+from traceinspect.analysis.regions import find_regions
+from traceinspect.parse import load_trace
+from traceinspect.report.json_report import build_report
+
+H100 = "nsys-ai__h100_2gpu_1s.sqlite"  # 1 s cut of a 2×H100 FSDP run, emit_nvtx, pids 111/112
+MIXED = "nsys/mixed.eager.sqlite.gz"  # H200, NVTX step > attention/mlp, one thread
+MAIN_TID = 281489556112229  # globalTid of the only thread of the mixed export (pid 0x...)
+
+
+@cache
+def report_of(path: Path) -> dict[str, Any]:
+    return build_report(diagnose(load_trace(path)))
+
+
+def unpacked(tmp_path: Path, name: str, *statements: str) -> Path:
+    """The bundled gzipped export ``name``, unpacked into ``tmp_path`` and edited."""
+    plain = tmp_path / "export.sqlite"
+    with gzip.open(sample_file(name)) as src, open(plain, "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    with sqlite3.connect(plain) as conn:
+        for sql in statements:
+            conn.execute(sql)
+    return plain
+
+
+@pytest.mark.corpus
+def test_fsdp_ranges_are_regions_of_their_own_process() -> None:
+    report = report_of(corpus_file(H100))
+    regions = [r for r in report["regions"] if r["source"] == "nvtx"]
+    # 102 distinct FSDP range names per process; the 40 longest (name, process) pairs shown.
+    assert len(regions) == 40
+    assert all(r["name"].startswith("FSDP::") for r in regions)
+    assert {r["process"] for r in regions} == {111, 112}
+    names = {r["name"] for r in report["regions"]}
+    assert not {n for n in names if n.startswith("aten::") or n == "detach_"}
+    layer = [
+        r for r in report["regions"] if r["name"] == "FSDP::pre_forward (encoder.block.14.layer.1)"
+    ]
+    # Two occurrences per process, never mixed: 387,749 and 448,118 ns on 111 (median
+    # 417,933.5 ns, integer median 417,933), 411,583 and 375,037 ns on 112.
+    assert sorted((r["process"], r["occurrences"], r["wall_us"]) for r in layer) == [
+        (111, 2, 417.933),
+        (112, 2, 393.31),
+    ]
+
+
+@pytest.mark.corpus
+def test_every_fsdp_range_name_is_a_region_per_process() -> None:
+    timeline = load_trace(corpus_file(H100))
+    regions = find_regions(timeline, index_timeline(timeline), max_regions=1000)
+    # 102 names × 2 processes, plus `whole trace` (the ranges launched < half the GPU work)
+    assert len(regions) == 205
+    root = [r for r in regions if r.name == "FSDP::root_pre_forward"]
+    assert [(r.process, r.wall_ns.tolist()) for r in root] == [(112, [196_370]), (111, [213_139])]
+
+
+@pytest.mark.corpus
+def test_fsdp_occurrences_own_only_their_process_gpu_work() -> None:
+    timeline = load_trace(corpus_file(H100))
+    regions = find_regions(timeline, index_timeline(timeline))
+    gpu_pid = timeline.gpu["pid"].to_numpy()
+    owned = [r for r in regions if r.source == "nvtx" and any(len(x) for x in r.rows)]
+    assert owned
+    for region in owned:
+        assert set(region.pid.tolist()) == {region.process}
+        for rows in region.rows:
+            assert set(gpu_pid[rows].tolist()) <= {region.process}
+
+
+def test_library_domains_and_nccl_collectives_are_not_regions(tmp_path: Path) -> None:
+    # GIVEN the mixed export with an NCCL domain (id 7) and a cuDNN domain (id 8) created on
+    # its thread, and ranges in them inside the first `step`
+    start, end = 3_587_427_496, 3_589_038_277  # the first `step` range
+    insert = "INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) VALUES "
+    path = unpacked(
+        tmp_path,
+        MIXED,
+        insert + f"({start}, NULL, 75, 'NCCL', {MAIN_TID}, 7)",
+        insert + f"({start}, NULL, 75, 'cuDNN', {MAIN_TID}, 8)",
+        insert + f"({start + 10}, {start + 900}, 59, 'ncclAllReduce', {MAIN_TID}, 7)",
+        insert + f"({start + 1000}, {start + 1900}, 59, 'ncclCommInitRankConfig', {MAIN_TID}, 7)",
+        insert + f"({start + 2000}, {start + 2900}, 59, 'cudnnConvolutionForward', {MAIN_TID}, 8)",
+        # an old NCCL writing into the default domain
+        insert + f"({start + 3000}, {end - 10}, 59, 'ncclSend', {MAIN_TID}, 0)",
+    )
+    # WHEN it is read
+    timeline = load_trace(path)
+    ann = timeline.annotations
+    # THEN the library ranges are annotations of their own sources, with their domains
+    found = ann[ann["source"].isin(["collective", "library"])]
+    assert found[["name", "source", "domain"]].values.tolist() == [
+        ["ncclAllReduce", "collective", "NCCL"],
+        ["ncclCommInitRankConfig", "library", "NCCL"],
+        ["cudnnConvolutionForward", "library", "cuDNN"],
+        ["ncclSend", "collective", ""],
+    ]
+    # and none of them is a region; the user's are unchanged
+    names = {r["name"] for r in build_report(diagnose(timeline))["regions"]}
+    assert names == {"warmup", "step", "attention", "mlp"}
+
+
+def test_a_range_owns_the_work_another_thread_of_its_process_launched(tmp_path: Path) -> None:
+    # GIVEN the mixed export where every API call inside `mlp` ranges was made by another
+    # thread of the process (as the autograd engine's thread launches backward's kernels)
+    helper = MAIN_TID + 1
+    mlp = (
+        "SELECT n.start, n.end FROM NVTX_EVENTS n LEFT JOIN StringIds s ON s.id = n.textId "
+        "WHERE COALESCE(n.text, s.value) = 'mlp'"
+    )
+    path = unpacked(
+        tmp_path,
+        MIXED,
+        f"UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET globalTid = {helper} WHERE EXISTS "
+        f"(SELECT 1 FROM ({mlp}) m WHERE CUPTI_ACTIVITY_KIND_RUNTIME.start >= m.start "
+        "AND CUPTI_ACTIVITY_KIND_RUNTIME.start < m.end)",
+    )
+    original = {r["name"]: r for r in report_of(sample_file(MIXED))["regions"]}
+    moved = load_trace(path)
+    assert int((moved.host["tid"] == helper & 0xFFFFFF).sum()) > 0
+    # WHEN it is analyzed THEN `mlp` still owns its kernels, as before the move
+    regions = {r["name"]: r for r in build_report(diagnose(moved))["regions"]}
+    assert regions["mlp"]["kernels"] == original["mlp"]["kernels"] == 7
+    assert regions["mlp"]["verdict"] == original["mlp"]["verdict"] == "compute-bound"
+    assert regions["step"]["kernels"] == original["step"]["kernels"]
