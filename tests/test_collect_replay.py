@@ -326,3 +326,62 @@ def test_input_factory_gets_each_bucket(tmp_path: Path) -> None:
     result, _ = _measure(candidate, fake, tmp_path)
     assert asked == [2, 5]
     assert [r["status"] for r in result.rows] == ["ok"] * 4
+
+
+def test_repeats_interleave_eager_and_graphed_rounds(tmp_path: Path) -> None:
+    fake = FakeTorch()
+    calls: list[str] = []
+
+    def step(x: Any) -> Any:
+        if fake.cuda.capturing is None:
+            calls.append("E")
+            if "G" in calls:  # eager slows down once replays have begun: rounds 2 and 3
+                time.sleep(0.002)
+        out = torch.tanh(x)
+        graph = fake.cuda.capturing
+        if graph is not None:
+
+            def replay() -> None:
+                calls.append("G")
+                out.copy_(torch.tanh(x))
+
+            graph.replay_fn = replay
+        return out
+
+    options = MeasureOptions(iters=5, warmup=1, profile_steps=1, traces=False, repeats=3)
+    candidate = _candidate(step, (torch.ones(4, 4),))
+    result = measure_candidate(candidate, tmp_path, options, lambda _: None, torch=fake)
+    eager, graphed = result.rows
+    # Round 1 of each mode (eager, capture, graphed), then rounds 2 and 3 in turn: each later
+    # round is one host pass and one CUDA-event pass of 5 steps.
+    blocks: list[tuple[str, int]] = []
+    for call in calls:
+        if blocks and blocks[-1][0] == call:
+            blocks[-1] = (call, blocks[-1][1] + 1)
+        else:
+            blocks.append((call, 1))
+    assert [mode for mode, _ in blocks] == ["E", "G", "E", "G", "E", "G"]
+    assert [n for _, n in blocks[2:]] == [10, 10, 10, 10]
+    for row in (eager, graphed):
+        assert row["status"] == "ok"
+        assert row["rounds"] == 3
+        assert row["iterations"] == 15  # pooled over the rounds
+        assert len(row["round_host_p50_ns"]) == len(row["round_gpu_p50_ns"]) == 3
+        assert row["round_host_p50_min_ns"] == min(row["round_host_p50_ns"])
+        assert row["round_host_p50_max_ns"] == max(row["round_host_p50_ns"])
+    first, *later = eager["round_host_p50_ns"]
+    assert first < 2_000_000 <= min(later)  # the drift shows in the rounds
+    assert eager["round_host_p50_min_ns"] == first
+    assert eager["host_p50_ns"] >= 2_000_000  # 10 of the 15 pooled steps are slow
+    assert graphed["round_host_p50_max_ns"] < 2_000_000
+
+
+def test_one_round_by_default(tmp_path: Path) -> None:
+    fake = FakeTorch()
+    candidate = _candidate(capturable(fake.cuda, lambda x: x * 3), (torch.ones(2, 2),))
+    eager, graphed = _measure(candidate, fake, tmp_path)[0].rows
+    for row in (eager, graphed):
+        assert row["rounds"] == 1
+        assert row["round_host_p50_ns"] == [row["host_p50_ns"]]
+        assert row["round_gpu_p50_ns"] == [row["gpu_p50_ns"]]
+        assert row["round_host_p50_min_ns"] == row["round_host_p50_max_ns"] == row["host_p50_ns"]

@@ -115,6 +115,14 @@ def profile(
     mix_requests: Annotated[
         int, typer.Option(min=1, help="Requests replayed from a candidate's request mix.")
     ] = 200,
+    repeats: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            help="Timing rounds per candidate bucket, eager and graphed interleaved in this "
+            "process; results give each round's p50 and their spread.",
+        ),
+    ] = 1,
     record_shapes: Annotated[
         bool, typer.Option(help="Record operator input shapes in the script's trace.")
     ] = True,
@@ -135,6 +143,7 @@ def profile(
         profile_steps=profile_steps,
         mix_requests=mix_requests,
         traces=candidate_traces,
+        repeats=repeats,
     )
     status = run_profile(
         script,

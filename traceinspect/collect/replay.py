@@ -14,6 +14,13 @@ step (``perf_counter_ns`` around the step and a device synchronize) and, in a se
 the GPU time between CUDA events recorded before and after the step. Anything not measured
 stays ``None``.
 
+With ``repeats`` > 1 the timing is done in rounds, interleaved in the same process: eager
+round 1, capture, graphed round 1, then eager round 2, graphed round 2, and so on. Eager
+latency drifts between runs far more than graphed latency does; the rounds show how much
+within one run. A row's ``host_p50_ns``/``gpu_p50_ns``/``iterations`` are then over all
+rounds' steps pooled, and ``round_host_p50_ns`` (one p50 per round, in order) with its
+``round_host_p50_min_ns``/``round_host_p50_max_ns`` give the spread.
+
 The new inputs are the example inputs rotated by one row along the batch dimension, so a
 graph that baked in the captured values shows up as incorrect (with a batch of 1 the rotation
 changes nothing and the check only compares replay with eager).
@@ -70,6 +77,11 @@ ROW_FIELDS: Final = (
     "predicted_low_ns",
     "predicted_high_ns",
     "prediction_error",
+    "rounds",
+    "round_host_p50_ns",
+    "round_host_p50_min_ns",
+    "round_host_p50_max_ns",
+    "round_gpu_p50_ns",
 )
 
 #: (rtol, atol) per output dtype: torch.testing.assert_close's defaults. Other dtypes
@@ -99,6 +111,7 @@ class MeasureOptions:
     profile_steps: int = 5  # steps recorded in each per-bucket trace
     mix_requests: int = 200  # requests replayed from a request mix
     traces: bool = True  # record the per-bucket eager/graphed traces
+    repeats: int = 1  # interleaved eager/graphed timing rounds per bucket
 
 
 @dataclass
@@ -252,11 +265,16 @@ class _Measurement:
             for row in (eager, graphed):
                 _fail_exc(row, "inputs", exc)
             return [eager, graphed]
-        expected = self._eager(eager, new_inputs)
+        rounds: dict[str, _Rounds] = {}
+        expected = self._eager(eager, new_inputs, rounds=rounds)
         if eager["status"] != "ok":
             _fail(graphed, "skipped", "eager", "eager_failed", "the eager call failed")
             return [eager, graphed]
-        self._graphed(graphed, bucket, inputs, new_inputs, expected)
+        self._graphed(graphed, bucket, inputs, new_inputs, expected, rounds=rounds)
+        self._more_rounds(rounds)
+        for row in (eager, graphed):
+            if row["mode"] in rounds:
+                _fill_rounds(row, rounds[row["mode"]])
         self.log(_progress(name, bucket, eager, graphed))
         if bucket is not None:
             self.eager_ns[bucket] = eager["host_p50_ns"]
@@ -266,7 +284,33 @@ class _Measurement:
             self.pool_bytes[bucket] = graphed["graph_pool_bytes"]
         return [eager, graphed]
 
-    def _eager(self, row: dict[str, Any], inputs: tuple[Any, ...], *, trace: bool = True) -> Any:
+    def _more_rounds(self, rounds: dict[str, _Rounds]) -> None:
+        """Timing rounds 2..repeats, each mode in turn (eager, graphed, eager, ...)."""
+        for number in range(2, self.opt.repeats + 1):
+            for mode in ("eager", "graphed"):
+                timed = rounds.get(mode)
+                if timed is None or timed.stopped is not None:
+                    continue
+                try:
+                    host, gpu = _time_steps(timed.step, self.opt.iters, self.torch)
+                except Exception as exc:  # noqa: BLE001 - the rounds so far stand
+                    timed.stopped = f"round {number}: {first_error(exc)}"
+                    self.log(f"  {self.c.name}: {mode} {timed.stopped}")
+                    self._check_context()
+                    if self.broken is not None:
+                        return
+                    continue
+                timed.host.append(host)
+                timed.gpu.append(gpu)
+
+    def _eager(
+        self,
+        row: dict[str, Any],
+        inputs: tuple[Any, ...],
+        *,
+        trace: bool = True,
+        rounds: dict[str, _Rounds] | None = None,
+    ) -> Any:
         torch, fn = self.torch, self.c.fn
         try:
             for _ in range(self.opt.warmup):
@@ -282,6 +326,10 @@ class _Measurement:
             self._check_context()
             return None
         _fill_timing(row, host, gpu)
+        if rounds is not None:
+            rounds["eager"] = _Rounds(lambda: fn(*inputs), [host], [gpu])
+        else:
+            _fill_rounds(row, _Rounds(lambda: fn(*inputs), [host], [gpu]))
         row["peak_allocated_bytes"] = int(torch.cuda.max_memory_allocated())
         row["peak_reserved_bytes"] = int(torch.cuda.max_memory_reserved())
         row["status"] = "ok"
@@ -296,6 +344,8 @@ class _Measurement:
         inputs: tuple[Any, ...],
         new_inputs: tuple[Any, ...],
         expected: Any,
+        *,
+        rounds: dict[str, _Rounds],
     ) -> None:
         torch, fn = self.torch, self.c.fn
         static = tuple(x.clone() if isinstance(x, torch.Tensor) else x for x in inputs)
@@ -349,6 +399,7 @@ class _Measurement:
             self._check_context()
             return
         _fill_timing(row, host, gpu)
+        rounds["graphed"] = _Rounds(step, [host], [gpu])
         row["peak_allocated_bytes"] = int(torch.cuda.max_memory_allocated())
         row["peak_reserved_bytes"] = int(torch.cuda.max_memory_reserved())
         status = "incorrect" if correct is False else "ok"
@@ -577,6 +628,27 @@ def _time_steps(step: Callable[[], Any], iters: int, torch: Any) -> tuple[list[i
         end.synchronize()
         gpu.append(round(begin.elapsed_time(end) * 1_000_000))  # ms -> ns
     return host, gpu
+
+
+@dataclass
+class _Rounds:
+    """One mode's timing rounds in a bucket: the step, each round's samples (ns)."""
+
+    step: Callable[[], Any]
+    host: list[list[int]]
+    gpu: list[list[int]]
+    stopped: str | None = None  # why the rounds ended early
+
+
+def _fill_rounds(row: dict[str, Any], rounds: _Rounds) -> None:
+    """Timing pooled over all rounds, and each round's p50 with their spread."""
+    _fill_timing(row, [t for r in rounds.host for t in r], [t for r in rounds.gpu for t in r])
+    per_round = [nearest_rank(r, 0.50) for r in rounds.host]
+    row["rounds"] = len(per_round)
+    row["round_host_p50_ns"] = per_round
+    row["round_host_p50_min_ns"] = min(per_round)
+    row["round_host_p50_max_ns"] = max(per_round)
+    row["round_gpu_p50_ns"] = [nearest_rank(r, 0.50) for r in rounds.gpu]
 
 
 def _fill_timing(row: dict[str, Any], host: list[int], gpu: list[int]) -> None:
