@@ -55,7 +55,9 @@ def test_step_verdicts_agree_with_measured_replay_savings() -> None:
             assert verdict == "compute-bound", (workload, saving)
             checked += 1
         else:
-            assert verdict == "mixed", (workload, saving)
+            # two_streams: the replay overlaps its branches more than eager did (12.5 %);
+            # simulated without the profiler its GPU is busy 9x % of the window.
+            assert verdict in ("mixed", "compute-bound"), (workload, saving)
     assert checked == 7
 
 
@@ -135,9 +137,27 @@ def test_json_contract_keys_and_values() -> None:
         assert attn[key] is not None, key
     assert set(attn["idle_us"]) == {"host_launch", "sync", "copy", "dependency", "other"}
     assert set(attn["capture"]) >= {"capturable", "blockers"}
-    assert set(attn["estimate"]) >= {"graphed_us", "low_us", "high_us", "saving_us", "saving_frac"}
+    assert set(attn["estimate"]) >= {
+        "graphed_us",
+        "low_us",
+        "high_us",
+        "saving_us",
+        "saving_frac",
+        "saving_low_frac",
+        "saving_high_frac",
+    }
+    est = attn["estimate"]
+    assert est["saving_low_frac"] <= est["saving_frac"] <= est["saving_high_frac"]
     assert attn["verdict"] == "launch-bound"
-    assert attn["evidence"][0].startswith("GPU busy 8% of its")
+    # the verdict reads the simulated unprofiled run; the profiled shares stay as evidence
+    # (without the profiler's inflation the same kernels fill more of a shorter window)
+    unprofiled = est["unprofiled"]
+    assert attn["gpu_busy_share"] < unprofiled["busy_share"] < 0.5
+    assert unprofiled["window_us"] < attn["window_us"]
+    assert attn["evidence"][0].startswith(
+        f"without the profiler (simulated): GPU busy {unprofiled['busy_share']:.0%} of its"
+    )
+    assert attn["evidence"][1].startswith("profiled trace: GPU busy 8% of its")
 
 
 # -- corpus ---------------------------------------------------------------------------------

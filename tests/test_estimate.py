@@ -16,7 +16,7 @@ from traceinspect.analysis.estimate import (
     estimate_region,
     infer_dependencies,
 )
-from traceinspect.calibration import Calibration, NodeOverheadPoint
+from traceinspect.calibration import Calibration, NodeOverheadPoint, ProfilerCost
 from traceinspect.model import DeviceInfo, Timeline, TraceMeta, make_table
 
 US = 1_000
@@ -345,27 +345,41 @@ def test_region_medians_range_and_measured_saving() -> None:
     }
 
 
-def test_eager_from_trace_is_deflated_by_the_profiler_launch_inflation() -> None:
-    # 10 launches under the profiler in a 120 µs step; unprofiled host work runs at
-    # 5 / 10 µs (calibrated launch cost unprofiled / profiled) of the traced speed
+def test_eager_from_trace_removes_the_profiler_cost_per_call() -> None:
+    # 10 launches (4 µs calls, one every 12 µs) under the profiler in a 120 µs step; the
+    # profiler adds 2 µs to each CUDA call: each call's stretch shrinks 4 → 2 µs, the 8 µs
+    # between calls (no event in them) stays
     acts = [(7, i * 12 * US + 5 * US, i * 12 * US + 6 * US) for i in range(10)]
     tl = timeline(acts, [(s - 5 * US, s - 1 * US) for _, s, _ in acts])
-    est = estimate_region(tl, [all_rows(tl)], [120 * US], CAL, assume_input_copy=False)
+    cal = replace(CAL, profiler_cost=ProfilerCost(0.0, 0.0, 2.0 * US, 0.2))
+    est = estimate_region(tl, [all_rows(tl)], [120 * US], cal, assume_input_copy=False)
     assert est is not None
     assert est.eager_source == "trace-deflated"
-    # host: 120 µs × 0.5 = 60 µs; the last kernel runs at 56–57 µs; + 2 µs synchronize
-    assert est.eager_ns == 62 * US
-    # without inflation in the calibration, the traced wall is the eager time
-    flat = replace(CAL, eager_launch_host_ns_profiled=5 * US)
-    est2 = estimate_region(tl, [all_rows(tl)], [120 * US], flat, assume_input_copy=False)
-    assert est2 is not None and est2.eager_source == "trace" and est2.eager_ns == 122 * US
+    # host: 10 × 2 + 9 × 8 + 8 (after the last call) = 100 µs; the last kernel runs at
+    # 92–93 µs; + 2 µs synchronize
+    assert est.eager_ns == 102 * US
+    # the simulated run: 10 × 1 µs kernels over a 91 µs window, the rest waiting on launches
+    assert est.unprofiled is not None
+    assert est.unprofiled.window_ns == 91 * US
+    assert est.unprofiled.busy_share == pytest.approx(10 / 91)
+    assert est.unprofiled.idle_share["host_launch"] == pytest.approx(81 / 91)
+    # a call's stretch never shrinks below the floor: 0.75 × 4 µs = 3 µs
+    floored = replace(CAL, profiler_cost=ProfilerCost(0.0, 0.0, 2.0 * US, 0.75))
+    est2 = estimate_region(tl, [all_rows(tl)], [120 * US], floored, assume_input_copy=False)
+    assert est2 is not None and est2.eager_ns == 112 * US
+    # without profiler costs the traced wall is the eager time
+    flat = replace(CAL, profiler_cost=ProfilerCost(0.0, 0.0, 0.0, 0.2))
+    est3 = estimate_region(tl, [all_rows(tl)], [120 * US], flat, assume_input_copy=False)
+    assert est3 is not None and est3.eager_ns == 122 * US
 
 
 def test_eager_from_a_gpu_bound_trace_keeps_the_gpu_time() -> None:
-    # one 100 µs kernel launched at 0–4 µs, in a 10 µs region: the host (5 µs sped up) is
-    # done long before the GPU; the kernel is ready at 2 µs → 102 µs, + 2 µs synchronize
+    # one 100 µs kernel launched at 0–4 µs, in a 10 µs region: the host (the call 2 µs
+    # shorter unprofiled) is done long before the GPU; the kernel is ready at 2 µs → 102 µs,
+    # + 2 µs synchronize
     tl = timeline([(7, 5 * US, 105 * US)], [(0, 4 * US)])
-    est = estimate_region(tl, [all_rows(tl)], [10 * US], CAL, assume_input_copy=False)
+    cal = replace(CAL, profiler_cost=ProfilerCost(0.0, 0.0, 2.0 * US, 0.2))
+    est = estimate_region(tl, [all_rows(tl)], [10 * US], cal, assume_input_copy=False)
     assert est is not None and est.eager_ns == 104 * US
 
 

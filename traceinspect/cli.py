@@ -21,46 +21,14 @@ app = typer.Typer(
         "Answers from a profiler trace."
     ),
     no_args_is_help=True,
-    add_completion=True,
+    add_completion=False,
     pretty_exceptions_enable=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
 )
 
 
-def _print_version(value: bool) -> None:
-    if value:
-        from importlib.metadata import PackageNotFoundError, version
-
-        try:
-            number = version("traceinspect")
-        except PackageNotFoundError:  # running from a source tree that was never installed
-            number = "unknown"
-        print(f"traceinspect {number}")
-        raise typer.Exit()
-
-
 @app.callback()
-def _root(
-    version: Annotated[
-        bool,
-        typer.Option(
-            "--version",
-            "-V",
-            help="Print the version and exit.",
-            callback=_print_version,
-            is_eager=True,
-        ),
-    ] = False,
-) -> None:
+def _root() -> None:
     """Is your PyTorch workload launch-bound, and what would CUDA Graph replay save?"""
-
-
-QuietOpt = Annotated[
-    bool,
-    typer.Option(
-        "--quiet", "-q", help="No progress display on stderr (it only shows on a terminal)."
-    ),
-]
 
 
 CalibrationOpt = Annotated[
@@ -68,10 +36,12 @@ CalibrationOpt = Annotated[
     typer.Option(help="Calibration file from `traceinspect calibrate` (default: built-in)."),
 ]
 EagerUsOpt = Annotated[
-    float | None,
+    list[str] | None,
     typer.Option(
         "--eager-us",
-        help="Unprofiled eager time of one step, µs (from `profile`), used for savings.",
+        help="Unprofiled eager time, µs (from `profile`), used for savings: a bare number for "
+        "the step, NAME=US for the region NAME; repeatable.",
+        show_default=False,
     ),
 ]
 
@@ -99,7 +69,6 @@ def analyze(
     eager_us: EagerUsOpt = None,
     top: Annotated[int, typer.Option(help="How many kernels to list.")] = 10,
     force: Annotated[bool, typer.Option(help="Overwrite existing output files.")] = False,
-    quiet: QuietOpt = False,
 ) -> None:
     """Diagnose a trace: launch-bound or compute-bound, per region, and what replay would save."""
     from traceinspect.commands.analyze import run_analyze
@@ -112,7 +81,6 @@ def analyze(
         eager_us=eager_us,
         top=top,
         force=force,
-        quiet=quiet,
     )
 
 
@@ -162,18 +130,6 @@ def profile(
     candidate_traces: Annotated[
         bool, typer.Option(help="Record profiled eager/graphed traces of each candidate bucket.")
     ] = True,
-    nsys: Annotated[
-        bool,
-        typer.Option(
-            "--nsys",
-            help="Record with Nsight Systems (nsys profile) instead of the PyTorch profiler: "
-            "report.nsys-rep and report.sqlite in the output folder.",
-        ),
-    ] = False,
-    nsys_path: Annotated[
-        Path | None,
-        typer.Option("--nsys-path", help="The nsys binary (or its folder); implies --nsys."),
-    ] = None,
 ) -> None:
     """Run a script under the PyTorch profiler, measure its CUDA graph candidates, diagnose.
 
@@ -198,8 +154,6 @@ def profile(
         options=options,
         candidates=candidates,
         record_shapes=record_shapes,
-        nsys=nsys,
-        nsys_path=nsys_path,
     )
     raise typer.Exit(status)
 
@@ -222,17 +176,8 @@ def diff(
     calibration: CalibrationOpt = None,
     eager_us: EagerUsOpt = None,
     force: Annotated[bool, typer.Option(help="Overwrite an existing --json file.")] = False,
-    full_names: Annotated[
-        bool,
-        typer.Option(
-            "--full-names", help="Show kernel and region names whole (default: fit the terminal)."
-        ),
-    ] = False,
-    quiet: QuietOpt = False,
 ) -> None:
-    """Compare an eager trace with a graphed one, per region, against the prediction.
-
-    Warns when the two traces do not look like one workload (their kernel mixes differ)."""
+    """Compare an eager trace with a graphed one, per region, against the prediction."""
     from traceinspect.commands.diff import run_diff
 
     run_diff(
@@ -242,8 +187,6 @@ def diff(
         calibration=calibration,
         eager_us=eager_us,
         force=force,
-        full_names=full_names,
-        quiet=quiet,
     )
 
 

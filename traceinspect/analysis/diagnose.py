@@ -66,6 +66,8 @@ class RegionDiagnosis:
     evidence: list[str]
     capture: CaptureReport
     estimate: Any | None = None  # RegionEstimate from analysis.estimate
+    #: What the verdict read (the profiled timeline's shares).
+    shape: RegionShape | None = None
 
 
 @dataclass(frozen=True)
@@ -82,13 +84,15 @@ def diagnose(
     calibration: Any | None = None,
     eager_unprofiled_ns: int | None = None,
     estimate: bool = True,
+    eager_by_name: Mapping[str, int] | None = None,
 ) -> Diagnosis:
     """Diagnose every region of ``timeline``.
 
     ``calibration`` (a :class:`traceinspect.calibration.Calibration`) feeds the replay
     estimate; by default the built-in profile matching the trace's GPU.
     ``eager_unprofiled_ns``, an unprofiled measurement of one step, applies to the
-    outermost step region (the profiler steps, else the longest top-level region).
+    outermost step region (the profiler steps, else the longest top-level region);
+    ``eager_by_name`` gives measured eager times (ns) of regions by name.
     """
     arrays = index_timeline(timeline)
     regions = find_regions(timeline, arrays)
@@ -122,10 +126,12 @@ def diagnose(
             )
         ):
             eager = eager_unprofiled_ns if region is step else None
+            if eager_by_name is not None and region.name in eager_by_name:
+                eager = eager_by_name[region.name]
             est, warning = _estimate(timeline, region, calibration, eager, columns)
             if warning is not None:
                 notes.append(warning)
-            result = _with_estimate(result, est)
+            result = _with_estimate(result, est, launch_cost)
         diagnosed.append(result)
     health = check_health(timeline, arrays, diagnosed) + notes
     return Diagnosis(timeline, diagnosed, health, calibration)
@@ -170,6 +176,7 @@ def _estimate(
                 calibration,
                 eager_unprofiled_ns=eager_ns,
                 columns=columns,
+                occurrence_start_ns=[int(s) for s in region.start_ns],
             ),
             None,
         )
@@ -180,10 +187,22 @@ def _estimate(
         )
 
 
-def _with_estimate(result: RegionDiagnosis, est: Any | None) -> RegionDiagnosis:
+def _with_estimate(
+    result: RegionDiagnosis, est: Any | None, launch_cost_ns: float
+) -> RegionDiagnosis:
+    """The diagnosis with its estimate; the verdict then reads the simulated unprofiled run
+    and must agree with the predicted saving (:func:`~traceinspect.analysis.verdict.decide`)."""
     from dataclasses import replace
 
-    return replace(result, estimate=est)
+    if est is None or result.shape is None:
+        return replace(result, estimate=est)
+    verdict, evidence = decide(
+        result.shape,
+        launch_cost_ns=launch_cost_ns,
+        unprofiled=getattr(est, "unprofiled", None),
+        saving=est,
+    )
+    return replace(result, estimate=est, verdict=verdict, evidence=evidence)
 
 
 def _diagnose_region(
@@ -222,6 +241,7 @@ def _diagnose_region(
         median_launch_call_ns=launch.median_call_ns,
         median_queue_depth=launch.median_queue_depth,
         wall_ns=_median(wall),
+        collective_share=_collective_share(arrays, region, occ, rows, gaps.busy),
     )
     verdict, evidence = decide(shape, launch_cost_ns=launch_cost_ns)
     capture = checker.check(region, graphed=verdict == "already-graphed")
@@ -244,7 +264,21 @@ def _diagnose_region(
         verdict=verdict,
         evidence=evidence,
         capture=capture,
+        shape=shape,
     )
+
+
+def _collective_share(
+    arrays: TimelineArrays, region: Region, occ: IntArray, rows: IntArray, busy: IntArray
+) -> float:
+    """Median over occurrences of the collective kernels' time over the GPU busy time."""
+    collective = arrays.timeline.gpu["collective"].to_numpy(bool)[rows]
+    if not collective.any():
+        return 0.0
+    duration = (arrays.end[rows] - arrays.start[rows]).astype(np.float64)
+    own = np.bincount(occ[collective], weights=duration[collective], minlength=region.occurrences)
+    used = busy > 0
+    return _median(np.minimum(1.0, own[used] / busy[used]))
 
 
 def _host_sync_ns(arrays: TimelineArrays, region: Region) -> IntArray:

@@ -28,17 +28,36 @@ the profiler slows the host (about 2× on launch-bound steps), not the GPU. Firs
 6. ``idle`` — the GPU is busy for less than :data:`IDLE_BUSY_SHARE` of the window for
    reasons other than launches (host work, dependencies, other work).
 7. ``mixed`` — anything else: some launch gaps, some long kernels.
+
+``communication-bound`` comes before ``compute-bound``: at least :data:`COLLECTIVE_SHARE`
+of the GPU busy time is collective kernels (NCCL/RCCL), which mostly wait for other ranks.
+
+The profiled timeline is not the run users see: the profiler inflates every launch, so a
+step that keeps the GPU fed without it can look launch-bound under it. When the replay
+estimate ran, the busy and host-launch shares come from its simulation of the unprofiled
+eager run (:mod:`traceinspect.analysis.estimate.eager`) and the profiled ones are kept as
+evidence; and the verdict must agree with the predicted saving (:func:`agree`): never
+``launch-bound`` below :data:`LAUNCH_BOUND_MIN_SAVING`, never ``compute-bound`` above
+:data:`COMPUTE_BOUND_MAX_SAVING`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Final, Literal, Protocol
 
 from traceinspect.analysis.gaps import LONG_HOST_GAP_NS
 
-Verdict = Literal["launch-bound", "compute-bound", "sync-bound", "mixed", "idle", "already-graphed"]
+Verdict = Literal[
+    "launch-bound",
+    "compute-bound",
+    "communication-bound",
+    "sync-bound",
+    "mixed",
+    "idle",
+    "already-graphed",
+]
 
 #: Share of a region's activities coming from graph launches above which it is graphed.
 GRAPHED_SHARE: Final = 0.5
@@ -52,6 +71,10 @@ HOST_SYNC_SHARE: Final = 0.5
 COMPUTE_BUSY_SHARE: Final = 0.9
 #: Share of the window spent waiting on the next launch that makes a region launch-bound.
 LAUNCH_IDLE_SHARE: Final = 0.3
+#: The same threshold read on the simulated unprofiled run: without the profiler's inflation
+#: the gaps are shorter, and a fifth of the window waiting on launches is what replay
+#: removes (the H200 `mixed` step: 22 % simulated, replay measured 24 % faster).
+UNPROFILED_LAUNCH_IDLE_SHARE: Final = 0.2
 #: With activities shorter than the launch cost, a GPU busy for less than this share of the
 #: window is starved by launches even where each gap is too short to attribute cleanly.
 SHORT_BUSY_SHARE: Final = 0.6
@@ -66,6 +89,15 @@ LAUNCH_COST_NS: Final = 10_000
 LONG_GAP_SHARE: Final = 0.5
 #: GPU busy share of the window below which the GPU is mostly idle.
 IDLE_BUSY_SHARE: Final = 0.1
+#: Share of the region's GPU busy time in collective (NCCL/RCCL) kernels from which it is
+#: communication-bound: a collective kernel's time is mostly waiting for the other ranks.
+COLLECTIVE_SHARE: Final = 0.5
+#: A ``launch-bound`` region must be predicted to save at least this share of its eager
+#: time by replay; below, the verdict is ``mixed`` and the evidence says why.
+LAUNCH_BOUND_MIN_SAVING: Final = 0.10
+#: A ``compute-bound`` region cannot be predicted to save more than this share; above, the
+#: host set the pace after all: ``launch-bound``.
+COMPUTE_BOUND_MAX_SAVING: Final = 0.25
 
 
 @dataclass(frozen=True)
@@ -89,19 +121,66 @@ class RegionShape:
     median_queue_depth: float | None = None  # activities in flight at each launch
     #: Median host wall time of an occurrence (0 when unknown).
     wall_ns: float = 0.0
+    #: Share of the GPU busy time in collective (NCCL/RCCL) kernels.
+    collective_share: float = 0.0
+
+
+class Unprofiled(Protocol):
+    """The simulated unprofiled eager run the verdict reads
+    (:class:`traceinspect.analysis.estimate.UnprofiledShape`)."""
+
+    @property
+    def window_ns(self) -> int: ...
+    @property
+    def busy_share(self) -> float: ...
+    @property
+    def idle_share(self) -> Mapping[str, float]: ...
+
+
+class Saving(Protocol):
+    """What the verdict checks itself against (:class:`traceinspect.analysis.estimate.
+    RegionEstimate`)."""
+
+    @property
+    def saving_frac(self) -> float: ...
+    @property
+    def eager_ns(self) -> int: ...
+    @property
+    def graphed_ns(self) -> int: ...
+    @property
+    def eager_source(self) -> str: ...
+    @property
+    def parts(self) -> Mapping[str, int]: ...
 
 
 def decide(
-    shape: RegionShape, *, launch_cost_ns: float = LAUNCH_COST_NS
+    shape: RegionShape,
+    *,
+    launch_cost_ns: float = LAUNCH_COST_NS,
+    unprofiled: Unprofiled | None = None,
+    saving: Saving | None = None,
 ) -> tuple[Verdict, list[str]]:
     """The verdict and its evidence (short strings with the numbers).
 
     ``launch_cost_ns`` replaces :data:`LAUNCH_COST_NS` when a calibration measured it.
+    ``unprofiled``, the simulated run without the profiler, replaces the profiled
+    timeline's busy and host-launch shares (the profiled ones stay in the evidence);
+    ``saving``, the replay estimate, must agree with the verdict (:func:`agree`).
     """
+    verdict, evidence = _rules(shape, launch_cost_ns, unprofiled)
+    if saving is None:
+        return verdict, evidence
+    return agree(verdict, evidence, shape, unprofiled, saving)
+
+
+def _rules(
+    shape: RegionShape, launch_cost_ns: float, unprofiled: Unprofiled | None
+) -> tuple[Verdict, list[str]]:
     if shape.activities == 0:
         return "idle", ["launches no GPU work"]
+    prefix = "profiled trace: " if unprofiled is not None else ""
     evidence = [
-        f"GPU busy {shape.busy_share:.0%} of its {_us(shape.window_ns)} window",
+        f"{prefix}GPU busy {shape.busy_share:.0%} of its {_us(shape.window_ns)} window",
         f"{_us(shape.gpu_per_activity_ns)} of GPU time per launch vs {_us(launch_cost_ns)}"
         " unprofiled launch cost",
         f"median activity {_us(shape.median_activity_ns)}"
@@ -113,7 +192,7 @@ def decide(
     ]
     idle = shape.idle_share
     evidence += [
-        f"{cause} gaps {idle[cause]:.0%} of window"
+        f"{prefix}{cause} gaps {idle[cause]:.0%} of window"
         for cause in ("host_launch", "sync", "copy", "dependency", "other")
         if idle.get(cause, 0.0) >= 0.05
     ]
@@ -124,22 +203,41 @@ def decide(
             f"{shape.graph_share:.0%} of activities come from graph launches",
             *evidence,
         ]
-    launch_idle = idle.get("host_launch", 0.0)
+    busy_share = shape.busy_share
     sync_idle = idle.get("sync", 0.0)
+    launch_idle = idle.get("host_launch", 0.0)
+    launch_idle_share = LAUNCH_IDLE_SHARE
+    if unprofiled is not None:
+        launch_idle_share = UNPROFILED_LAUNCH_IDLE_SHARE
+        busy_share = unprofiled.busy_share
+        launch_idle = unprofiled.idle_share.get("host_launch", 0.0)
+        unprofiled_sync = unprofiled.idle_share.get("sync", 0.0)
+        evidence.insert(
+            0,
+            f"without the profiler (simulated): GPU busy {busy_share:.0%} of its"
+            f" {_us(unprofiled.window_ns)} window, host_launch gaps {launch_idle:.0%}"
+            + (f", sync gaps {unprofiled_sync:.0%}" if unprofiled_sync >= 0.05 else ""),
+        )
     if shape.host_sync_share >= 0.05:
         evidence.append(f"host blocked in syncs {shape.host_sync_share:.0%} of wall")
+    if shape.collective_share >= 0.05:
+        evidence.append(f"collective kernels {shape.collective_share:.0%} of GPU busy time")
     # Waiting in a sync only limits a region when the wait outweighs the GPU work the region
     # itself launched: a step that ends in a synchronize while its own kernels run is not
     # sync-bound; an `.item()` check that waits on earlier work is.
     waits_more_than_it_works = (
         shape.host_sync_share * shape.wall_ns > shape.busy_share * shape.window_ns
     )
-    if (sync_idle >= SYNC_IDLE_SHARE and sync_idle >= launch_idle) or (
+    # A sync is a real wait with or without the profiler: the profiled shares decide it.
+    profiled_launch_idle = idle.get("host_launch", 0.0)
+    if (sync_idle >= SYNC_IDLE_SHARE and sync_idle >= profiled_launch_idle) or (
         shape.host_sync_share >= HOST_SYNC_SHARE and waits_more_than_it_works
     ):
         return "sync-bound", evidence
+    if shape.collective_share >= COLLECTIVE_SHARE:
+        return "communication-bound", evidence
     short = shape.gpu_per_activity_ns < launch_cost_ns
-    if shape.busy_share >= COMPUTE_BUSY_SHARE and not short:
+    if busy_share >= COMPUTE_BUSY_SHARE and not short:
         return "compute-bound", evidence
     host_work = shape.long_host_share >= LONG_GAP_SHARE * launch_idle and launch_idle > 0
     if host_work:
@@ -150,13 +248,52 @@ def decide(
     # With many launches already queued, the host was ahead: short kernels are not waiting on it.
     ahead = (shape.median_queue_depth or 0.0) >= QUEUED_AHEAD_DEPTH
     if not host_work and (
-        launch_idle >= LAUNCH_IDLE_SHARE
-        or (shape.busy_share < SHORT_BUSY_SHARE and short and not ahead)
+        launch_idle >= launch_idle_share or (busy_share < SHORT_BUSY_SHARE and short and not ahead)
     ):
         return "launch-bound", evidence
-    if shape.busy_share < IDLE_BUSY_SHARE:
+    if busy_share < IDLE_BUSY_SHARE:
         return "idle", evidence
     return "mixed", evidence
+
+
+def agree(
+    verdict: Verdict,
+    evidence: list[str],
+    shape: RegionShape,
+    unprofiled: Unprofiled | None,
+    saving: Saving,
+) -> tuple[Verdict, list[str]]:
+    """The verdict made to agree with the saving replay is predicted to bring: a region
+    predicted to save less than :data:`LAUNCH_BOUND_MIN_SAVING` is not ``launch-bound``
+    (``mixed``), one predicted to save more than :data:`COMPUTE_BOUND_MAX_SAVING` is not
+    ``compute-bound`` (``launch-bound``); the evidence says why the two views differ."""
+    frac = saving.saving_frac
+    parts = saving.parts
+    graphed = (
+        f"replay predicted at {_us(saving.graphed_ns)} (GPU work {_us(parts.get('gpu_work'))},"
+        f" node overhead {_us(parts.get('node_overhead'))}) against eager"
+        f" {_us(saving.eager_ns)} ({saving.eager_source})"
+    )
+    launch_idle = shape.idle_share.get("host_launch", 0.0)
+    if verdict == "launch-bound" and frac < LAUNCH_BOUND_MIN_SAVING:
+        why = (
+            "without the profiler's inflation the host keeps ahead of the GPU"
+            if unprofiled is not None and unprofiled.idle_share.get("host_launch", 0.0) < 0.1
+            else "what replay removes (launch gaps) is paid back in per-node and launch costs"
+        )
+        return "mixed", [
+            f"looks launch-bound (host_launch gaps {launch_idle:.0%} of the profiled window),"
+            f" yet replay would save only {frac:.0%}: {why}; {graphed}",
+            *evidence,
+        ]
+    if verdict == "compute-bound" and frac > COMPUTE_BOUND_MAX_SAVING:
+        return "launch-bound", [
+            f"the GPU looks busy ({shape.busy_share:.0%} of the profiled window), yet replay"
+            f" would save {frac:.0%}: the eager run is longer than its GPU work, the host sets"
+            f" the pace; {graphed}",
+            *evidence,
+        ]
+    return verdict, evidence
 
 
 def _us(ns: float | None) -> str:

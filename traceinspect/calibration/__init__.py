@@ -37,6 +37,14 @@ Profile fields (``schema_version`` 1; times in integer or fractional nanoseconds
 ``cold_call_ns``                   extra host time of the first CUDA call after a
                                    ``torch.cuda.synchronize()`` over the same call made warm
                                    (optional; :data:`DEFAULT_COLD_CALL_NS`)
+``graph_node_extra_ns``            per-node replay cost beyond ``node_overhead_table`` seen in
+                                   real graphs (optional; :data:`DEFAULT_GRAPH_NODE_EXTRA_NS`)
+``profiler_op_ns``                 host time torch.profiler adds per recorded CPU operator
+                                   (optional; :data:`DEFAULT_PROFILER_COST`)
+``profiler_op_shapes_ns``          what ``record_shapes=True`` adds on top, per operator
+``profiler_call_ns``               host time it adds per CUDA runtime/driver call
+``profiler_floor_frac``            a host stretch keeps at least this share of its
+                                   profiled time when the costs are removed
 =================================  =========================================================
 
 Unknown extra fields are kept in :attr:`Calibration.extra` (numbers only) and ignored.
@@ -90,6 +98,33 @@ DEFAULT_COPY_GPU_NS: Final = 2_000
 #: paid by both calls and cancels in the difference).
 DEFAULT_COLD_CALL_NS: Final = 4_550
 
+
+@dataclass(frozen=True)
+class ProfilerCost:
+    """What torch.profiler adds to host time, per recorded event (ns): the eager model
+    (:mod:`traceinspect.analysis.estimate.eager`) removes it from a profiled trace."""
+
+    #: Per recorded CPU operator (enter + exit callbacks, the event's record).
+    op_ns: float
+    #: Added per operator when input shapes are recorded (``record_shapes=True``).
+    op_shapes_ns: float
+    #: Per CUDA runtime or driver call (CUPTI's callback and its activity record).
+    call_ns: float
+    #: A host stretch never shrinks below this share of its profiled length.
+    floor_frac: float
+
+
+#: The profiler's costs when a profile does not state them: fitted on the H200 sample and
+#: validation workloads (``bench/validation_table.py --fit``), see the README.
+DEFAULT_PROFILER_COST: Final = ProfilerCost(
+    op_ns=1_000.0, op_shapes_ns=6_000.0, call_ns=0.0, floor_frac=0.4
+)
+
+#: Per-node replay cost of real graphs beyond what the calibration's chains of one repeated
+#: kernel show, ns, when a profile does not state it: fitted on the H200 validation workloads
+#: (``bench/validation_table.py --fit``), see the README.
+DEFAULT_GRAPH_NODE_EXTRA_NS: Final = 0
+
 _REQUIRED: Final = (
     "device_name",
     "eager_launch_host_ns",
@@ -115,6 +150,11 @@ _KNOWN: Final = frozenset(
         "graph_launch_host_table",
         "spread_frac",
         "cold_call_ns",
+        "graph_node_extra_ns",
+        "profiler_op_ns",
+        "profiler_op_shapes_ns",
+        "profiler_call_ns",
+        "profiler_floor_frac",
         *_REQUIRED,
     }
 )
@@ -158,6 +198,9 @@ class Calibration:
     #: calibrated copy and replay costs were each measured as such a first call. 0 unless
     #: given; a profile file that does not state it gets :data:`DEFAULT_COLD_CALL_NS`.
     cold_call_ns: int = 0
+    profiler_cost: ProfilerCost = DEFAULT_PROFILER_COST
+    #: Added to every kernel node's replay overhead (:meth:`node_overhead_for`).
+    graph_node_extra_ns: int = 0
     versions: Mapping[str, str] = field(default_factory=dict)
     extra: Mapping[str, float] = field(default_factory=dict)
     #: Non-empty when this profile stands in for a device it was not measured on.
@@ -180,7 +223,7 @@ class Calibration:
         xs, _ = _overhead_curve(self.node_overhead_table)
         tiny = float(np.exp(xs[0])) if len(xs) else 0.0
         one_node = (
-            float(self.node_overhead_for([tiny])[0])
+            float(self.node_overhead_for([tiny])[0]) - self.graph_node_extra_ns
             if len(xs)
             else float(self.graph_node_overhead_ns)
         )
@@ -212,13 +255,14 @@ class Calibration:
         Interpolated in log(kernel duration) over ``node_overhead_table`` (the rows with the
         most nodes for each kernel size, where the per-node figure has converged); flat
         beyond the measured sizes. Without a table every node pays
-        ``graph_node_overhead_ns``.
+        ``graph_node_overhead_ns``. Every node adds ``graph_node_extra_ns``.
         """
         durations = np.asarray(kernel_ns, np.float64)
         xs, ys = _overhead_curve(self.node_overhead_table)
+        extra = float(self.graph_node_extra_ns)
         if len(xs) == 0:
-            return np.full(durations.shape, float(self.graph_node_overhead_ns))
-        return np.interp(np.log(np.maximum(durations, 1.0)), xs, ys)
+            return np.full(durations.shape, float(self.graph_node_overhead_ns) + extra)
+        return np.interp(np.log(np.maximum(durations, 1.0)), xs, ys) + extra
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -332,8 +376,23 @@ def parse_calibration(data: Mapping[str, Any], *, name: str, source: str) -> Cal
         ),
         spread_frac=float(spread),
         cold_call_ns=_ns(data, "cold_call_ns", DEFAULT_COLD_CALL_NS),
+        profiler_cost=_profiler_cost(data),
+        graph_node_extra_ns=_ns(data, "graph_node_extra_ns", DEFAULT_GRAPH_NODE_EXTRA_NS),
         versions=versions,
         extra=extra,
+    )
+
+
+def _profiler_cost(data: Mapping[str, Any]) -> ProfilerCost:
+    default = DEFAULT_PROFILER_COST
+    floor = data.get("profiler_floor_frac", default.floor_frac)
+    if not _is_number(floor) or not 0 <= float(floor) <= 1:
+        raise ValueError("profiler_floor_frac must be a number in [0, 1]")
+    return ProfilerCost(
+        op_ns=float(_ns(data, "profiler_op_ns", int(default.op_ns))),
+        op_shapes_ns=float(_ns(data, "profiler_op_shapes_ns", int(default.op_shapes_ns))),
+        call_ns=float(_ns(data, "profiler_call_ns", int(default.call_ns))),
+        floor_frac=float(floor),
     )
 
 

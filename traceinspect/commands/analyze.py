@@ -3,19 +3,46 @@
 from __future__ import annotations
 
 import json
+import math
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from rich.console import Console
 
 from traceinspect.analysis.diagnose import diagnose
+from traceinspect.errors import UsageError
 from traceinspect.parse import load_trace
 from traceinspect.report.json_report import build_report
-from traceinspect.report.layout import render_width
 from traceinspect.report.output import check_writable, write_text
-from traceinspect.report.progress import Progress, file_label
 from traceinspect.report.summary import render_summary, summarize
 from traceinspect.report.terminal import render_diagnosis
+
+
+def parse_eager_us(
+    values: float | Sequence[str] | None,
+) -> tuple[float | None, dict[str, float]]:
+    """``--eager-us`` values: a bare number is the step's measured eager time, ``NAME=US``
+    the region ``NAME``'s (the last one given wins). Returns (step µs, {name: µs})."""
+    if values is None:
+        return None, {}
+    if isinstance(values, (int, float)):
+        values = [str(values)]
+    step: float | None = None
+    by_name: dict[str, float] = {}
+    for value in values:
+        name, sep, number = str(value).rpartition("=")
+        try:
+            us = float(number)
+        except ValueError:
+            us = math.nan
+        if not math.isfinite(us) or us <= 0 or (sep and not name):
+            raise UsageError(f"--eager-us takes a positive number of µs or NAME=US, got {value!r}")
+        if sep:
+            by_name[name] = us
+        else:
+            step = us
+    return step, by_name
 
 
 def run_analyze(
@@ -24,10 +51,9 @@ def run_analyze(
     json_out: str | None = None,
     html_out: Path | None = None,
     calibration: Path | None = None,
-    eager_us: float | None = None,
+    eager_us: float | Sequence[str] | None = None,
     top: int = 10,
     force: bool = False,
-    quiet: bool = False,
 ) -> None:
     if trace.is_dir():
         from traceinspect.commands.ranks import run_analyze_dir
@@ -39,34 +65,33 @@ def run_analyze(
     if html_out is not None:
         check_writable(html_out, force=force)
     # With `--json -`, stdout carries the JSON alone; human output goes to stderr.
-    out_stream = sys.stderr if json_out == "-" else sys.stdout
-    console = Console(stderr=json_out == "-", highlight=False, width=render_width(out_stream))
-    with Progress(quiet=quiet) as progress:
-        with progress.stage(f"reading {file_label(trace)}"):
-            timeline = load_trace(trace)
-        profile = None
-        if calibration is not None:
-            from traceinspect.calibration import calibration_for
+    console = Console(stderr=json_out == "-", highlight=False, width=_width())
+    timeline = load_trace(trace)
+    profile = None
+    if calibration is not None:
+        from traceinspect.calibration import calibration_for
 
-            profile = calibration_for(timeline, calibration)
-        with progress.stage("diagnosing regions and estimating replay"):
-            diagnosis = diagnose(
-                timeline,
-                calibration=profile,
-                eager_unprofiled_ns=round(eager_us * 1000) if eager_us is not None else None,
-            )
-            summary = summarize(timeline, top=top)
-            report = build_report(diagnosis, summary)
-        html_text = None
-        if html_out is not None:
-            from traceinspect.report.html import render_html
-
-            with progress.stage(f"writing {html_out.name}"):
-                html_text = render_html(timeline, report)
+        profile = calibration_for(timeline, calibration)
+    step_us, by_name = parse_eager_us(eager_us)
+    diagnosis = diagnose(
+        timeline,
+        calibration=profile,
+        eager_unprofiled_ns=round(step_us * 1000) if step_us is not None else None,
+        eager_by_name={name: round(us * 1000) for name, us in by_name.items()} or None,
+    )
+    summary = summarize(timeline, top=top)
+    report = build_report(diagnosis, summary)
     render_summary(summary, console)
     render_diagnosis(report, console)
     if json_out is not None:
         write_text(json_out, json.dumps(report, indent=1), force=force)
-    if html_out is not None and html_text is not None:
-        write_text(html_out, html_text, force=force)
+    if html_out is not None:
+        from traceinspect.report.html import render_html
+
+        write_text(html_out, render_html(timeline, report), force=force)
         console.print(f"HTML report: {html_out}")
+
+
+def _width() -> int | None:
+    # Wide enough for the regions table when piped to a file or a CI log.
+    return None if sys.stdout.isatty() else 180

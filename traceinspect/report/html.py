@@ -562,6 +562,9 @@ def _estimate_cells(estimate: Any) -> list[Any]:
     frac = estimate.get("saving_frac")
     if _finite(frac):
         saving += f" ({frac:.0%})"
+    low_frac, high_frac = estimate.get("saving_low_frac"), estimate.get("saving_high_frac")
+    if _finite(low_frac) and _finite(high_frac) and round(low_frac, 2) != round(high_frac, 2):
+        return [graphed, {"text": saving, "details": [f"range {low_frac:.0%} – {high_frac:.0%}"]}]
     return [graphed, saving]
 
 
@@ -576,6 +579,13 @@ def _estimate_lines(estimate: Any) -> list[str]:
             f"eager {_num(eager)} µs"
             + (f" ({source})" if source else "")
             + f" → graphed {_num(estimate.get('graphed_us'))} µs"
+        )
+    low_frac, high_frac = estimate.get("saving_low_frac"), estimate.get("saving_high_frac")
+    if _finite(low_frac) and _finite(high_frac):
+        lines.append(
+            f"saving {estimate.get('saving_frac', 0.0):.0%}, range {low_frac:.0%} – {high_frac:.0%}"
+            f" (eager {_num(estimate.get('eager_low_us'))} – {_num(estimate.get('eager_high_us'))}"
+            " µs)"
         )
     graph = estimate.get("graph")
     if isinstance(graph, Mapping) and graph:

@@ -72,7 +72,7 @@ from traceinspect.analysis.estimate.dependencies import (
     DEPENDENCY_WINDOW_NS,
     infer_dependencies,
 )
-from traceinspect.analysis.estimate.eager import deflated_eager_ns, host_speedup
+from traceinspect.analysis.estimate.eager import EagerRun, simulate_eager
 from traceinspect.analysis.estimate.occurrence import OccurrenceEstimate, estimate_occurrence
 from traceinspect.analysis.estimate.region import (
     MAX_ESTIMATED_OCCURRENCES,
@@ -80,6 +80,7 @@ from traceinspect.analysis.estimate.region import (
     REPLAY_DURATION_DRIFT_FRAC,
     EagerSource,
     RegionEstimate,
+    UnprofiledShape,
     duration_spread,
     estimate_region,
 )
@@ -100,11 +101,12 @@ __all__ = [
     "RegionEstimate",
     "TimelineColumns",
     "critical_path_ns",
-    "deflated_eager_ns",
+    "simulate_eager",
     "device_share",
     "duration_spread",
     "estimate_occurrence",
     "estimate_region",
-    "host_speedup",
+    "EagerRun",
+    "UnprofiledShape",
     "infer_dependencies",
 ]

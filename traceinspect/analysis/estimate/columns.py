@@ -45,6 +45,7 @@ class TimelineColumns:
         self.timeline = timeline
         self._gpu: dict[str, npt.NDArray[Any]] = {}
         self._host: dict[str, npt.NDArray[Any]] = {}
+        self._ops: dict[str, npt.NDArray[Any]] = {}
         self._share: FloatArray | None = None
 
     @property
@@ -60,6 +61,28 @@ class TimelineColumns:
         if column not in self._host:
             self._host[column] = self.timeline.host[column].to_numpy()
         return self._host[column]
+
+    def thread_event_starts(
+        self, threads: npt.NDArray[np.int64], first_ns: int, last_ns: int
+    ) -> tuple[IntArray, IntArray]:
+        """Sorted start times, in ``[first_ns, last_ns]``, of the CPU operators and of the
+        CUDA API calls made by the (pid, tid) keys ``threads`` (:attr:`host_thread`)."""
+        if "_op_thread" not in self._ops:
+            ops = self.timeline.cpu_ops
+            self._ops["_op_thread"] = (ops["pid"].to_numpy().astype(np.int64) << 32) ^ ops[
+                "tid"
+            ].to_numpy().astype(np.int64)
+            self._ops["start_ns"] = ops["start_ns"].to_numpy()
+        out = []
+        for starts, thread in (
+            (self._ops["start_ns"], self._ops["_op_thread"]),
+            (self.host("start_ns"), self.host_thread),
+        ):
+            lo = int(np.searchsorted(starts, first_ns, side="left"))
+            hi = int(np.searchsorted(starts, last_ns, side="right"))
+            mine = np.isin(thread[lo:hi], threads)
+            out.append(np.sort(starts[lo:hi][mine]).astype(np.int64))
+        return out[0], out[1]
 
     @property
     def host_thread(self) -> IntArray:

@@ -1,10 +1,32 @@
-"""The eager time of a region occurrence as it would run without the profiler."""
+"""The eager run of a region occurrence as it would go without the profiler.
+
+One simulated timeline (:class:`EagerRun`) serves three readers: the eager time savings are
+computed from, the GPU gap shares the verdict reads, and — through the same GPU work — the
+replay estimate it is compared with.
+
+**Host.** The profiled trace shows when the host issued each launch; without the profiler
+every stretch of host time between two traced points is shorter by what the profiler added
+inside it (:class:`ProfilerCost`): a fixed cost per recorded CPU operator (more when input
+shapes are recorded) and per CUDA runtime or driver call (CUPTI's callback and activity
+record). Time outside those events (Python) is kept. A stretch never shrinks below
+:attr:`ProfilerCost.floor_frac` of its traced length. Nsight Systems traces are taken as
+traced (their CUDA API tracing costs the host far less than torch.profiler's).
+
+**GPU.** Each activity starts once its (deflated) launch call has returned, its stream is
+free and the activities it depends on (:func:`infer_dependencies`) are done; durations are
+the traced ones. A blocking host call (a synchronize, a synchronous copy) waits for the
+simulated GPU to drain and costs ``sync_ns``; the caller's final synchronize adds
+``sync_ns`` after the later of the host and the GPU finishing.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Final
 
 import numpy as np
+import numpy.typing as npt
 
 from traceinspect.analysis.estimate.columns import (
     FloatArray,
@@ -16,85 +38,252 @@ from traceinspect.analysis.estimate.columns import (
     sync_rows,
 )
 from traceinspect.analysis.estimate.dependencies import infer_dependencies
-from traceinspect.calibration import Calibration
+from traceinspect.calibration import Calibration, ProfilerCost
 from traceinspect.model import Timeline
 
+#: Share of the recorded CPU operators that must carry input shapes for a trace to count as
+#: recorded with ``record_shapes=True`` (operators without tensor inputs carry none).
+SHAPES_RECORDED_SHARE: Final = 0.2
 
-def host_speedup(timeline: Timeline, calibration: Calibration) -> float:
-    """Factor from traced to unprofiled host time: ``unprofiled / profiled`` calibrated
-    launch cost for PyTorch-profiler traces (the inflation was measured under it); 1 for
-    Nsight Systems traces, whose CUDA API tracing costs the host far less."""
+
+@dataclass(frozen=True)
+class EagerRun:
+    """One occurrence simulated without the profiler (ns from its first host point)."""
+
+    eager_ns: int
+    #: GPU busy (union of activities) and window (first start to last end), simulated.
+    busy_ns: int
+    window_ns: int
+    #: Idle inside the window, simulated, by what ended it: the host's next launch
+    #: (``host_launch``), a host synchronization (``sync``), anything else (``other``).
+    idle_ns: Mapping[str, int]
+    #: Host time of the occurrence as traced and as simulated (its own host work only).
+    host_traced_ns: int
+    host_ns: int
+
+
+def profiler_cost_for(timeline: Timeline, calibration: Calibration) -> ProfilerCost | None:
+    """What the profiler added to host time in ``timeline``; ``None`` when nothing is
+    removed (Nsight Systems traces)."""
     if timeline.meta.format != "kineto":
-        return 1.0
-    ratio = calibration.eager_launch_host_ns / max(calibration.eager_launch_host_ns_profiled, 1)
-    return min(1.0, ratio)
+        return None
+    return calibration.profiler_cost
 
 
-def deflated_eager_ns(
+def shapes_recorded(timeline: Timeline) -> bool:
+    """Whether the trace was recorded with ``record_shapes=True``."""
+    shapes = timeline.cpu_ops["input_shapes"]
+    return bool(len(shapes)) and float((shapes != "").mean()) >= SHAPES_RECORDED_SHARE
+
+
+class HostClock:
+    """Maps traced host time of one thread set to simulated unprofiled host time.
+
+    Traced points (``points``, sorted) cut the host time into stretches; each stretch
+    shrinks by the profiler's cost of the operators and calls that started in it."""
+
+    def __init__(
+        self,
+        points: IntArray,
+        op_starts: IntArray,
+        call_starts: IntArray,
+        cost: ProfilerCost | None,
+        shapes: bool,
+    ) -> None:
+        xs = np.unique(points)
+        self.x = xs.astype(np.float64)
+        traced = np.diff(xs).astype(np.float64)
+        if cost is None or len(xs) < 2:
+            simulated = traced
+        else:
+            ops = np.diff(np.searchsorted(op_starts, xs, side="left")).astype(np.float64)
+            calls = np.diff(np.searchsorted(call_starts, xs, side="left")).astype(np.float64)
+            per_op = cost.op_ns + (cost.op_shapes_ns if shapes else 0.0)
+            added = ops * per_op + calls * cost.call_ns
+            simulated = np.maximum(traced * cost.floor_frac, traced - added)
+        self.y = np.concatenate([[0.0], np.cumsum(simulated)])
+
+    def at(self, traced_ns: npt_like) -> FloatArray:
+        """Simulated time of traced instants (flat beyond the last point's slope: 1)."""
+        t = np.asarray(traced_ns, np.float64)
+        inside = np.interp(t, self.x, self.y)
+        after = t > self.x[-1]
+        out: FloatArray = np.where(after, self.y[-1] + (t - self.x[-1]), inside)
+        return out
+
+
+npt_like = FloatArray | IntArray | float | int
+
+
+def simulate_eager(
     timeline: Timeline,
     rows: IntArray,
-    wall_ns: int,
     calibration: Calibration,
     *,
+    start_ns: int | None = None,
+    end_ns: int | None = None,
+    wall_ns: int | None = None,
     columns: TimelineColumns | None = None,
-) -> int:
-    """Unprofiled eager time of one synchronized occurrence, estimated from its profiled
-    trace by replaying it with the host sped up.
+) -> EagerRun:
+    """Simulate one synchronized occurrence without the profiler.
 
-    The host's time between and inside its calls shrinks by ``unprofiled / profiled``
-    calibrated launch cost (the profiler's inflation of host work); the time it spent
-    blocked in a sync is replaced by waiting for the replayed GPU. Each GPU activity starts
-    once its (sped-up) launch call has returned, its stream is free and the activities it
-    depends on (:func:`infer_dependencies`) are done; durations are kept. The occurrence is
-    taken to start at its first launch and to last ``wall_ns`` of traced host time; the
-    caller's final synchronize adds ``sync_ns``.
-    """
-    cols = columns or TimelineColumns(timeline)
-    rows = np.asarray(rows, np.int64)
-    rows = rows[np.argsort(cols.gpu("start_ns")[rows], kind="stable")]
-    launched_at, launch_row = launch_times(cols, rows)
-    launch_end = host_column(cols, "end_ns", launch_row)
-    known = launch_row >= 0
-    speed = host_speedup(timeline, calibration)
-    duration = cols.gpu("end_ns")[rows] - cols.gpu("start_ns")[rows]
-    keys = stream_keys(cols.gpu("device")[rows], cols.gpu("stream")[rows])
-    incoming: dict[int, list[int]] = {}
-    for src, dst in infer_dependencies(timeline, rows, columns=cols):
-        incoming.setdefault(dst, []).append(src)
+    ``rows`` are the occurrence's GPU activities; ``start_ns``/``end_ns`` its host interval
+    (the annotation) — by default from its first launch for ``wall_ns`` (or to the last
+    launch call's end)."""
+    prepared = EagerSimulation.of(
+        timeline, rows, start_ns=start_ns, end_ns=end_ns, wall_ns=wall_ns, columns=columns
+    )
+    return prepared.run(profiler_cost_for(timeline, calibration), calibration.sync_ns)
 
-    t0 = int(launched_at[known].min()) if known.any() else 0
-    blocking = sync_rows(cols, rows)
-    order = np.argsort(cols.host("start_ns")[blocking], kind="stable")
-    sync_start = cols.host("start_ns")[blocking][order]
-    sync_end = cols.host("end_ns")[blocking][order]
-    # Which stretch between syncs each launch falls in; unlaunched activities go first.
-    segment = np.where(known, np.searchsorted(sync_start, launched_at, side="right"), 0)
-    finish = np.zeros(len(rows))
-    stream_free: dict[int, float] = {}
-    gpu_done = 0.0
-    base, traced = 0.0, t0  # host clock (sped up) at traced time `traced`
-    for k in range(len(sync_start) + 1):
-        members = np.flatnonzero(segment == k)
-        if len(members):
-            members = members[np.argsort(launched_at[members], kind="stable")]
-            ready = np.where(known[members], base + (launch_end[members] - traced) * speed, 0.0)
-            _run_gpu(members, ready, keys, duration, incoming, stream_free, finish)
-            gpu_done = max(gpu_done, float(finish[members].max()))
-        if k < len(sync_start):
-            host = base + max(0, int(sync_start[k]) - traced) * speed
-            base = max(host, gpu_done) + calibration.sync_ns
-            traced = max(traced, int(sync_end[k]))
-    host = base + max(0, t0 + wall_ns - traced) * speed
-    # Streams that the replay overlaps still share the SMs (see device_share).
-    gpu_done = max(gpu_done, float((duration * cols.share[rows]).sum()))
-    return int(round(max(host, gpu_done))) + calibration.sync_ns
+
+@dataclass(frozen=True)
+class EagerSimulation:
+    """What :func:`simulate_eager` reads from the trace, gathered once; :meth:`run` then
+    simulates it for any profiler cost (the validation fits the costs this way)."""
+
+    launch_end: IntArray  # per activity (start order), -1 unknown
+    known: npt.NDArray[np.bool_]
+    launched_at: IntArray
+    duration: FloatArray
+    keys: IntArray
+    incoming: Mapping[int, list[int]]
+    sync_start: IntArray
+    sync_end: IntArray
+    t0: int
+    t1: int
+    points: IntArray
+    op_starts: IntArray
+    call_starts: IntArray
+    shapes: bool
+
+    @classmethod
+    def of(
+        cls,
+        timeline: Timeline,
+        rows: IntArray,
+        *,
+        start_ns: int | None = None,
+        end_ns: int | None = None,
+        wall_ns: int | None = None,
+        columns: TimelineColumns | None = None,
+    ) -> EagerSimulation:
+        """``start_ns``/``end_ns``: the occurrence's host interval; without them it starts at
+        its first launch and lasts ``wall_ns`` (else ends with its last launch call)."""
+        cols = columns or TimelineColumns(timeline)
+        rows = np.asarray(rows, np.int64)
+        rows = rows[np.argsort(cols.gpu("start_ns")[rows], kind="stable")]
+        launched_at, launch_row = launch_times(cols, rows)
+        launch_end = host_column(cols, "end_ns", launch_row)
+        known = launch_row >= 0
+        incoming: dict[int, list[int]] = {}
+        for src, dst in infer_dependencies(timeline, rows, columns=cols):
+            incoming.setdefault(dst, []).append(src)
+        first = int(launched_at[known].min()) if known.any() else 0
+        last = int(launch_end[known].max()) if known.any() else first
+        t0 = first if start_ns is None else min(int(start_ns), first)
+        if end_ns is None and wall_ns is not None:
+            end_ns = t0 + int(wall_ns)
+        t1 = last if end_ns is None else max(int(end_ns), last)
+        blocking = sync_rows(cols, rows)
+        order = np.argsort(cols.host("start_ns")[blocking], kind="stable")
+        sync_start = cols.host("start_ns")[blocking][order]
+        sync_end = cols.host("end_ns")[blocking][order]
+        threads = np.unique(cols.host_thread[launch_row[known]]).astype(np.int64)
+        op_starts, call_starts = cols.thread_event_starts(threads, t0, t1)
+        points = np.concatenate(
+            [[t0, t1], launched_at[known], launch_end[known], sync_start, sync_end]
+        ).astype(np.int64)
+        return cls(
+            launch_end=launch_end,
+            known=known,
+            launched_at=launched_at,
+            duration=(cols.gpu("end_ns")[rows] - cols.gpu("start_ns")[rows]).astype(np.float64),
+            keys=stream_keys(cols.gpu("device")[rows], cols.gpu("stream")[rows]),
+            incoming=incoming,
+            sync_start=sync_start,
+            sync_end=sync_end,
+            t0=t0,
+            t1=t1,
+            points=points,
+            op_starts=op_starts,
+            call_starts=call_starts,
+            shapes=shapes_recorded(timeline),
+        )
+
+    def run(self, cost: ProfilerCost | None, sync_ns: int) -> EagerRun:
+        """The simulated run with the profiler's ``cost`` removed (``None``: as traced)."""
+        clock = HostClock(self.points, self.op_starts, self.call_starts, cost, self.shapes)
+        known, launched_at, sync_start = self.known, self.launched_at, self.sync_start
+        n = len(self.duration)
+        # Which stretch between syncs each launch falls in; unlaunched activities go first.
+        segment = np.where(known, np.searchsorted(sync_start, launched_at, side="right"), 0)
+        finish = np.zeros(n)
+        ready_all = np.zeros(n)
+        stream_free: dict[int, float] = {}
+        gpu_done = 0.0
+        shift = 0.0  # simulated host time lost waiting in syncs so far
+        sync_spans: list[tuple[float, float]] = []
+        for k in range(len(sync_start) + 1):
+            members = np.flatnonzero(segment == k)
+            if len(members):
+                members = members[np.argsort(launched_at[members], kind="stable")]
+                ready = np.where(known[members], clock.at(self.launch_end[members]) + shift, shift)
+                ready_all[members] = ready
+                _run_gpu(
+                    members, ready, self.keys, self.duration, self.incoming, stream_free, finish
+                )
+                gpu_done = max(gpu_done, float(finish[members].max()))
+            if k < len(sync_start):
+                host = float(clock.at(int(sync_start[k]))) + shift
+                resumed = max(host, gpu_done) + sync_ns
+                sync_spans.append((host, resumed))
+                shift = resumed - float(clock.at(int(self.sync_end[k])))
+        host_end = float(clock.at(self.t1)) + shift
+        eager = int(round(max(host_end, gpu_done))) + sync_ns
+        busy, window, idle = _gaps(finish - self.duration, finish, ready_all, sync_spans)
+        return EagerRun(
+            eager_ns=eager,
+            busy_ns=busy,
+            window_ns=window,
+            idle_ns=idle,
+            host_traced_ns=self.t1 - self.t0,
+            host_ns=int(round(float(clock.at(self.t1)))),
+        )
+
+
+def _gaps(
+    start: FloatArray,
+    end: FloatArray,
+    ready: FloatArray,
+    sync_spans: list[tuple[float, float]],
+) -> tuple[int, int, dict[str, int]]:
+    """Busy union, window and idle by cause of the simulated activities: a gap ended by an
+    activity that started as soon as its launch had returned waited for the host
+    (``host_launch``, or ``sync`` when the host was in a sync then)."""
+    idle = {"host_launch": 0, "sync": 0, "other": 0}
+    if len(start) == 0:
+        return 0, 0, idle
+    order = np.argsort(start, kind="stable")
+    s, e, r = start[order], end[order], ready[order]
+    reach = np.maximum.accumulate(e)
+    gap = np.maximum(0.0, s[1:] - reach[:-1])
+    host_limited = np.abs(s[1:] - r[1:]) < 1.0
+    in_sync = np.zeros(len(gap), bool)
+    for lo, hi in sync_spans:
+        in_sync |= (reach[:-1] < hi) & (s[1:] > lo)
+    idle["sync"] = int(round(gap[host_limited & in_sync].sum()))
+    idle["host_launch"] = int(round(gap[host_limited & ~in_sync].sum()))
+    idle["other"] = int(round(gap[~host_limited].sum()))
+    window = float(reach[-1] - s[0])
+    busy = window - float(gap.sum())
+    return int(round(busy)), int(round(window)), idle
 
 
 def _run_gpu(
     members: IntArray,
     ready: FloatArray,
     keys: IntArray,
-    duration: IntArray,
+    duration: FloatArray,
     incoming: Mapping[int, list[int]],
     stream_free: dict[int, float],
     finish: FloatArray,
@@ -123,7 +312,7 @@ def _run_gpu(
     for key in np.unique(member_keys).tolist():
         on = member_keys == key
         chain = members[on]
-        total = np.cumsum(duration[chain].astype(np.float64))
+        total = np.cumsum(duration[chain])
         before = total - duration[chain]
         latest = np.maximum.accumulate(ready[on] - before)
         ends = total + np.maximum(latest, stream_free.get(int(key), 0.0))

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Final, Literal
 
 import numpy as np
 import pandas as pd
 
 from traceinspect.analysis.estimate.columns import FloatArray, IntArray, TimelineColumns
-from traceinspect.analysis.estimate.eager import deflated_eager_ns, host_speedup
-from traceinspect.analysis.estimate.occurrence import estimate_occurrence
+from traceinspect.analysis.estimate.eager import EagerRun, profiler_cost_for, simulate_eager
+from traceinspect.analysis.estimate.occurrence import OccurrenceEstimate, estimate_occurrence
 from traceinspect.calibration import Calibration
 from traceinspect.model import Timeline
 
@@ -29,6 +29,12 @@ RANGE_PERCENTILES: Final = (10.0, 90.0)
 #: and long training traces repeat a step thousands of times: 1,580 estimates took 60 % of a
 #: 200 MB trace's analysis).
 MAX_ESTIMATED_OCCURRENCES: Final = 48
+
+#: Relative uncertainty of an eager time simulated from a torch.profiler trace (its range):
+#: the eager model's errors on the H200 validation workloads (see the README).
+EAGER_MODEL_SPREAD_FRAC: Final = 0.35
+#: The same for an eager time taken from a trace that is not deflated (Nsight Systems).
+EAGER_TRACE_SPREAD_FRAC: Final = 0.15
 
 
 @dataclass(frozen=True)
@@ -52,6 +58,18 @@ class RegionEstimate:
     graphs: int = 1
     host_syncs: int = 0
     notes: tuple[str, ...] = field(default=())
+    #: Range of the eager time: the measurement itself, or the eager model's uncertainty.
+    eager_low_ns: int = 0
+    eager_high_ns: int = 0
+    #: Range of the saving: graphed high against eager low, graphed low against eager high.
+    saving_low_frac: float = 0.0
+    saving_high_frac: float = 0.0
+    #: The simulated unprofiled eager run (medians over occurrences; None for a measured
+    #: eager time without a trace to simulate): GPU busy share of its window and idle
+    #: shares by cause — what the verdict reads.
+    unprofiled: UnprofiledShape | None = None
+    #: Processes x devices replayed side by side (a multi-rank region): 1 for one.
+    ranks: int = 1
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -60,12 +78,18 @@ class RegionEstimate:
             "high_us": _us(self.high_ns),
             "saving_us": _us(self.saving_ns),
             "saving_frac": round(self.saving_frac, 4),
+            "saving_low_frac": round(self.saving_low_frac, 4),
+            "saving_high_frac": round(self.saving_high_frac, 4),
             "eager_us": _us(self.eager_ns),
+            "eager_low_us": _us(self.eager_low_ns),
+            "eager_high_us": _us(self.eager_high_ns),
             "eager_source": self.eager_source,
+            "unprofiled": self.unprofiled.to_json() if self.unprofiled else None,
             "calibration": self.calibration.name,
             "calibration_note": self.calibration.fallback_note,
             "parts": {k: _us(v) for k, v in self.parts.items()},
             "occurrences": self.occurrences,
+            "ranks": self.ranks,
             "graph": {
                 "nodes": self.nodes,
                 "streams": self.streams,
@@ -78,6 +102,28 @@ class RegionEstimate:
         }
 
 
+@dataclass(frozen=True)
+class UnprofiledShape:
+    """The simulated unprofiled eager run of a region (medians over occurrences)."""
+
+    eager_ns: int
+    window_ns: int
+    busy_share: float
+    #: Idle of the window by cause: ``host_launch``, ``sync``, ``other`` (shares 0..1).
+    idle_share: Mapping[str, float]
+    #: Simulated / traced host time of the region's own host work.
+    host_deflation: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "eager_us": _us(self.eager_ns),
+            "window_us": _us(self.window_ns),
+            "busy_share": round(self.busy_share, 4),
+            "idle_share": {k: round(v, 4) for k, v in self.idle_share.items()},
+            "host_deflation": round(self.host_deflation, 4),
+        }
+
+
 def estimate_region(
     timeline: Timeline,
     occurrence_rows: Sequence[IntArray],
@@ -87,61 +133,99 @@ def estimate_region(
     eager_unprofiled_ns: int | None = None,
     assume_input_copy: bool = True,
     columns: TimelineColumns | None = None,
+    occurrence_start_ns: Sequence[int] | None = None,
 ) -> RegionEstimate | None:
     """Estimate one region from its occurrences; ``None`` when none launched GPU work.
 
     ``occurrence_rows[i]`` are positions in ``timeline.gpu`` of the activities occurrence
-    ``i`` launched, ``eager_wall_ns[i]`` its traced wall time. ``eager_unprofiled_ns``, when
+    ``i`` launched, ``eager_wall_ns[i]`` its traced wall time and
+    ``occurrence_start_ns[i]`` (when given) its host start. ``eager_unprofiled_ns``, when
     known (measured without the profiler), is the eager time savings are computed from.
     ``columns``, when given, is the timeline's :class:`TimelineColumns` shared by the
     calls for every region of one trace (built here otherwise).
+
+    An occurrence whose activities ran in several processes or on several devices is
+    estimated per (process, device) — each rank captures and replays its own graph, side by
+    side — and takes the slowest rank.
     """
     if len(occurrence_rows) != len(eager_wall_ns):
         raise ValueError("occurrence_rows and eager_wall_ns differ in length")
+    starts: Sequence[int | None] = (
+        list(occurrence_start_ns)
+        if occurrence_start_ns is not None
+        else [None] * len(eager_wall_ns)
+    )
     kept = [
-        (np.asarray(rows, np.int64), int(wall))
-        for rows, wall in zip(occurrence_rows, eager_wall_ns, strict=True)
+        (np.asarray(rows, np.int64), int(wall), start)
+        for rows, wall, start in zip(occurrence_rows, eager_wall_ns, starts, strict=True)
         if len(rows)
     ]
     if not kept:
         return None
     cols = columns or TimelineColumns(timeline)
-    low_ratio, high_ratio = duration_spread(timeline, [rows for rows, _ in kept], columns=cols)
-    spread = (
-        low_ratio * (1.0 - REPLAY_DURATION_DRIFT_FRAC),
-        high_ratio * (1.0 + REPLAY_DURATION_DRIFT_FRAC),
-    )
     notes: list[str] = []
     if len(kept) > MAX_ESTIMATED_OCCURRENCES:
         picked = np.unique(np.linspace(0, len(kept) - 1, MAX_ESTIMATED_OCCURRENCES).round())
         notes.append(f"estimated from {len(picked)} evenly spaced of {len(kept)} occurrences")
         kept = [kept[int(i)] for i in picked]
-    estimates = [
-        estimate_occurrence(
-            timeline,
-            rows,
-            calibration,
-            assume_input_copy=assume_input_copy,
-            duration_spread=spread,
-            columns=cols,
+    rank_rows = [_by_rank(cols, rows) for rows, _, _ in kept]
+    ranks = max(len(r) for r in rank_rows)
+    spreads: dict[int, tuple[float, float]] = {}
+    for key in {k for by_rank in rank_rows for k in by_rank}:
+        low_ratio, high_ratio = duration_spread(
+            timeline, [r[key] for r in rank_rows if key in r], columns=cols
         )
-        for rows, _ in kept
-    ]
+        spreads[key] = (
+            low_ratio * (1.0 - REPLAY_DURATION_DRIFT_FRAC),
+            high_ratio * (1.0 + REPLAY_DURATION_DRIFT_FRAC),
+        )
+    estimates: list[OccurrenceEstimate] = []
+    runs: list[EagerRun] = []
+    for (_, wall, start), by_rank in zip(kept, rank_rows, strict=True):
+        per_rank = [
+            estimate_occurrence(
+                timeline,
+                rows,
+                calibration,
+                assume_input_copy=assume_input_copy,
+                duration_spread=spreads[key],
+                columns=cols,
+            )
+            for key, rows in by_rank.items()
+        ]
+        estimates.append(_slowest(per_rank))
+        simulated = [
+            simulate_eager(
+                timeline,
+                rows,
+                calibration,
+                start_ns=start,
+                end_ns=None if start is None else start + wall,
+                wall_ns=wall,
+                columns=cols,
+            )
+            for rows in by_rank.values()
+        ]
+        runs.append(max(simulated, key=lambda run: run.eager_ns))
+    if ranks > 1:
+        notes.append(
+            f"{ranks} processes/devices replay side by side: the slowest rank's graph sets the time"
+        )
     graphed = _median([e.graphed_ns for e in estimates])
     low = min(graphed, int(np.percentile([e.low_ns for e in estimates], RANGE_PERCENTILES[0])))
     high = max(graphed, int(np.percentile([e.high_ns for e in estimates], RANGE_PERCENTILES[1])))
+    unprofiled = _unprofiled_shape(runs)
     source: EagerSource
     if eager_unprofiled_ns is not None:
-        eager = int(eager_unprofiled_ns)
+        eager = eager_low = eager_high = int(eager_unprofiled_ns)
         source = "measured"
     else:
-        eager = _median(
-            [
-                deflated_eager_ns(timeline, rows, wall, calibration, columns=cols)
-                for rows, wall in kept
-            ]
-        )
-        source = "trace-deflated" if host_speedup(timeline, calibration) < 1.0 else "trace"
+        eager = unprofiled.eager_ns
+        deflated = profiler_cost_for(timeline, calibration) is not None
+        source = "trace-deflated" if deflated else "trace"
+        band = EAGER_MODEL_SPREAD_FRAC if deflated else EAGER_TRACE_SPREAD_FRAC
+        eager_low = int(round(eager * (1.0 - band)))
+        eager_high = int(round(eager * (1.0 + band)))
         notes.append(
             "eager time estimated from the profiled trace (no unprofiled measurement given)"
         )
@@ -167,6 +251,51 @@ def estimate_region(
         graphs=_median([e.graphs for e in estimates]),
         host_syncs=_median([e.host_syncs for e in estimates]),
         notes=tuple(notes),
+        eager_low_ns=eager_low,
+        eager_high_ns=eager_high,
+        saving_low_frac=1.0 - high / eager_low if eager_low > 0 else 0.0,
+        saving_high_frac=1.0 - low / eager_high if eager_high > 0 else 0.0,
+        unprofiled=unprofiled,
+        ranks=ranks,
+    )
+
+
+def _by_rank(cols: TimelineColumns, rows: IntArray) -> dict[int, IntArray]:
+    """An occurrence's activities per (process, device), keyed by one integer."""
+    key = (cols.gpu("pid")[rows].astype(np.int64) << 16) ^ cols.gpu("device")[rows].astype(np.int64)
+    if len(key) == 0 or (key == key[0]).all():
+        return {int(key[0]) if len(key) else 0: rows}
+    return {int(k): rows[key == k] for k in np.unique(key)}
+
+
+def _slowest(estimates: Sequence[OccurrenceEstimate]) -> OccurrenceEstimate:
+    """The ranks of one occurrence replay side by side: the slowest one's estimate, with the
+    graph sizes of all."""
+    if len(estimates) == 1:
+        return estimates[0]
+    slowest = max(estimates, key=lambda e: e.graphed_ns)
+    return replace(
+        slowest,
+        low_ns=max(e.low_ns for e in estimates),
+        high_ns=max(e.high_ns for e in estimates),
+        nodes=sum(e.nodes for e in estimates),
+        streams=sum(e.streams for e in estimates),
+        dependencies=sum(e.dependencies for e in estimates),
+        input_copies=sum(e.input_copies for e in estimates),
+    )
+
+
+def _unprofiled_shape(runs: Sequence[EagerRun]) -> UnprofiledShape:
+    windows = np.array([max(r.window_ns, 1) for r in runs], np.float64)
+    return UnprofiledShape(
+        eager_ns=_median([r.eager_ns for r in runs]),
+        window_ns=_median([r.window_ns for r in runs]),
+        busy_share=float(np.median([r.busy_ns for r in runs] / windows)),
+        idle_share={
+            cause: float(np.median([r.idle_ns[cause] for r in runs] / windows))
+            for cause in runs[0].idle_ns
+        },
+        host_deflation=float(np.median([r.host_ns / max(r.host_traced_ns, 1) for r in runs])),
     )
 
 
