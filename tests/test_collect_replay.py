@@ -385,3 +385,19 @@ def test_one_round_by_default(tmp_path: Path) -> None:
         assert row["round_host_p50_ns"] == [row["host_p50_ns"]]
         assert row["round_gpu_p50_ns"] == [row["gpu_p50_ns"]]
         assert row["round_host_p50_min_ns"] == row["round_host_p50_max_ns"] == row["host_p50_ns"]
+
+
+def test_without_buckets_the_example_is_used_as_it_is(tmp_path: Path) -> None:
+    # A decode step at batch 16 takes a one-element position tensor: it must not be resized
+    # to 16 rows (the H200 decoder_b16 recording failed in index_copy_ when it was).
+    fake = FakeTorch()
+    seen: list[tuple[int, ...]] = []
+
+    def decode(x: Any, pos: Any) -> Any:
+        seen.append(tuple(pos.shape))
+        return x * pos.float().sum()
+
+    candidate = _candidate(capturable(fake.cuda, decode), (torch.ones(16, 4), torch.tensor([3])))
+    eager, graphed = _measure(candidate, fake, tmp_path)[0].rows
+    assert (eager["bucket"], eager["status"], graphed["status"]) == (16, "ok", "ok")
+    assert set(seen) == {(1,)}

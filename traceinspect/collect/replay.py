@@ -523,9 +523,13 @@ class _Measurement:
             made = tuple(self.c.make_inputs(size))
         else:
             example = self.c.example_inputs or ()
+            # Without buckets the example is captured as it is: its own batch is the bucket,
+            # and arguments of another length along batch_dim (a position, a step counter)
+            # are not the batch.
+            own = self.c.buckets is None and size == candidate_buckets(self.c)[0]
             made = (
                 example
-                if size is None
+                if size is None or own
                 else tuple(_resize(x, size, self.c.batch_dim, self.torch) for x in example)
             )
         if size is not None:
