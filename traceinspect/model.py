@@ -71,6 +71,16 @@ depth              int64    nesting among host annotations of one thread (0 = ou
 domain             str      NVTX domain (``""`` for the default / non-NVTX)
 =================  =======  ==========================================================
 
+``python`` — Python function calls, where the trace recorded Python stacks (Kineto
+``python_function`` events, ``torch.profiler.profile(with_stack=True)``); empty otherwise.
+
+=================  =======  ==========================================================
+name               str      ``file.py(line): function`` as the profiler wrote it
+                            (``<built-in method ...>`` for C functions)
+pid, tid           int64    thread that ran it
+start_ns, end_ns   int64
+=================  =======  ==========================================================
+
 ``syncs`` — synchronization events reported as such (kineto ``cuda_sync``, the nsys
 SYNCHRONIZATION table). Host API calls that block are also in ``host`` with kind
 ``sync``; this table adds what the GPU side saw.
@@ -172,6 +182,13 @@ SCHEMA: Final[Mapping[str, Mapping[str, str]]] = {
         "end_ns": _I64,
         "depth": _I64,
         "domain": _STR,
+    },
+    "python": {
+        "name": _STR,
+        "pid": _I64,
+        "tid": _I64,
+        "start_ns": _I64,
+        "end_ns": _I64,
     },
     "syncs": {
         "kind": _STR,
@@ -291,6 +308,7 @@ class Timeline:
     cpu_ops: pd.DataFrame = field(default_factory=lambda: empty_table("cpu_ops"))
     annotations: pd.DataFrame = field(default_factory=lambda: empty_table("annotations"))
     syncs: pd.DataFrame = field(default_factory=lambda: empty_table("syncs"))
+    python: pd.DataFrame = field(default_factory=lambda: empty_table("python"))
 
     def tables(self) -> dict[str, pd.DataFrame]:
         return {
@@ -299,6 +317,7 @@ class Timeline:
             "cpu_ops": self.cpu_ops,
             "annotations": self.annotations,
             "syncs": self.syncs,
+            "python": self.python,
         }
 
     @property

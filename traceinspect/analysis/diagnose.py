@@ -138,7 +138,9 @@ def diagnose(
 
 
 def _step_region(regions: list[Region]) -> Region | None:
-    steps = [r for r in regions if r.source == "profiler_step"]
+    steps = [r for r in regions if r.source == "profiler_step"] or [
+        r for r in regions if r.source == "detected" and r.name == "step (detected)"
+    ]
     if steps:
         return steps[0]
     top = [r for r in regions if r.depth == 0]

@@ -22,6 +22,12 @@ a region; the others work for them. Activities without a launch record fall back
 those starting on the GPU inside the interval, in the same process (``Region.overlap_matched``
 counts them, and trace health says so).
 
+Where no profiler step marks the steps, :func:`~traceinspect.analysis.steps.detect_steps`
+looks for the repeating launch sequence; when it finds one that no annotated region already
+marks, the trace gets a ``step (detected)`` region (source ``detected``: one occurrence per
+repeat) and a ``startup`` region (everything the process launched before the first repeat:
+weight upload, allocations, autotuning, compilation, warm-up), under ``whole trace``.
+
 Kineto's ``gpu_user_annotation`` ranges (the GPU projection of a ``record_function``) are
 not regions: they say where the region's kernels ran, which the launch links already give.
 """
@@ -37,6 +43,7 @@ import pandas as pd
 
 from traceinspect.analysis.arrays import TimelineArrays
 from traceinspect.analysis.intervals import IntArray
+from traceinspect.analysis.steps import MIN_REPEATS, StepDetection, detect_steps
 from traceinspect.model import Timeline
 
 #: Annotation sources that make regions.
@@ -50,6 +57,14 @@ MAX_REGIONS: Final = 40
 #: When the annotated regions together launched less than this share of the GPU activities,
 #: the whole trace is reported as a region too (above them).
 MIN_COVERED_SHARE: Final = 0.5
+
+#: Names of the regions step detection adds.
+DETECTED_STEP: Final = "step (detected)"
+STARTUP: Final = "startup"
+#: An annotated region marks the steps when this share of its occurrences starts at a
+#: detected step's first activity (within :data:`BOUNDARY_SLACK` activities).
+MARKS_STEPS_SHARE: Final = 0.8
+BOUNDARY_SLACK: Final = 1
 
 _OCCURRENCE_SUFFIX = re.compile(r"#\d+$")
 
@@ -72,6 +87,8 @@ class Region:
     #: The process whose occurrences these are, when the trace's regions span several
     #: processes; -1 when they come from one.
     process: int = -1
+    #: For regions found by step detection (source ``detected``): what was found.
+    detection: StepDetection | None = None
 
     @property
     def occurrences(self) -> int:
@@ -90,7 +107,7 @@ def find_regions(
     ann = timeline.annotations
     ann = ann[ann["source"].isin(REGION_SOURCES) & (ann["end_ns"] > ann["start_ns"])]
     if len(ann) == 0:
-        return [_whole_trace(timeline)]
+        return _with_detected_steps(timeline, arrays, [_whole_trace(timeline)])
     names = ann["name"].to_numpy()
     unique, codes = np.unique(names, return_inverse=True)
     base = np.array([_OCCURRENCE_SUFFIX.sub("", str(u)) for u in unique], dtype=object)[codes]
@@ -144,7 +161,85 @@ def find_regions(
         # The ranges miss most of the GPU work: the whole trace is the region that matters.
         whole = _whole_trace(timeline)
         regions = [whole, *(replace(r, depth=r.depth + 1) for r in regions)]
-    return regions
+    return _with_detected_steps(timeline, arrays, regions)
+
+
+def _with_detected_steps(
+    timeline: Timeline, arrays: TimelineArrays, regions: list[Region]
+) -> list[Region]:
+    """``regions`` plus ``startup`` and ``step (detected)`` when the trace repeats a launch
+    sequence that neither profiler steps nor an annotated region mark."""
+    if any(r.source == "profiler_step" for r in regions):
+        return regions
+    detection = detect_steps(timeline, arrays)
+    if detection is None or any(_marks_steps(r, detection) for r in regions):
+        return regions
+    n = detection.occurrences
+    step = Region(
+        name=DETECTED_STEP,
+        source="detected",
+        depth=1,
+        start_ns=detection.start_ns,
+        end_ns=detection.end_ns,
+        pid=np.full(n, detection.pid, np.int64),
+        tid=np.full(n, detection.tid, np.int64),
+        rows=list(detection.rows),
+        detection=detection,
+    )
+    added = [step]
+    if len(detection.startup_rows):
+        added.insert(
+            0,
+            Region(
+                name=STARTUP,
+                source="detected",
+                depth=1,
+                start_ns=np.array([detection.startup_start_ns], np.int64),
+                end_ns=np.array([detection.startup_end_ns], np.int64),
+                pid=np.array([detection.pid], np.int64),
+                tid=np.array([detection.tid], np.int64),
+                rows=[detection.startup_rows],
+                detection=detection,
+            ),
+        )
+    whole = next((r for r in regions if r.source == "whole_trace"), None)
+    others = [r for r in regions if r.source != "whole_trace"]
+    if whole is None:
+        whole = _whole_trace(timeline)
+        others = [replace(r, depth=r.depth + 1) for r in others]
+    # Annotated ranges inside the steps sit under the step.
+    others = [replace(r, depth=r.depth + 1) if _inside(r, detection) else r for r in others]
+    ordered = sorted(
+        [*added, *others], key=lambda r: (int(r.start_ns[0]), r.depth, -int(r.wall_ns[0]))
+    )
+    return [whole, *ordered]
+
+
+def _inside(region: Region, detection: StepDetection) -> bool:
+    """Whether the region's first occurrence starts inside a detected step."""
+    t = int(region.start_ns[0])
+    i = int(np.searchsorted(detection.start_ns, t, side="right")) - 1
+    return i >= 0 and t < int(detection.end_ns[i])
+
+
+def _marks_steps(region: Region, detection: StepDetection) -> bool:
+    """Whether ``region``'s occurrences start where the detected steps start: the steps are
+    annotated already (the detector found what the annotations say)."""
+    if region.source == "whole_trace" or region.occurrences < MIN_REPEATS:
+        return False
+    firsts = np.array([int(r[0]) for r in region.rows if len(r)], np.int64)
+    detected = np.sort(np.array([int(r[0]) for r in detection.rows if len(r)], np.int64))
+    if len(firsts) < MIN_REPEATS or len(detected) == 0:
+        return False
+    i = (
+        np.clip(np.searchsorted(detected, firsts), 1, len(detected) - 1)
+        if len(detected) > 1
+        else np.zeros(len(firsts), np.int64)
+    )
+    nearest = np.minimum(
+        np.abs(detected[i] - firsts), np.abs(detected[np.maximum(i - 1, 0)] - firsts)
+    )
+    return bool(np.mean(nearest <= BOUNDARY_SLACK) >= MARKS_STEPS_SHARE)
 
 
 def main_threads(annotations: pd.DataFrame) -> set[tuple[int, int]]:

@@ -82,6 +82,7 @@ _KERNEL, _MEMCPY, _MEMSET = 1, 2, 3
 _RUNTIME, _DRIVER = 4, 5
 _CPU_OP, _USER_ANNOTATION, _GPU_ANNOTATION, _CUDA_SYNC = 6, 7, 8, 9
 _FLOW = 10
+_PYTHON = 11
 
 _CAT_CODE: Final[Mapping[str, int]] = {
     "kernel": _KERNEL,
@@ -99,6 +100,7 @@ _CAT_CODE: Final[Mapping[str, int]] = {
     "user_annotation": _USER_ANNOTATION,
     "gpu_user_annotation": _GPU_ANNOTATION,
     "cuda_sync": _CUDA_SYNC,
+    "python_function": _PYTHON,
     "ac2g": _FLOW,
     "async": _FLOW,
     "async_gpu": _FLOW,
@@ -542,6 +544,7 @@ class _Collector:
         self.ranges = _Columns()  # cpu_op + user_annotation; split at the end
         self.gpu_ranges = _Columns()
         self.syncs = _Columns()
+        self.python = _Columns()  # python_function frames (with_stack=True)
         self.sync_kinds: list[str] = []
         self.flows = _Columns()
         self.cats_seen: set[str] = set()
@@ -561,6 +564,7 @@ class _Collector:
             _USER_ANNOTATION: self._range,
             _GPU_ANNOTATION: self._gpu_range,
             _CUDA_SYNC: self._cuda_sync,
+            _PYTHON: self._python,
         }
 
     def add(self, events: list[Event]) -> None:
@@ -690,6 +694,16 @@ class _Collector:
         args = _args_of(sub)
         cols.add("name", self.names.codes(list(map(_GET_NAME, sub))))
         _add_device_stream(cols, sub, args)
+        cols.add("start_ns", start)
+        cols.add("end_ns", end)
+
+    def _python(
+        self, code: int, sub: list[Event], start: NDArray[np.int64], end: NDArray[np.int64]
+    ) -> None:
+        cols = self.python
+        cols.add("name", self.names.codes(list(map(_GET_NAME, sub))))
+        cols.add("pid", _to_int64(list(map(_GET_PID, sub))))
+        cols.add("tid", _to_int64(list(map(_GET_TID, sub))))
         cols.add("start_ns", start)
         cols.add("end_ns", end)
 
@@ -1010,6 +1024,10 @@ def _assemble(path: Path, c: _Collector, meta: TopLevel) -> Timeline:
         syncs["pid"][found] = host_pid[row[found]]
         syncs["tid"][found] = host_table["tid"].to_numpy()[row[found]]
     syncs_table = make_table("syncs", syncs)
+    python = c.python.take(_start_order(c.python.column("start_ns")))
+    if python:
+        python["name"] = names.decode(python["name"])
+    python_table = make_table("python", python)
 
     if c.negative_durations:
         notes.append(f"{c.negative_durations} events with a negative dur, read as 0")
@@ -1032,4 +1050,5 @@ def _assemble(path: Path, c: _Collector, meta: TopLevel) -> Timeline:
         cpu_ops=cpu_ops_table,
         annotations=annotations_table,
         syncs=syncs_table,
+        python=python_table,
     )

@@ -519,7 +519,12 @@ def _regions_table(regions: Any) -> dict[str, Any]:
                 _capture_cell(capture),
             ]
         )
+        detection = region.get("detection")
         sections = [
+            {
+                "title": "Found by step detection (no annotation marks these steps)",
+                "items": [str(detection.get("summary"))] if isinstance(detection, Mapping) else [],
+            },
             {"title": "Evidence", "items": [str(e) for e in _list(region.get("evidence"))]},
             {"title": "Replay estimate", "items": _estimate_lines(estimate)},
             {"title": "Capture blockers", "items": _blocker_lines(capture)},

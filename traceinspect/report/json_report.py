@@ -18,6 +18,9 @@ process's occurrences are a region of their own), else null.
                   "idle_other_us": {"queued", "dispatch", "outside_work", "no_launch_record"},
                   "launch": {...}, "streams": [...], "graph_share",
                   "verdict", "evidence": [...], "estimate": {...} | null,
+                  "detection": {"summary", "confidence", "repeats", "launches_per_step",
+                                "identical", "duration_cv", "gpu_share", "warmup_steps",
+                                "pid", "tid", "loop", "body"} | null,
                   "capture": {"capturable", "verdict",
                               "blockers": [{"kind", "severity", "what", "count", "fix",
                                             "example"}]}}],
@@ -30,6 +33,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from traceinspect.analysis.diagnose import Diagnosis, RegionDiagnosis
+from traceinspect.analysis.steps import StepDetection
 
 SCHEMA_VERSION = 1
 
@@ -94,6 +98,7 @@ def region_json(r: RegionDiagnosis) -> dict[str, Any]:
         ],
         "graph_share": round(r.graph_share, 4),
         "overlap_matched": region.overlap_matched,
+        "detection": detection_json(region.detection) if region.detection else None,
         "verdict": r.verdict,
         "evidence": list(r.evidence),
         "estimate": r.estimate.to_json() if r.estimate is not None else None,
@@ -112,6 +117,24 @@ def region_json(r: RegionDiagnosis) -> dict[str, Any]:
                 for b in r.capture.blockers
             ],
         },
+    }
+
+
+def detection_json(d: StepDetection) -> dict[str, Any]:
+    """What step detection found (the same for ``step (detected)`` and ``startup``)."""
+    return {
+        "summary": d.describe(),
+        "confidence": d.confidence,
+        "repeats": d.occurrences,
+        "launches_per_step": d.launches_per_step,
+        "identical": d.identical,
+        "duration_cv": round(d.duration_cv, 4),
+        "gpu_share": round(d.gpu_share, 4),
+        "warmup_steps": d.warmup_steps,
+        "pid": d.pid,
+        "tid": d.tid,
+        "loop": d.source.loop if d.source else None,
+        "body": (d.source.body or None) if d.source else None,
     }
 
 

@@ -144,8 +144,12 @@ def render_summary(data: dict[str, Any], console: Console) -> None:
             )
             for s in dev["streams"]:
                 table.add_row(
-                    "", str(s["stream"]), f"{s['activities']:,}", f"{s['kernels']:,}",
-                    f"{s['busy_ns'] / 1e6:,.3f}", "",
+                    "",
+                    str(s["stream"]),
+                    f"{s['activities']:,}",
+                    f"{s['kernels']:,}",
+                    f"{s['busy_ns'] / 1e6:,.3f}",
+                    "",
                 )
         console.print(table)
     if data["top_kernels"]:
@@ -155,7 +159,10 @@ def render_summary(data: dict[str, Any], console: Console) -> None:
             table.add_column(col, justify="right")
         for k in data["top_kernels"]:
             table.add_row(
-                escape(k["name"]), f"{k['count']:,}", _us(k["total_ns"]), _us(k["mean_ns"]),
+                escape(k["name"]),
+                f"{k['count']:,}",
+                _us(k["total_ns"]),
+                _us(k["mean_ns"]),
                 f"{k['share']:.1%}" if k["share"] is not None else "-",
             )
         console.print(table)

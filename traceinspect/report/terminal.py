@@ -52,6 +52,7 @@ def render_diagnosis(report: Mapping[str, Any], console: Console) -> None:
     regions = report["regions"]
     if regions:
         console.print(_regions_table(regions))
+        _detections(regions, console)
         _evidence(regions, console)
         _estimates(regions, console)
         _blockers(regions, console)
@@ -104,6 +105,14 @@ def _regions_table(regions: list[Mapping[str, Any]]) -> Table:
             f"[{CAPTURE_STYLE.get(capture, '')}]{CAPTURE_SHORT.get(capture, capture)}[/]",
         )
     return table
+
+
+def _detections(regions: list[Mapping[str, Any]], console: Console) -> None:
+    """Say plainly which regions were found by step detection, and how sure it is."""
+    for r in regions:
+        detection = r.get("detection")
+        if detection and r["name"] != "startup":
+            console.print(f"[bold]{escape(r['name'])}[/]: {escape(detection['summary'])}")
 
 
 def _evidence(regions: list[Mapping[str, Any]], console: Console) -> None:

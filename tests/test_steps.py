@@ -1,0 +1,184 @@
+"""Step detection on real traces with their annotations stripped: the detector must find the
+steps the annotations marked (count, and boundaries within one activity), and the detected
+step must get the diagnosis the annotated step got."""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import corpus_file, sample_file
+from stripped import strip_kineto, strip_nsys
+
+from traceinspect.analysis.arrays import index_timeline
+from traceinspect.analysis.diagnose import diagnose
+from traceinspect.analysis.regions import Region, find_regions
+from traceinspect.analysis.steps import StepDetection, detect_steps
+from traceinspect.model import Timeline
+from traceinspect.parse import load_trace
+
+SAMPLES = (
+    "tiny_mlp",
+    "decode_step",
+    "convnet_b1",
+    "convnet_b64",
+    "big_gemm",
+    "mixed",
+    "two_streams",
+    "host_sync",
+)
+
+
+@pytest.fixture(scope="module")
+def stripped_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("stripped")
+
+
+@cache
+def _load(path: str) -> Timeline:
+    return load_trace(Path(path))
+
+
+def _stripped(source: Path, dest: Path) -> Timeline:
+    out = strip_nsys(source, dest) if ".sqlite" in source.name else strip_kineto(source, dest)
+    timeline = _load(str(out))
+    assert not (timeline.annotations["source"] != "gpu_user_annotation").any()
+    return timeline
+
+
+def _detect(timeline: Timeline) -> StepDetection:
+    found = detect_steps(timeline, index_timeline(timeline))
+    assert found is not None
+    return found
+
+
+def _annotated(timeline: Timeline, name: str) -> Region:
+    regions = find_regions(timeline, index_timeline(timeline))
+    return next(r for r in regions if r.name == name)
+
+
+def _ends(rows: list[np.ndarray]) -> tuple[list[int], list[int]]:
+    return [int(r[0]) for r in rows], [int(r[-1]) for r in rows]
+
+
+@pytest.mark.parametrize("name", SAMPLES)
+def test_stripped_kineto_samples_give_back_their_profiler_steps(
+    name: str, stripped_dir: Path
+) -> None:
+    # GIVEN an H200 trace of 5 profiler steps, with ProfilerStep and every record_function
+    # removed from the file
+    source = sample_file(f"{name}.eager.json.gz")
+    annotated = _annotated(_load(str(source)), "ProfilerStep")
+    # WHEN the steps are detected
+    found = _detect(_stripped(source, stripped_dir))
+    # THEN they are the 5 profiler steps, each starting and ending at the same activity
+    assert found.occurrences == annotated.occurrences == 5
+    assert _ends(found.rows) == _ends(annotated.rows)
+    assert found.identical == 5
+    assert found.gpu_share == pytest.approx(1.0)
+    assert 0.85 <= found.confidence <= 0.94  # 5 identical repeats: 1 - 0.5**4 at most
+
+
+@pytest.mark.parametrize(
+    ("name", "detected", "warmup"),
+    [
+        # the NVTX `step` ranges come after an NVTX `warmup` range of 3 iterations; the
+        # detector finds the iterations of the warm-up that launch what the steps launch
+        ("tiny_mlp.eager", 6, 1),
+        ("big_gemm.eager", 5, 0),
+        ("mixed.eager", 7, 2),
+        ("two_streams.eager", 7, 2),
+        ("host_sync.eager", 7, 2),
+        ("mixed.graphed.node", 5, 0),
+        ("tiny_mlp.graphed.node", 6, 1),
+        ("tiny_mlp.graphed.graph", 5, 0),
+        ("decode_step.graphed.node", 6, 1),
+    ],
+)
+def test_stripped_nsys_samples_give_back_their_nvtx_steps(
+    name: str, detected: int, warmup: int, stripped_dir: Path
+) -> None:
+    source = sample_file(f"nsys/{name}.sqlite.gz")
+    annotated = _annotated(_load(str(source)), "step")
+    found = _detect(_stripped(source, stripped_dir))
+    assert found.occurrences == detected
+    # Every NVTX step is a detected step, activity for activity ...
+    assert _ends(found.rows[warmup:]) == _ends(annotated.rows)
+    # ... and the others are the last warm-up iterations, inside the `warmup` range.
+    warm = _annotated(_load(str(source)), "warmup")
+    for start in found.start_ns[:warmup]:
+        assert warm.start_ns[0] <= start < warm.end_ns[0]
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize(
+    ("name", "steps"),
+    [
+        ("HolisticTraceAnalysis__rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz", 5),
+        ("kineto__tb_plugin_resnet50_num_workers_0__worker0.1623143089861.pt.trace.json.gz", 6),
+    ],
+)
+def test_stripped_corpus_traces_give_back_their_profiler_steps(
+    name: str, steps: int, stripped_dir: Path
+) -> None:
+    # V100 traces recorded by others (2021 format; ns timestamps), ProfilerStep stripped.
+    source = corpus_file(name)
+    annotated = _annotated(_load(str(source)), "ProfilerStep")
+    found = _detect(_stripped(source, stripped_dir))
+    assert found.occurrences == annotated.occurrences == steps
+    assert _ends(found.rows) == _ends(annotated.rows)
+
+
+@pytest.mark.corpus
+def test_stripped_a100_rank_trace_boundaries_within_one_activity_but_the_first(
+    stripped_dir: Path,
+) -> None:
+    # A100 training rank (HTA): 5 profiler steps of ~1,370 activities. The first step's
+    # first 4 activities were launched before its first launch that repeats in every step.
+    source = corpus_file("HolisticTraceAnalysis__negative_queue_length_values_check__rank0.json.gz")
+    annotated = _annotated(_load(str(source)), "ProfilerStep")
+    found = _detect(_stripped(source, stripped_dir))
+    assert found.occurrences == annotated.occurrences == 5
+    first, last = _ends(found.rows)
+    ann_first, ann_last = _ends(annotated.rows)
+    assert np.abs(np.subtract(first[1:], ann_first[1:])).max() <= 1
+    assert np.abs(np.subtract(last, ann_last)).max() <= 1
+
+
+def test_detected_step_gets_the_diagnosis_of_the_annotated_step(stripped_dir: Path) -> None:
+    # GIVEN mixed (launch-bound attention + compute-bound GEMMs), annotated and stripped
+    source = sample_file("mixed.eager.json.gz")
+    annotated = diagnose(_load(str(source)))
+    stripped = diagnose(_stripped(source, stripped_dir))
+    # THEN the stripped trace reports the whole trace and the detected step under it
+    assert [(r.region.name, r.region.source, r.region.depth) for r in stripped.regions] == [
+        ("whole trace", "whole_trace", 0),
+        ("step (detected)", "detected", 1),
+    ]
+    step = stripped.regions[1]
+    profiler_step = next(r for r in annotated.regions if r.region.name == "ProfilerStep")
+    # ... with the annotated step's verdict, replay estimate and capture blockers
+    assert step.verdict == profiler_step.verdict == "launch-bound"
+    assert step.estimate.graphed_ns == profiler_step.estimate.graphed_ns
+    assert step.estimate.graphed_ns == pytest.approx(2_161_000, abs=1000)
+    assert [b.kind for b in step.capture.blockers] == [
+        b.kind for b in profiler_step.capture.blockers
+    ]
+    assert step.capture.verdict == "capturable after changes"
+    assert step.wall_ns == pytest.approx(profiler_step.wall_ns, rel=0.01)
+
+
+def test_annotated_steps_are_not_detected_again() -> None:
+    # NVTX `step` ranges mark what the detector finds: the report keeps its regions.
+    timeline = _load(str(sample_file("nsys/mixed.eager.sqlite.gz")))
+    regions = find_regions(timeline, index_timeline(timeline))
+    assert "detected" not in {r.source for r in regions}
+    assert {r.name for r in regions} >= {"step", "warmup", "attention", "mlp"}
+
+
+def test_no_steps_in_a_trace_without_repeats() -> None:
+    # One cudaGraphLaunch fanning out to 425 kernels: nothing repeats that carries GPU time.
+    timeline = _load(str(corpus_file("TraceLens__vllm_decode_full__graph_execution.json.gz")))
+    assert detect_steps(timeline, index_timeline(timeline)) is None
