@@ -240,7 +240,9 @@ def _library_kinds(
         if str(d).strip().lower().startswith(COMMUNICATION_DOMAINS):
             collective = np.array([bool(_COLLECTIVE_CALL.fullmatch(n)) for n in names[at]])
             kinds[np.flatnonzero(at)[collective]] = "collective"
-    default = (domain == "") & np.array([bool(_LIBRARY_CALL.fullmatch(n)) for n in names])
+    default = (domain == "") & np.array(
+        [bool(_LIBRARY_CALL.fullmatch(n)) for n in names], dtype=bool
+    )
     if default.any():
         kinds[default] = "library"
         collective = np.array([bool(_COLLECTIVE_CALL.fullmatch(n)) for n in names[default]])
