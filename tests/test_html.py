@@ -16,11 +16,9 @@ from conftest import corpus_file, sample_file
 from plotly.offline import get_plotlyjs
 
 from traceinspect.model import DeviceInfo, Timeline, TraceMeta, make_table
-from traceinspect.report.html import (
-    MAX_DRAWN_ACTIVITIES,
-    page_data,
-    render_html,
-    safe_json,
+from traceinspect.report.html import page_data, render_html, safe_json
+from traceinspect.report.html_timeline import (
+    MAX_EMBEDDED_ACTIVITIES,
     timeline_data,
 )
 
@@ -253,9 +251,14 @@ def many_kernels(n: int, period_ns: int = 2_000) -> Timeline:
     return Timeline(meta=TraceMeta(path="big.json", format="kineto", generation="kineto"), gpu=gpu)
 
 
+#: A small cap, so the merging below is tested on traces that build in a blink.
+CAP = 50_000
+
+
 def test_no_downsampling_at_the_cap() -> None:
-    data = page_data(many_kernels(MAX_DRAWN_ACTIVITIES - 2), None)["timeline"]
-    assert data["total"] == data["drawn"] == MAX_DRAWN_ACTIVITIES
+    assert MAX_EMBEDDED_ACTIVITIES == 400_000
+    data = timeline_data(many_kernels(CAP - 2), cap=CAP)
+    assert data["total"] == data["drawn"] == CAP
     assert data["downsampled"] is None
 
 
@@ -273,11 +276,10 @@ def test_downsampling_above_the_cap_merges_short_runs_and_says_so(
     period_ns: int, resolution_us: float, last_end_us: float
 ) -> None:
     # GIVEN 120,000 short kernels and two long ones
-    html = render_html(many_kernels(120_000, period_ns), None)
-    data = payload(html)["timeline"]
+    data = timeline_data(many_kernels(120_000, period_ns), cap=CAP)
     # THEN at most the cap is drawn, and the page is told at what resolution
     assert data["total"] == 120_002
-    assert data["downsampled"] == {"cap": MAX_DRAWN_ACTIVITIES, "resolution_us": resolution_us}
+    assert data["downsampled"] == {"cap": CAP, "resolution_us": resolution_us}
     (kernels,) = data["series"]
     assert data["drawn"] == len(kernels["count"]) == 3
     # No activity is lost: counts and busy time add up to the originals.
@@ -306,9 +308,9 @@ def test_downsampling_stops_at_the_finest_resolution_that_meets_the_cap() -> Non
         },
     )
     meta = TraceMeta(path="runs.json", format="kineto", generation="kineto")
-    data = timeline_data(Timeline(meta=meta, gpu=gpu))
+    data = timeline_data(Timeline(meta=meta, gpu=gpu), cap=CAP)
     # THEN at 1 µs each run becomes one block (30,000 ≤ cap); runs are not merged further
-    assert data["downsampled"] == {"cap": MAX_DRAWN_ACTIVITIES, "resolution_us": 1.0}
+    assert data["downsampled"] == {"cap": CAP, "resolution_us": 1.0}
     (kernels,) = data["series"]
     assert data["drawn"] == 30_000
     assert set(kernels["count"]) == {4}
@@ -345,7 +347,7 @@ def test_downsampling_keeps_lanes_and_kinds_apart() -> None:
         },
     )
     meta = TraceMeta(path="two.json", format="kineto", generation="kineto")
-    data = timeline_data(Timeline(meta=meta, gpu=gpu, host=host))
+    data = timeline_data(Timeline(meta=meta, gpu=gpu, host=host), cap=CAP)
     # THEN merged blocks never span two lanes or two kinds: one block per (lane, kind)
     assert data["total"] == 120_000
     blocks = {s["key"]: (s["lane"], s["count"]) for s in data["series"]}

@@ -13,9 +13,12 @@ from typing import Any
 
 import numpy as np
 import pytest
+from test_html_timeline import memset_storm
 
 from traceinspect.model import DeviceInfo, Timeline, TraceMeta, make_table
+from traceinspect.report import html_timeline
 from traceinspect.report.html import render_html
+from traceinspect.report.html_timeline import SERIES_STYLE
 
 pytestmark = pytest.mark.slow
 
@@ -33,8 +36,9 @@ def chromium() -> str:
     return path
 
 
-def dump_dom(html: str, tmp_path: Path) -> str:
-    """The DOM after the page's scripts ran, from headless chromium with no network."""
+def dump_dom(html: str, tmp_path: Path, fragment: str = "") -> str:
+    """The DOM after the page's scripts ran, from headless chromium with no network;
+    ``fragment`` is appended to the page's address (``#range=…``)."""
     page = tmp_path / "report.html"
     page.write_text(html, encoding="utf-8")
     command = [
@@ -53,7 +57,7 @@ def dump_dom(html: str, tmp_path: Path) -> str:
         f"--user-data-dir={tmp_path / 'profile'}",
         "--virtual-time-budget=10000",
         "--dump-dom",
-        page.as_uri(),
+        page.as_uri() + fragment,
     ]
     done = subprocess.run(
         command, capture_output=True, text=True, timeout=CHROMIUM_TIMEOUT_S, check=False
@@ -165,11 +169,16 @@ def test_hostile_names_render_as_text_and_the_timeline_draws(
     assert '<svg class="main-svg"' in dom
     for lane in ("thread 2 · regions 0", "thread 2 · API calls", "GPU 0 · stream 7"):
         assert f'data-unformatted="{lane}"' in dom
-    assert len(re.findall(r'<g class="trace scatter', dom)) == 3  # kernel, launch call, NVTX
+    # kernel, launch call, NVTX: a legend entry and bars each (every lane is sparse enough to
+    # show its activities, so the busy-share areas are empty and not drawn)
+    legend = re.findall(r'class="legendtext"[^>]*data-unformatted="([^"]*)"', dom)
+    assert legend == ["kernel", "launch call", "NVTX range"]
+    assert len(re.findall(r'<g class="trace scatter', dom)) == 3 * 2
 
 
-def test_downsampled_timeline_says_so(tmp_path: Path) -> None:
-    # GIVEN 60,000 1 µs kernels 1 µs apart: above the 50,000 cap
+def test_downsampled_timeline_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # GIVEN 60,000 1 µs kernels 1 µs apart: above a 50,000 cap
+    monkeypatch.setattr(html_timeline, "MAX_EMBEDDED_ACTIVITIES", 50_000)
     n = 60_000
     starts = np.arange(n, dtype=np.int64) * 2_000
     gpu = make_table(
@@ -191,3 +200,53 @@ def test_downsampled_timeline_says_so(tmp_path: Path) -> None:
         "shorter than 1.000 µs and at most that far apart were merged per lane and kind"
     ) in dom
     assert '<svg class="main-svg"' in dom
+    # AND the merged block still counts as 50 % busy, not as a solid bar
+    assert lane_row(dom, "GPU 0 · stream 7") == ["busy share", "50%", "kernel 50%"]
+
+
+def lane_row(dom: str, lane: str) -> list[str]:
+    """The cells after the lane's name in the page's "what the timeline shows" table."""
+    table = re.search(r'<table id="timeline-view">(.*?)</table>', dom, re.DOTALL)
+    assert table is not None
+    for row in re.findall(r"<tr>(.*?)</tr>", table.group(1), re.DOTALL):
+        cells = re.findall(r"<td[^>]*>(.*?)</td>", row, re.DOTALL)
+        if cells and cells[0] == lane:
+            return cells[1:]
+    raise AssertionError(f"no row for {lane}")
+
+
+def test_zoomed_out_overview_shows_busy_share_not_min_width_bars(tmp_path: Path) -> None:
+    # GIVEN a stream where 0.7 µs memsets are 5 of every 6 activities but 11.7 % of the time
+    # (one 25 µs kernel and five memsets per 30 µs, 2,000 times: 12,000 activities)
+    timeline = memset_storm()
+    dom = dump_dom(render_html(timeline, None), tmp_path)
+    # THEN zoomed out, the lane shows its busy share by kind: kernels 83 %, memsets 12 %
+    match = re.search(r'data-view="([^"]*)"', dom)
+    assert match is not None and match.group(1) == "share"
+    assert lane_row(dom, "GPU 0 · stream 7") == ["busy share", "95%", "kernel 83%, memset 12%"]
+    assert "over 1,000 bins of the whole trace (exact)" in dom
+    # AND the area is painted in the kernel colour and the memset colour, which differ
+    kernel_rgb, memset_rgb = (rgb(SERIES_STYLE[k][1]) for k in ("kernel", "memset"))
+    assert kernel_rgb != memset_rgb
+    assert f"fill: {kernel_rgb}" in dom and f"fill: {memset_rgb}" in dom
+    # AND the legend lists both kinds
+    legend = re.findall(r'class="legendtext"[^>]*data-unformatted="([^"]*)"', dom)
+    assert legend == ["kernel", "memset"]
+    # AND it drew in time: the page records when its first plot was done
+    first_plot = re.search(r'data-first-plot-ms="(\d+)"', dom)
+    assert first_plot is not None
+
+
+def test_zoomed_in_the_lane_shows_its_activities(tmp_path: Path) -> None:
+    # GIVEN the same stream opened at a 100 µs window (#range=): 4 kernels, 15 memsets in view
+    dom = dump_dom(render_html(memset_storm(), None), tmp_path, "#range=3000,3100")
+    # THEN they are drawn as activities, with their names on hover
+    match = re.search(r'data-view="([^"]*)"', dom)
+    assert match is not None and match.group(1) == "activities"
+    assert lane_row(dom, "GPU 0 · stream 7") == ["activities (19)", "", ""]
+    assert "In view: 3,000.000 – 3,100.000 µs" in dom
+
+
+def rgb(hex_colour: str) -> str:
+    r, g, b = (int(hex_colour[i : i + 2], 16) for i in (1, 3, 5))
+    return f"rgb({r}, {g}, {b})"

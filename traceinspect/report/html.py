@@ -6,9 +6,8 @@ pre-formatted text cells. :func:`render_html` embeds that data as JSON through
 :func:`safe_json` in an autoescaping template; the page's script builds the DOM from it with
 ``textContent`` only, so names from the trace (kernels, NVTX ranges) can never become markup.
 
-Large traces stay usable: when more than :data:`MAX_DRAWN_ACTIVITIES` activities would be
-drawn, runs of short, closely spaced activities of one kind on one lane are merged into one
-block (hover shows how many), at the finest resolution that meets the cap; the page says so.
+The timeline's data and its utilization overview come from
+:mod:`traceinspect.report.html_timeline`.
 """
 
 from __future__ import annotations
@@ -19,55 +18,17 @@ import hashlib
 import json
 import math
 import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping
 from importlib import resources
 from typing import Any, Final, TypeGuard
 
 import jinja2
 import numpy as np
-import numpy.typing as npt
-import pandas as pd
 from markupsafe import Markup
 
 from traceinspect.model import Timeline
+from traceinspect.report.html_timeline import timeline_data, us_since
 from traceinspect.report.summary import summarize
-
-#: Most activities (GPU, host calls, annotations together) drawn in the timeline: plotly's SVG
-#: lines take seconds per redraw beyond this (50,000 drawn: 5.7 s to first plot in headless
-#: chromium on a busy 2-core machine), so short adjacent ones get merged.
-MAX_DRAWN_ACTIVITIES: Final = 50_000
-
-#: Annotation nesting levels drawn per host thread; deeper ranges are counted, not drawn
-#: (emit_nvtx traces nest a range per operator, tens of levels deep).
-MAX_ANNOTATION_DEPTH_LANES: Final = 6
-
-#: Series key -> (legend label, colour). Keys: a GPU kind, ``<kind> (graph)`` for
-#: graph-launched activities, ``call:<host kind>`` for API calls, or an annotation source.
-SERIES_STYLE: Final[Mapping[str, tuple[str, str]]] = {
-    "kernel": ("kernel", "#4c78a8"),
-    "kernel (graph)": ("kernel, graph-launched", "#00a6a6"),
-    "memcpy": ("memcpy", "#f58518"),
-    "memcpy (graph)": ("memcpy, graph-launched", "#ffbf79"),
-    "memset": ("memset", "#54a24b"),
-    "memset (graph)": ("memset, graph-launched", "#88d27a"),
-    "graph": ("whole graph", "#b279a2"),
-    "call:launch": ("launch call", "#9d755d"),
-    "call:graph_launch": ("graph launch call", "#00a6a6"),
-    "call:memcpy": ("memcpy call", "#f58518"),
-    "call:memset": ("memset call", "#54a24b"),
-    "call:sync": ("sync call", "#e45756"),
-    "call:malloc": ("malloc call", "#eeca3b"),
-    "call:free": ("free call", "#eeca3b"),
-    "call:event": ("event call", "#ff9da6"),
-    "call:graph_build": ("graph build call", "#b279a2"),
-    "call:other": ("other API call", "#bab0ac"),
-    "profiler_step": ("ProfilerStep", "#2f4b7c"),
-    "record_function": ("record_function", "#665191"),
-    "nvtx": ("NVTX range", "#a05195"),
-    "gpu_user_annotation": ("annotation on GPU", "#d45087"),
-}
-_UNKNOWN_STYLE: Final = ("other", "#999999")
 
 #: Idle causes of a region, in column order, with their column labels.
 IDLE_CAUSES: Final = (
@@ -84,8 +45,6 @@ MAX_HIGHLIGHTED_OCCURRENCES: Final = 500
 
 #: Rows listed per summary table (annotations can number in the thousands of names).
 MAX_SUMMARY_ROWS: Final = 30
-
-IntArray = npt.NDArray[np.int64]
 
 _NS_PER_US: Final = 1000
 _OCCURRENCE_SUFFIX = re.compile(r"#\d+$")  # ProfilerStep#12 -> ProfilerStep
@@ -185,286 +144,11 @@ def _region_spans(timeline: Timeline, regions: Any, t0: int) -> list[list[list[f
             (base == str(region.get("name"))) & (source == str(region.get("source")))
         )[:MAX_HIGHLIGHTED_OCCURRENCES]
         spans.append(
-            np.column_stack([_us_since(start[hit], t0), _us_since(end[hit], t0)]).tolist()
+            np.column_stack([us_since(start[hit], t0), us_since(end[hit], t0)]).tolist()
             if len(hit)
             else []
         )
     return spans
-
-
-# --------------------------------------------------------------------------------- timeline data
-
-
-@dataclass(frozen=True)
-class _Lanes:
-    """Lane labels in display order, and the lane of every drawn row of each table."""
-
-    labels: list[dict[str, str]]
-    gpu: IntArray
-    host: IntArray
-    annotations: IntArray  # -1: not drawn (too deep)
-
-
-def timeline_data(timeline: Timeline) -> dict[str, Any]:
-    """Lanes and per-series activity arrays for the timeline (times in µs since trace start).
-
-    ``series[i]`` holds parallel lists ``lane``, ``start_us``, ``end_us``, ``name`` (index
-    into ``names``) and ``count`` (activities merged into that block, 1 when drawn as is);
-    ``busy_us`` (summed duration) is present on series where blocks were merged.
-    ``downsampled`` is None when everything is drawn as recorded.
-    """
-    lanes = _lanes(timeline)
-    items = _items(timeline, lanes)
-    total = len(items.start)
-    too_deep = int((lanes.annotations < 0).sum())
-    result: dict[str, Any] = {
-        "t0_ns": 0,
-        "span_us": 0.0,
-        "lanes": lanes.labels,
-        "names": [],
-        "series": [],
-        "total": total,
-        "drawn": 0,
-        "downsampled": None,
-        "annotations_not_drawn": too_deep,
-    }
-    if total == 0:
-        return result
-    t0 = int(items.start.min())
-    blocks, resolution = _downsample(items, MAX_DRAWN_ACTIVITIES)
-    codes, uniques = pd.factorize(items.name[blocks.first], sort=False)
-    bounds = np.flatnonzero(np.diff(items.series[blocks.first])) + 1
-    series = []
-    for rows in np.split(np.arange(len(blocks.first)), bounds):
-        first = blocks.first[rows]
-        key = items.keys[int(items.series[first[0]])]
-        label, colour = SERIES_STYLE.get(key, _UNKNOWN_STYLE)
-        count = blocks.count[rows]
-        entry: dict[str, Any] = {
-            "key": key,
-            "label": label,
-            "color": colour,
-            "lane": items.lane[first].tolist(),
-            "start_us": _us_since(items.start[first], t0),
-            "end_us": _us_since(blocks.end[rows], t0),
-            "name": codes[rows].tolist(),
-            "count": count.tolist(),
-        }
-        if bool((count > 1).any()):
-            entry["busy_us"] = (blocks.busy[rows] / _NS_PER_US).round(3).tolist()
-        series.append(entry)
-    result.update(
-        t0_ns=t0,
-        span_us=(int(items.end.max()) - t0) / _NS_PER_US,
-        names=[str(n) for n in uniques],
-        series=series,
-        drawn=len(blocks.first),
-        downsampled=None
-        if resolution is None
-        else {"cap": MAX_DRAWN_ACTIVITIES, "resolution_us": resolution / _NS_PER_US},
-    )
-    return result
-
-
-def _us_since(ns: IntArray, t0: int) -> list[float]:
-    # int64 subtraction first: the absolute epoch-ns values would lose ns in a float64.
-    return ((ns - np.int64(t0)) / _NS_PER_US).round(3).tolist()  # type: ignore[no-any-return]
-
-
-def _lanes(timeline: Timeline) -> _Lanes:
-    """One lane per annotation depth and per API-calling host thread, then per GPU stream."""
-    host, ann, gpu = timeline.host, timeline.annotations, timeline.gpu
-    host_ann = ann[ann["source"] != "gpu_user_annotation"]
-    gpu_ann = ann[ann["source"] == "gpu_user_annotation"]
-    threads = sorted(_pairs(host, "pid", "tid") | _pairs(host_ann, "pid", "tid"))
-    several_pids = len({pid for pid, _ in threads}) > 1
-    depth = host_ann["depth"].clip(lower=0)
-    depths = (
-        depth.groupby([host_ann["pid"], host_ann["tid"]]).max().to_dict() if len(host_ann) else {}
-    )
-    labels: list[dict[str, str]] = []
-    ann_keys: list[tuple[int, int, int]] = []
-    api_keys: list[tuple[int, int]] = []
-    ann_lane: list[int] = []
-    api_lane: list[int] = []
-    for pid, tid in threads:
-        thread = f"pid {pid} tid {tid}" if several_pids else f"thread {tid}"
-        deepest = depths.get((pid, tid), -1)
-        for level in range(min(deepest + 1, MAX_ANNOTATION_DEPTH_LANES)):
-            ann_keys.append((pid, tid, level))
-            ann_lane.append(len(labels))
-            labels.append(
-                {"label": f"{thread} · regions {level}", "group": "region", "block": thread}
-            )
-        api_keys.append((pid, tid))
-        api_lane.append(len(labels))
-        labels.append({"label": f"{thread} · API calls", "group": "host", "block": thread})
-    gpu_ann_streams = _pairs(gpu_ann, "device", "stream")
-    gpu_ann_keys: list[tuple[int, int]] = []
-    gpu_ann_lane: list[int] = []
-    stream_keys: list[tuple[int, int]] = []
-    stream_lane: list[int] = []
-    for device, stream in sorted(_pairs(gpu, "device", "stream") | gpu_ann_streams):
-        if (device, stream) in gpu_ann_streams:
-            gpu_ann_keys.append((device, stream))
-            gpu_ann_lane.append(len(labels))
-            labels.append(
-                {
-                    "label": f"GPU {device} · stream {stream} · regions",
-                    "group": "gpu_region",
-                    "block": f"GPU {device}",
-                }
-            )
-        stream_keys.append((device, stream))
-        stream_lane.append(len(labels))
-        labels.append(
-            {"label": f"GPU {device} · stream {stream}", "group": "gpu", "block": f"GPU {device}"}
-        )
-
-    ann_lanes = np.full(len(ann), -1, dtype=np.int64)
-    is_host_ann = (ann["source"] != "gpu_user_annotation").to_numpy()
-    ann_lanes[is_host_ann] = _lookup([host_ann["pid"], host_ann["tid"], depth], ann_keys, ann_lane)
-    ann_lanes[~is_host_ann] = _lookup(
-        [gpu_ann["device"], gpu_ann["stream"]], gpu_ann_keys, gpu_ann_lane
-    )
-    return _Lanes(
-        labels=labels,
-        gpu=_lookup([gpu["device"], gpu["stream"]], stream_keys, stream_lane),
-        host=_lookup([host["pid"], host["tid"]], api_keys, api_lane),
-        annotations=ann_lanes,
-    )
-
-
-def _pairs(frame: pd.DataFrame, a: str, b: str) -> set[tuple[int, int]]:
-    distinct = frame[[a, b]].drop_duplicates()
-    return set(zip(distinct[a].tolist(), distinct[b].tolist(), strict=True))
-
-
-def _lookup(
-    columns: Sequence[pd.Series], keys: Sequence[tuple[int, ...]], lanes: Sequence[int]
-) -> IntArray:
-    """Lane of each row whose key columns equal one of ``keys``; -1 where none does."""
-    if len(columns[0]) == 0:
-        return np.empty(0, dtype=np.int64)
-    if not keys:
-        return np.full(len(columns[0]), -1, dtype=np.int64)
-    index = pd.MultiIndex.from_tuples(list(keys))
-    rows = pd.MultiIndex.from_arrays([c.to_numpy(np.int64) for c in columns])
-    position = index.get_indexer(rows)
-    out = np.asarray(lanes, dtype=np.int64)[position]
-    out[position < 0] = -1
-    return out
-
-
-@dataclass(frozen=True)
-class _Items:
-    """Every drawable activity, sorted by (series, lane, start); ``series`` indexes ``keys``."""
-
-    keys: list[str]
-    series: IntArray
-    lane: IntArray
-    start: IntArray
-    end: IntArray
-    name: npt.NDArray[np.object_]
-
-
-def _items(timeline: Timeline, lanes: _Lanes) -> _Items:
-    gpu, host, ann = timeline.gpu, timeline.host, timeline.annotations
-    keys = list(SERIES_STYLE)  # series codes follow this order, unknown kinds appended
-    kind_codes, kinds = pd.factorize(gpu["kind"], sort=False)
-    plain = _key_codes([str(k) for k in kinds], keys)
-    graph = _key_codes([f"{k} (graph)" if k != "graph" else "graph" for k in kinds], keys)
-    from_graph = gpu["from_graph"].to_numpy(bool)
-    series = np.concatenate(
-        [
-            np.where(from_graph, graph[kind_codes], plain[kind_codes]),
-            _series_codes(host["kind"], keys, prefix="call:"),
-            _series_codes(ann["source"], keys),
-        ]
-    )
-    lane = np.concatenate([lanes.gpu, lanes.host, lanes.annotations])
-    drawn = lane >= 0
-    start, end, name = (
-        np.concatenate([t[col].to_numpy(dtype) for t in (gpu, host, ann)])[drawn]
-        for col, dtype in (("start_ns", np.int64), ("end_ns", np.int64), ("name", object))
-    )
-    series, lane = series[drawn], lane[drawn]
-    order = np.lexsort((start, lane, series))
-    return _Items(keys, series[order], lane[order], start[order], end[order], name[order])
-
-
-def _series_codes(values: pd.Series, keys: list[str], prefix: str = "") -> IntArray:
-    """Index into ``keys`` of ``prefix + value`` per row (new keys appended)."""
-    codes, uniques = pd.factorize(values, sort=False)
-    return _key_codes([f"{prefix}{u}" for u in uniques], keys)[codes]
-
-
-def _key_codes(names: list[str], keys: list[str]) -> IntArray:
-    keys.extend(n for n in dict.fromkeys(names) if n not in keys)
-    return np.array([keys.index(n) for n in names], dtype=np.int64)
-
-
-@dataclass(frozen=True)
-class _Blocks:
-    """Drawn blocks: ``first`` row of each in the items, its end, how many, summed duration."""
-
-    first: IntArray
-    end: IntArray
-    count: IntArray
-    busy: IntArray
-
-
-def _downsample(items: _Items, cap: int) -> tuple[_Blocks, int | None]:
-    """Merge runs of short, close activities per (series, lane) until at most ``cap`` remain.
-
-    An activity joins the run before it when both last at most the resolution and the gap
-    between them is at most the resolution. Returns the blocks and the resolution in ns: the
-    smallest that meets the cap (found by doubling, then bisection; the block count only falls
-    as it grows), None when everything is drawn as recorded.
-    """
-    start, end = items.start, items.end
-    dur = end - start
-    n = len(start)
-    if n <= cap:
-        rows = np.arange(n, dtype=np.int64)
-        return _Blocks(rows, end, np.ones(n, dtype=np.int64), dur), None
-    group_start = np.ones(n, dtype=bool)
-    group_start[1:] = (np.diff(items.series) != 0) | (np.diff(items.lane) != 0)
-    # Latest end among the earlier activities of the same (series, lane): what a gap is from.
-    bounds = np.append(np.flatnonzero(group_start), n)
-    reach = np.empty_like(end)
-    for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
-        reach[lo:hi] = np.maximum.accumulate(end[lo:hi])
-    gap = np.zeros_like(start)
-    gap[1:] = start[1:] - reach[:-1]
-
-    def firsts(resolution: int) -> IntArray:
-        short = dur <= resolution
-        joins = ~group_start
-        joins[1:] &= short[1:] & short[:-1] & (gap[1:] <= resolution)
-        return np.flatnonzero(~joins)
-
-    span = int(end.max() - start.min())
-    fits = max(1, span // (cap * 4))  # a first guess: a quarter of a cap-sized mean spacing
-    while len(firsts(fits)) > cap and fits <= span:
-        fits *= 2
-    too_fine = 0
-    while fits - too_fine > 1:
-        middle = (too_fine + fits) // 2
-        if len(firsts(middle)) <= cap:
-            fits = middle
-        else:
-            too_fine = middle
-    first = firsts(fits)
-    return (
-        _Blocks(
-            first=first,
-            end=np.maximum.reduceat(end, first),
-            count=np.diff(np.append(first, n)),
-            busy=np.add.reduceat(dur, first),
-        ),
-        fits,
-    )
 
 
 # ------------------------------------------------------------------------------- table sections

@@ -6,7 +6,7 @@
   var DATA_ID = "traceinspect-data";
   var LANE_PX = 24;          // height of one timeline lane
   var BAR_PX = 14;           // thickness of an activity bar
-  var MIN_BAR_PX = 1.5;      // shortest drawn bar, so sub-pixel kernels stay visible zoomed out
+  var MIN_BAR_PX = 1;        // shortest drawn bar (only lanes with few activities in view)
   var MARGIN = { l: 250, r: 24, b: 50 };
   var LEGEND_ROW_PX = 20;    // one row of legend entries
   var LEGEND_PER_ROW = 5;    // legend entries that fit a row on a laptop-width page
@@ -155,6 +155,22 @@
     });
   }
 
+  // ------------------------------------------------------------------------------ timeline
+  //
+  // Each lane is drawn one of two ways, decided per lane for the time window in view:
+  //  - activities: one bar per activity (or merged block), when the lane has few enough in
+  //    view to draw them apart (at most one per BLOCK_PX pixels);
+  //  - busy share: the share of each bin of BIN_PX pixels during which the lane was busy,
+  //    stacked by kind, the band's full height being 100 %. A minimum bar width would paint
+  //    a dense lane full of whatever is most numerous; the share stays true at any zoom.
+  // The whole-trace view uses the exact shares computed with the report (data.timeline.
+  // overview); zoomed windows are binned here from the activities.
+
+  var BLOCK_PX = 3;          // a lane shows activities when each gets this many pixels
+  var BIN_PX = 2;            // width of one busy-share bin
+  var BAND = 0.7;            // lane band height used by bars and the busy-share area
+  var FULL_VIEW = 0.995;     // a window covering this share of the trace is "the whole trace"
+
   function hoverText(tl, s, i) {
     var start = s.start_us[i], end = s.end_us[i], count = s.count[i];
     var lane = tl.lanes[s.lane[i]].label;
@@ -168,14 +184,192 @@
       " µs · " + fmt(end - start) + " µs<br>" + plotText(lane);
   }
 
-  // x: [start, middle, end, gap] per activity; the middle point lets hover find long bars.
-  function barX(s, minWidth) {
-    var n = s.start_us.length, x = new Array(4 * n);
-    for (var i = 0; i < n; i++) {
-      var a = s.start_us[i], b = Math.max(s.end_us[i], a + minWidth);
-      x[4 * i] = a; x[4 * i + 1] = (a + b) / 2; x[4 * i + 2] = b; x[4 * i + 3] = null;
+  function lowerBound(values, x, lo, hi) {  // first index in [lo, hi) with values[i] >= x
+    while (lo < hi) {
+      var mid = (lo + hi) >>> 1;
+      if (values[mid] < x) lo = mid + 1; else hi = mid;
     }
-    return x;
+    return lo;
+  }
+
+  // Per series, its runs of one lane: {series, lane, lo, hi, maxDur}; and per series the
+  // running total of activities (merged blocks count what they hold), s.before[i].
+  function laneGroups(tl) {
+    var groups = [];
+    tl.series.forEach(function (s, si) {
+      var n = s.lane.length, lo = 0;
+      s.before = new Float64Array(n + 1);
+      for (var c = 0; c < n; c++) s.before[c + 1] = s.before[c] + s.count[c];
+      for (var i = 1; i <= n; i++) {
+        if (i === n || s.lane[i] !== s.lane[lo]) {
+          var maxDur = 0;
+          for (var j = lo; j < i; j++) maxDur = Math.max(maxDur, s.end_us[j] - s.start_us[j]);
+          groups.push({ series: si, lane: s.lane[lo], lo: lo, hi: i, maxDur: maxDur });
+          lo = i;
+        }
+      }
+    });
+    return groups;
+  }
+
+  // Index range of a group's activities that may overlap [a, b].
+  function visibleRange(s, g, a, b) {
+    return [lowerBound(s.start_us, a - g.maxDur, g.lo, g.hi),
+            lowerBound(s.start_us, b, g.lo, g.hi)];
+  }
+
+  // Busy share per bin of [a, b] for one group, from its activities (merged blocks spread
+  // their busy time evenly over their span).
+  function binGroup(s, g, a, b, bins) {
+    var share = new Float64Array(bins), width = (b - a) / bins;
+    var r = visibleRange(s, g, a, b);
+    for (var i = r[0]; i < r[1]; i++) {
+      var x0 = Math.max(s.start_us[i], a), x1 = Math.min(s.end_us[i], b);
+      if (x1 <= x0) continue;
+      var span = s.end_us[i] - s.start_us[i];
+      var density = s.count[i] > 1 && span > 0 ? s.busy_us[i] / span : 1;
+      var k0 = Math.floor((x0 - a) / width), k1 = Math.min(bins - 1, Math.floor((x1 - a) / width));
+      for (var k = k0; k <= k1; k++) {
+        var lo = Math.max(x0, a + k * width), hi = Math.min(x1, a + (k + 1) * width);
+        if (hi > lo) share[k] += density * (hi - lo) / width;
+      }
+    }
+    for (var m = 0; m < bins; m++) if (share[m] > 1) share[m] = 1;
+    return share;
+  }
+
+  // What each lane shows for the window [a, b] drawn over px pixels.
+  function computeView(tl, groups, a, b, px) {
+    var nLanes = tl.lanes.length, counts = new Array(nLanes).fill(0);
+    groups.forEach(function (g) {
+      var s = tl.series[g.series], r = visibleRange(s, g, a, b);
+      counts[g.lane] += s.before[r[1]] - s.before[r[0]];
+    });
+    var blockLane = counts.map(function (c) { return c <= px / BLOCK_PX; });
+    var full = tl.overview && (b - a) >= FULL_VIEW * tl.span_us && a <= 0 && b >= tl.span_us;
+    var bins, binUs, start, shares = [];
+    if (full) {
+      bins = tl.overview.bins; binUs = tl.overview.bin_us; start = tl.overview.start_us;
+      tl.overview.lanes.forEach(function (entry) {
+        if (!blockLane[entry.lane]) shares.push({ series: entry.series, lane: entry.lane,
+          share: entry.share });
+      });
+    } else {
+      bins = Math.max(10, Math.round(px / BIN_PX)); binUs = (b - a) / bins; start = a;
+      groups.forEach(function (g) {
+        if (!blockLane[g.lane]) shares.push({ series: g.series, lane: g.lane,
+          share: binGroup(tl.series[g.series], g, a, b, bins) });
+      });
+    }
+    return { a: a, b: b, counts: counts, blockLane: blockLane, bins: bins, binUs: binUs,
+      start: start, shares: shares, exact: full };
+  }
+
+  // x: [start, middle, end, gap] per activity; the middle point lets hover find long bars.
+  function blockTrace(tl, s, view, minWidth) {
+    var x = [], y = [], text = [];
+    for (var i = 0; i < s.lane.length; i++) {
+      var lane = s.lane[i];
+      if (!view.blockLane[lane]) continue;
+      var a = s.start_us[i], e = s.end_us[i];
+      if (e < view.a || a > view.b) continue;
+      var b = Math.max(e, a + minWidth), label = hoverText(tl, s, i);
+      x.push(a, (a + b) / 2, b, null); y.push(lane, lane, lane, null);
+      text.push(label, label, label, null);
+    }
+    return x.length ? { x: x, y: y, text: text } : null;
+  }
+
+  // Stacked busy-share areas: one closed polygon per (lane, series), steps per bin.
+  function shareTraces(tl, view) {
+    var perSeries = {}, cumulative = {};
+    view.shares.forEach(function (entry) {
+      var lane = entry.lane, share = entry.share;
+      var below = cumulative[lane] || new Float64Array(view.bins), above = new Float64Array(view.bins);
+      var any = false;
+      for (var k = 0; k < view.bins; k++) {
+        above[k] = Math.min(1, below[k] + share[k]);
+        if (share[k] > 0) any = true;
+      }
+      cumulative[lane] = above;
+      if (!any) return;
+      var xs = [], ys = [], base = lane + BAND / 2;
+      var edge = function (k) { return view.start + k * view.binUs; };
+      for (var i = 0; i < view.bins; i++) {
+        xs.push(edge(i), edge(i + 1)); ys.push(base - BAND * above[i], base - BAND * above[i]);
+      }
+      for (var j = view.bins - 1; j >= 0; j--) {
+        xs.push(edge(j + 1), edge(j)); ys.push(base - BAND * below[j], base - BAND * below[j]);
+      }
+      xs.push(null); ys.push(null);
+      var acc = perSeries[entry.series] || (perSeries[entry.series] = { x: [], y: [] });
+      Array.prototype.push.apply(acc.x, xs); Array.prototype.push.apply(acc.y, ys);
+    });
+    return perSeries;
+  }
+
+  // Invisible markers at the bin centres of busy-share lanes, carrying the hover text.
+  function shareHover(tl, view) {
+    var byLane = {};
+    view.shares.forEach(function (entry) {
+      (byLane[entry.lane] || (byLane[entry.lane] = [])).push(entry);
+    });
+    var x = [], y = [], text = [];
+    Object.keys(byLane).forEach(function (key) {
+      var lane = Number(key), entries = byLane[key];
+      for (var k = 0; k < view.bins; k++) {
+        var total = 0, parts = [];
+        entries.forEach(function (entry) {
+          var v = entry.share[k];
+          if (v > 0) { total += v; parts.push(tl.series[entry.series].label + " " + pct(v)); }
+        });
+        if (!total) continue;
+        var a = view.start + k * view.binUs;
+        x.push(a + view.binUs / 2); y.push(lane);
+        text.push(plotText(tl.lanes[lane].label) + "<br>" + fmt(a) + " – " +
+          fmt(a + view.binUs) + " µs: busy " + pct(Math.min(1, total)) +
+          (parts.length > 1 ? " (" + plotText(parts.join(", ")) + ")" : " · " +
+          plotText(parts[0])));
+      }
+    });
+    return { x: x, y: y, text: text };
+  }
+
+  function pct(v) {
+    if (v > 0 && v < 0.0005) return "<0.1%";
+    return (100 * v).toFixed(v < 0.1 ? 1 : 0) + "%";
+  }
+
+  // What is drawn now, as text beside the chart: per lane, how it is shown and its busy share
+  // by kind over the window (a text alternative to the plot, and what a test can read).
+  function renderViewSummary(tl, view, node) {
+    var totals = {};
+    view.shares.forEach(function (entry) {
+      var sum = 0;
+      for (var k = 0; k < view.bins; k++) sum += entry.share[k];
+      var t = totals[entry.lane] || (totals[entry.lane] = []);
+      t.push([tl.series[entry.series].label, sum / view.bins]);
+    });
+    var rows = tl.lanes.map(function (lane, i) {
+      var shown = view.blockLane[i] ? "activities (" + int(view.counts[i]) + ")" : "busy share";
+      var parts = (totals[i] || []).filter(function (p) { return p[1] > 0; });
+      var busy = parts.reduce(function (acc, p) { return acc + p[1]; }, 0);
+      return h("tr", null, [
+        h("td", { text: lane.label }), h("td", { text: shown }),
+        h("td", { cls: "num", text: view.blockLane[i] ? "" : pct(Math.min(1, busy)) }),
+        h("td", { text: parts.map(function (p) { return p[0] + " " + pct(p[1]); }).join(", ") }),
+      ]);
+    });
+    var table = h("table", { id: "timeline-view" }, [
+      h("thead", null, [h("tr", null, ["lane", "drawn as", "busy", "busy by kind"].map(
+        function (label) { return h("th", { text: label }); }))]),
+      h("tbody", null, rows)]);
+    node.textContent = "";
+    node.appendChild(h("p", { cls: "note", text: "In view: " + fmt(view.a) + " – " +
+      fmt(view.b) + " µs. Busy share " + (view.exact ? "over " + int(view.bins) +
+      " bins of the whole trace (exact)" : "per " + BIN_PX + "-pixel bin of " +
+      fmt(view.binUs) + " µs") + "." }));
+    node.appendChild(table);
   }
 
   function renderTimeline() {
@@ -202,66 +396,109 @@
       div.appendChild(h("p", { cls: "warning", text: "The plotting library failed to load." }));
       return;
     }
+    var groups = laneGroups(tl);
     var nLanes = tl.lanes.length;
     var pad = Math.max(tl.span_us * 0.01, 0.001);
-    var range = [-pad, tl.span_us + pad];
+    var fullRange = [-pad, tl.span_us + pad];
     var plotWidth = function () {
       var axis = div._fullLayout && div._fullLayout.xaxis;
       return (axis && axis._length) || Math.max(200, div.clientWidth - MARGIN.l - MARGIN.r);
     };
-    var minWidth = function (r) { return (r[1] - r[0]) / plotWidth() * MIN_BAR_PX; };
-    var traces = tl.series.map(function (s) {
-      var n = s.start_us.length, y = new Array(4 * n), text = new Array(4 * n);
-      for (var i = 0; i < n; i++) {
-        var lane = s.lane[i], label = hoverText(tl, s, i);
-        y[4 * i] = y[4 * i + 1] = y[4 * i + 2] = lane; y[4 * i + 3] = null;
-        text[4 * i] = text[4 * i + 1] = text[4 * i + 2] = label; text[4 * i + 3] = null;
-      }
-      return {
-        type: "scatter", mode: "lines", name: plotText(s.label), x: barX(s, minWidth(range)),
-        y: y, text: text, hovertemplate: "%{text}<extra></extra>", connectgaps: false,
-        line: { color: s.color, width: BAR_PX, simplify: false },
-      };
-    });
+    var viewNode = h("details", { cls: "timeline-view" }, [
+      h("summary", { text: "What the timeline shows now, lane by lane" })]);
+    var viewBody = h("div");
+    viewNode.appendChild(viewBody);
+    div.parentNode.insertBefore(viewNode, div.nextSibling);
+
     // Shade every other group of lanes (one host thread, one GPU) to guide the eye.
-    var shapes = [], blockIndex = -1, previous = null;
+    var bands = [], blockIndex = -1, previous = null;
     tl.lanes.forEach(function (lane, i) {
       if (lane.block !== previous) { blockIndex += 1; previous = lane.block; }
       if (blockIndex % 2 === 0) {
-        shapes.push({ type: "rect", xref: "paper", x0: 0, x1: 1, y0: i - 0.5, y1: i + 0.5,
+        bands.push({ type: "rect", xref: "paper", x0: 0, x1: 1, y0: i - 0.5, y1: i + 0.5,
           fillcolor: "#f0f3f8", line: { width: 0 }, layer: "below" });
       }
     });
-    // The legend sits above the lanes; reserve its rows so lanes keep their height.
-    var legendPx = 36 + LEGEND_ROW_PX * Math.ceil(traces.length / LEGEND_PER_ROW);
-    var layout = {
-      height: nLanes * LANE_PX + legendPx + MARGIN.b,
-      margin: { l: MARGIN.l, r: MARGIN.r, t: legendPx, b: MARGIN.b },
-      showlegend: true,
-      legend: { orientation: "h", x: 0, y: 1, xanchor: "left", yanchor: "bottom" },
-      hovermode: "closest",
-      dragmode: "zoom",
-      xaxis: { range: range, title: { text: "µs since trace start" }, zeroline: false,
-        showgrid: true, gridcolor: "#e3e7ee", exponentformat: "none", separatethousands: true },
-      yaxis: { range: [nLanes - 0.5, -0.5], fixedrange: true, zeroline: false, showgrid: false,
-        tickvals: tl.lanes.map(function (_, i) { return i; }),
-        ticktext: tl.lanes.map(function (lane) { return plotText(lane.label); }),
-        tickfont: { size: 11 } },
-      shapes: shapes,
-      plot_bgcolor: "#ffffff",
-    };
+    var marks = [];
+
+    function traces(view) {
+      var minWidth = (view.b - view.a) / plotWidth() * MIN_BAR_PX;
+      var areas = shareTraces(tl, view);
+      var out = [];
+      tl.series.forEach(function (s, si) {
+        // The legend entry: two points above the plot (the y axis never shows them), so every
+        // kind is listed whether it is drawn as bars, as busy share, or not in view.
+        out.push({
+          type: "scatter", mode: "lines", name: plotText(s.label), uid: "l" + si,
+          legendgroup: s.key, showlegend: true, x: [0, 0], y: [-10, -10], hoverinfo: "skip",
+          line: { color: s.color, width: 10 },
+        });
+        var blocks = blockTrace(tl, s, view, minWidth) || { x: [], y: [], text: [] };
+        out.push({
+          type: "scatter", mode: "lines", name: plotText(s.label), uid: "b" + si,
+          legendgroup: s.key, showlegend: false, x: blocks.x, y: blocks.y, text: blocks.text,
+          hovertemplate: "%{text}<extra></extra>", connectgaps: false,
+          line: { color: s.color, width: BAR_PX, simplify: false },
+        });
+        var area = areas[si] || { x: [], y: [] };
+        out.push({
+          type: "scatter", mode: "lines", name: plotText(s.label), uid: "u" + si,
+          legendgroup: s.key, showlegend: false, x: area.x, y: area.y, fill: "toself",
+          fillcolor: s.color, line: { width: 0, color: s.color }, hoverinfo: "skip",
+        });
+      });
+      var hover = shareHover(tl, view);
+      out.push({ type: "scatter", mode: "markers", uid: "hover", showlegend: false,
+        x: hover.x, y: hover.y, text: hover.text, hovertemplate: "%{text}<extra></extra>",
+        marker: { size: 8, opacity: 0 } });
+      return out;
+    }
+
+    var legendPx = 36 + LEGEND_ROW_PX * Math.ceil(tl.series.length / LEGEND_PER_ROW);
+    function layout(range) {
+      return {
+        height: nLanes * LANE_PX + legendPx + MARGIN.b,
+        margin: { l: MARGIN.l, r: MARGIN.r, t: legendPx, b: MARGIN.b },
+        showlegend: true, uirevision: "timeline",
+        legend: { orientation: "h", x: 0, y: 1, xanchor: "left", yanchor: "bottom" },
+        hovermode: "closest", dragmode: "zoom",
+        xaxis: { range: range.slice(), title: { text: "µs since trace start" }, zeroline: false,
+          showgrid: true, gridcolor: "#e3e7ee", exponentformat: "none", separatethousands: true },
+        yaxis: { range: [nLanes - 0.5, -0.5], fixedrange: true, zeroline: false,
+          showgrid: false, tickvals: tl.lanes.map(function (_, i) { return i; }),
+          ticktext: tl.lanes.map(function (lane) { return plotText(lane.label); }),
+          tickfont: { size: 11 } },
+        shapes: bands.concat(marks),
+        plot_bgcolor: "#ffffff",
+      };
+    }
+
+    var current = fullRange;
+    function draw(range) {
+      current = range;
+      var view = computeView(tl, groups, range[0], range[1], plotWidth());
+      renderViewSummary(tl, view, viewBody);
+      div.setAttribute("data-view", view.blockLane.map(function (b) {
+        return b ? "activities" : "share"; }).join(" "));
+      return Plotly.react(div, traces(view), layout(range), config);
+    }
+
     var config = { displaylogo: false, responsive: true, scrollZoom: true,
       modeBarButtonsToRemove: ["select2d", "lasso2d", "autoScale2d"] };
-    Plotly.newPlot(div, traces, layout, config).then(function () {
+    // #range=START,END (µs since the trace start) opens the page at that window.
+    var asked = /range=(-?[0-9.]+),(-?[0-9.]+)/.exec(window.location.hash);
+    var first = asked && Number(asked[2]) > Number(asked[1]) ?
+      [Number(asked[1]), Number(asked[2])] : fullRange;
+    draw(first).then(function () {
+      div.setAttribute("data-first-plot-ms", String(Math.round(performance.now())));
       timelineView.highlight = function (spans) {
         var first = spans[0], width = Math.max(first[1] - first[0], 0.001);
-        var marks = spans.map(function (span) {
+        marks = spans.map(function (span) {
           return { type: "rect", xref: "x", yref: "paper", x0: span[0], x1: span[1], y0: 0,
             y1: 1, fillcolor: "rgba(255, 190, 0, 0.16)", line: { color: "rgba(230, 150, 0, 0.8)",
             width: 1 }, layer: "below" };
         });
-        Plotly.relayout(div, { shapes: shapes.concat(marks),
-          "xaxis.range": [first[0] - 0.05 * width, first[1] + 0.05 * width] });
+        draw([first[0] - 0.05 * width, first[1] + 0.05 * width]);
         document.getElementById("timeline-section").scrollIntoView({ behavior: "smooth" });
       };
       var timer = null;
@@ -270,8 +507,9 @@
         if (!keys.some(function (k) { return k.indexOf("xaxis") === 0; })) return;
         clearTimeout(timer);
         timer = setTimeout(function () {
-          var w = minWidth(div.layout.xaxis.range);
-          Plotly.restyle(div, { x: tl.series.map(function (s) { return barX(s, w); }) });
+          var r = event["xaxis.autorange"] ? fullRange : div.layout.xaxis.range;
+          if (r[0] === current[0] && r[1] === current[1]) return;
+          draw([Number(r[0]), Number(r[1])]);
         }, 120);
       });
     });
