@@ -107,6 +107,19 @@ _CAT_CODE: Final[Mapping[str, int]] = {
     "async_cpu_to_gpu": _FLOW,
 }
 _GPU_KIND_NAMES: Final = np.array(["", "kernel", "memcpy", "memset"], dtype=object)
+
+# The table each category's events feed. One handler call per table and chunk keeps a
+# table's rows in event order, so where chunks are cut never changes the row order (nor the
+# stable sort by start time that follows).
+_GPU_TABLE, _HOST_TABLE, _RANGE_TABLE, _GPU_RANGE_TABLE, _SYNC_TABLE = 1, 2, 3, 4, 5
+_PYTHON_TABLE = 6
+_TABLE_OF_CODE: Final = np.zeros(max(_CAT_CODE.values()) + 1, dtype=np.int8)
+_TABLE_OF_CODE[[_KERNEL, _MEMCPY, _MEMSET]] = _GPU_TABLE
+_TABLE_OF_CODE[[_RUNTIME, _DRIVER]] = _HOST_TABLE
+_TABLE_OF_CODE[[_CPU_OP, _USER_ANNOTATION]] = _RANGE_TABLE
+_TABLE_OF_CODE[_GPU_ANNOTATION] = _GPU_RANGE_TABLE
+_TABLE_OF_CODE[_CUDA_SYNC] = _SYNC_TABLE
+_TABLE_OF_CODE[_PYTHON] = _PYTHON_TABLE
 _CATS_2021: Final = frozenset({"Kernel", "Runtime", "Operator", "Memcpy", "Memset", "async"})
 _CATS_2022: Final = frozenset({"async_gpu", "async_cpu_to_gpu"})
 
@@ -528,7 +541,8 @@ def _arg_ints(args: list[EventArgs], name: str) -> NDArray[np.int64]:
     return _to_int64(list(map(attrgetter(name), args)))
 
 
-_Handler = Callable[[int, list[Event], NDArray[np.int64], NDArray[np.int64]], None]
+#: (category codes, events, start ns, end ns) of one table's rows in one chunk.
+_Handler = Callable[[NDArray[np.int8], list[Event], NDArray[np.int64], NDArray[np.int64]], None]
 
 
 class _Collector:
@@ -550,21 +564,20 @@ class _Collector:
         self.cats_seen: set[str] = set()
         self.negative_durations = 0
         self.missing_ts = 0
+        # Flow events without ts count only where flows are used (no correlation args in
+        # the whole trace), so the count never depends on where chunks were cut.
+        self.missing_flow_ts = 0
         # Once a GPU activity or API call carries args.correlation, the trace is joined by
         # args alone and flow events are dropped (older exporters wrote flows only). The
         # choice is per trace, so chunk boundaries never change the result.
         self.correlation_args_seen = False
         self._handlers: dict[int, _Handler] = {
-            _KERNEL: self._gpu,
-            _MEMCPY: self._gpu,
-            _MEMSET: self._gpu,
-            _RUNTIME: self._host,
-            _DRIVER: self._host,
-            _CPU_OP: self._range,
-            _USER_ANNOTATION: self._range,
-            _GPU_ANNOTATION: self._gpu_range,
-            _CUDA_SYNC: self._cuda_sync,
-            _PYTHON: self._python,
+            _GPU_TABLE: self._gpu,
+            _HOST_TABLE: self._host,
+            _RANGE_TABLE: self._range,
+            _GPU_RANGE_TABLE: self._gpu_range,
+            _SYNC_TABLE: self._cuda_sync,
+            _PYTHON_TABLE: self._python,
         }
 
     def add(self, events: list[Event]) -> None:
@@ -590,19 +603,23 @@ class _Collector:
             dur, _ = us_to_ns(list(map(_GET_DUR, chosen)))
         except ValueError as exc:
             raise TraceFormatError(self.path, f"bad ts/dur in traceEvents: {exc}") from None
+        is_flow = codes == _FLOW
         negative = dur < 0
         if negative.any():
-            self.negative_durations += int(negative.sum())
+            self.negative_durations += int((negative & ~is_flow).sum())
             dur[negative] = 0
-        self.missing_ts += int(((phc > 0) & ~ts_present).sum())
+        missing = (phc > 0) & ~ts_present
+        self.missing_ts += int((missing & ~is_flow).sum())
+        self.missing_flow_ts += int((missing & is_flow).sum())
         end = ts + dur
         complete = (phc == _PH_COMPLETE) & ts_present
-        for code in np.unique(codes[complete]).tolist():
-            handler = self._handlers.get(code)
+        tables = _TABLE_OF_CODE[codes]
+        for table in np.unique(tables[complete]).tolist():
+            handler = self._handlers.get(table)
             if handler is not None:  # flow cats with ph "X" carry nothing
-                select = np.flatnonzero(complete & (codes == code))
-                handler(code, _pick(chosen, select), ts[select], end[select])
-        flow = (codes == _FLOW) & ((phc == _PH_FLOW_START) | (phc == _PH_FLOW_END)) & ts_present
+                select = np.flatnonzero(complete & (tables == table))
+                handler(codes[select], _pick(chosen, select), ts[select], end[select])
+        flow = is_flow & ((phc == _PH_FLOW_START) | (phc == _PH_FLOW_END)) & ts_present
         select = np.flatnonzero(flow)
         if select.size and not self.correlation_args_seen:
             sub = _pick(chosen, select)
@@ -622,12 +639,16 @@ class _Collector:
     # One handler per category group; each appends whole columns.
 
     def _gpu(
-        self, code: int, sub: list[Event], start: NDArray[np.int64], end: NDArray[np.int64]
+        self,
+        codes: NDArray[np.int8],
+        sub: list[Event],
+        start: NDArray[np.int64],
+        end: NDArray[np.int64],
     ) -> None:
         cols = self.gpu
         args = _args_of(sub)
         m = len(sub)
-        cols.add("kind_code", np.full(m, code, dtype=np.int8))
+        cols.add("kind_code", codes)
         cols.add("name", self.names.codes(list(map(_GET_NAME, sub))))
         raw_pid, raw_tid = _add_device_stream(cols, sub, args)
         cols.add("raw_pid", raw_pid)
@@ -637,47 +658,64 @@ class _Collector:
         cols.add("correlation", self._correlations(args))
         cols.add("graph_id", _arg_ints(args, "graph_id"))
         cols.add("graph_node_id", _arg_ints(args, "graph_node_id"))
-        if code == _KERNEL:
+        # Kernels have a grid and block, copies and memsets a byte count.
+        kernel = codes == _KERNEL
+        if kernel.all():
             cols.add("grid", self.geometry.codes(_raw_keys([a.grid for a in args])))
             cols.add("block", self.geometry.codes(_raw_keys([a.block for a in args])))
             cols.add("bytes", np.full(m, -1, dtype=np.int64))
-        else:
-            blank = self.geometry.codes([b""])[0]
-            cols.add("grid", np.full(m, blank, dtype=np.int32))
-            cols.add("block", np.full(m, blank, dtype=np.int32))
-            cols.add("bytes", _arg_ints(args, "bytes"))
+            return
+        blank = self.geometry.codes([b""])[0]
+        grid = np.full(m, blank, dtype=np.int32)
+        block = np.full(m, blank, dtype=np.int32)
+        kernel_rows = np.flatnonzero(kernel)
+        if kernel_rows.size:
+            kernel_args = _pick(args, kernel_rows)
+            grid[kernel_rows] = self.geometry.codes(_raw_keys([a.grid for a in kernel_args]))
+            block[kernel_rows] = self.geometry.codes(_raw_keys([a.block for a in kernel_args]))
+        cols.add("grid", grid)
+        cols.add("block", block)
+        cols.add("bytes", np.where(kernel, -1, _arg_ints(args, "bytes")))
 
     def _add_thread_interval(
         self,
         cols: _Columns,
-        code: int,
+        codes: NDArray[np.int8],
         sub: list[Event],
         start: NDArray[np.int64],
         end: NDArray[np.int64],
     ) -> None:
         """The columns every host-thread row has: name, category, pid, tid, interval."""
         cols.add("name", self.names.codes(list(map(_GET_NAME, sub))))
-        cols.add("cat_code", np.full(len(sub), code, dtype=np.int8))
+        cols.add("cat_code", codes)
         cols.add("pid", _to_int64(list(map(_GET_PID, sub))))
         cols.add("tid", _to_int64(list(map(_GET_TID, sub))))
         cols.add("start_ns", start)
         cols.add("end_ns", end)
 
     def _host(
-        self, code: int, sub: list[Event], start: NDArray[np.int64], end: NDArray[np.int64]
+        self,
+        codes: NDArray[np.int8],
+        sub: list[Event],
+        start: NDArray[np.int64],
+        end: NDArray[np.int64],
     ) -> None:
         cols = self.host
         args = _args_of(sub)
-        self._add_thread_interval(cols, code, sub, start, end)
+        self._add_thread_interval(cols, codes, sub, start, end)
         cols.add("correlation", self._correlations(args))
         cols.add("external_id", _external_ids(args))
 
     def _range(
-        self, code: int, sub: list[Event], start: NDArray[np.int64], end: NDArray[np.int64]
+        self,
+        codes: NDArray[np.int8],
+        sub: list[Event],
+        start: NDArray[np.int64],
+        end: NDArray[np.int64],
     ) -> None:
         cols = self.ranges
         args = _args_of(sub)
-        self._add_thread_interval(cols, code, sub, start, end)
+        self._add_thread_interval(cols, codes, sub, start, end)
         cols.add("external_id", _external_ids(args))
         dims = _raw_keys(list(map(_GET_INPUT_DIMS, args)))
         absent = [i for i, key in enumerate(dims) if not key]
@@ -688,7 +726,11 @@ class _Collector:
         cols.add("input_shapes", self.dims.codes(dims))
 
     def _gpu_range(
-        self, code: int, sub: list[Event], start: NDArray[np.int64], end: NDArray[np.int64]
+        self,
+        codes: NDArray[np.int8],
+        sub: list[Event],
+        start: NDArray[np.int64],
+        end: NDArray[np.int64],
     ) -> None:
         cols = self.gpu_ranges
         args = _args_of(sub)
@@ -698,7 +740,11 @@ class _Collector:
         cols.add("end_ns", end)
 
     def _python(
-        self, code: int, sub: list[Event], start: NDArray[np.int64], end: NDArray[np.int64]
+        self,
+        codes: NDArray[np.int8],
+        sub: list[Event],
+        start: NDArray[np.int64],
+        end: NDArray[np.int64],
     ) -> None:
         cols = self.python
         cols.add("name", self.names.codes(list(map(_GET_NAME, sub))))
@@ -708,7 +754,11 @@ class _Collector:
         cols.add("end_ns", end)
 
     def _cuda_sync(
-        self, code: int, sub: list[Event], start: NDArray[np.int64], end: NDArray[np.int64]
+        self,
+        codes: NDArray[np.int8],
+        sub: list[Event],
+        start: NDArray[np.int64],
+        end: NDArray[np.int64],
     ) -> None:
         cols = self.syncs
         args = _args_of(sub)
@@ -742,13 +792,22 @@ def _external_ids(args: list[EventArgs]) -> NDArray[np.int64]:
 # Assembly: shift to the epoch clock, join GPU activity to launches, build the tables.
 
 
-def read_kineto(path: Path) -> Timeline:
+def read_kineto(path: Path, *, workers: int | None = None) -> Timeline:
     """Read a PyTorch-profiler trace (``.json`` or ``.json.gz``) into a :class:`Timeline`.
 
+    A large plain-JSON file is read by ``workers`` processes (default: one per core; see
+    :func:`traceinspect.parse._parallel.worker_count`), with the same result as on one.
     Raises :class:`~traceinspect.errors.TraceFormatError` (one-line problem) for anything
     that is not a readable Kineto/Chrome trace.
     """
     path = Path(path)
+    if workers is None or workers > 1:
+        from traceinspect.parse import _parallel
+
+        count = _parallel.worker_count(path, workers)
+        collected = _parallel.read_parallel(path, count) if count > 1 else None
+        if collected is not None:
+            return _assemble(path, *collected)
     source = Source(path, READ_BYTES)
     collector = _Collector(path)
     chunks = EventChunks(source, CHUNK_BYTES)
@@ -1031,8 +1090,9 @@ def _assemble(path: Path, c: _Collector, meta: TopLevel) -> Timeline:
 
     if c.negative_durations:
         notes.append(f"{c.negative_durations} events with a negative dur, read as 0")
-    if c.missing_ts:
-        notes.append(f"{c.missing_ts} events without ts skipped")
+    missing_ts = c.missing_ts + (0 if c.correlation_args_seen else c.missing_flow_ts)
+    if missing_ts:
+        notes.append(f"{missing_ts} events without ts skipped")
     if not len(gpu_table):
         notes.append("no GPU activity recorded (CPU-only trace)")
     trace_meta = TraceMeta(

@@ -1,0 +1,397 @@
+"""One Kineto trace read on several cores: byte ranges of ``traceEvents`` in forked workers.
+
+The JSON file is cut into as many byte ranges as there are workers, at event boundaries.
+Each worker (a ``fork`` of this process) opens the file itself, seeks to its range and runs
+the ordinary chunked reader (:mod:`traceinspect.parse._chunks`) and column collector of
+:mod:`traceinspect.parse.kineto` over it; it sends back only numpy columns (out of band,
+no per-event Python objects) and its distinct strings. The parent reads the first range
+itself, then concatenates the columns in file order, renumbering string codes into one
+table: the merged collector is what the single-process reader would have built, and the
+same assembly turns it into the :class:`~traceinspect.model.Timeline`.
+
+Why the result is exact. A split point is a ``,`` after a ``}`` that looks like the gap
+between two events; it is only a guess until the worker *before* it succeeds. Worker 0
+starts at the real ``[`` of ``traceEvents`` and decodes its range as ``[`` ... ``]``: that
+decodes only if the range ends between two elements of that same array (inside a string,
+a nested value, or past the array's end the brackets or quotes do not balance, and msgspec
+rejects trailing text). So worker 0's success proves split 1 is a real boundary, worker
+1's then proves split 2, and so on. If any worker fails, or a guess was wrong, nothing is
+merged: the caller reads the file on one core, which also gives the exact error message.
+
+Gzip input cannot be seeked: it is read on one core (see :func:`worker_count`).
+"""
+
+from __future__ import annotations
+
+import gc
+import multiprocessing
+import os
+import pickle
+import re
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import IO, Any, Final
+
+import msgspec
+import numpy as np
+from numpy.typing import NDArray
+
+from traceinspect.parse import sniff
+from traceinspect.parse._chunks import (
+    _DECODE_ERRORS,
+    _EVENTS_KEY,
+    _META_DECODER,
+    _UTF8_BOM,
+    _WHITESPACE,
+    EventChunks,
+    Source,
+    TopLevel,
+)
+
+#: Files below this size are read on one core: forking, sending the columns back and
+#: merging cost about 0.1 s, more than a second core saves on a small file.
+PARALLEL_MIN_BYTES: Final = 64 * 1024 * 1024
+#: Bytes per range at least, so each worker's fixed costs stay small against its work.
+MIN_RANGE_BYTES: Final = 32 * 1024 * 1024
+#: Bytes of the file read at a time while searching for a split point.
+BOUNDARY_READ_BYTES: Final = 256 * 1024
+#: A split point is abandoned when no event boundary is found this far past it (one event
+#: longer than that: the neighbouring ranges are merged instead).
+BOUNDARY_SEARCH_BYTES: Final = 16 * 1024 * 1024
+#: Candidate cuts tried per split point, and following cuts tried per candidate, before
+#: moving on. A candidate is taken when the text from it to a following cut decodes.
+BOUNDARY_CANDIDATES: Final = 64
+BOUNDARY_CHECKS: Final = 4
+#: Bytes of the file head searched for the ``traceEvents`` key (the keys before it are
+#: small: schema, device properties, distributed info).
+HEAD_BYTES: Final = 4 * 1024 * 1024
+
+_CUT: Final = re.compile(rb"\}[ \t\r\n]*,")
+_CHECK_DECODER: Final = msgspec.json.Decoder(list[msgspec.Raw])
+
+
+def worker_count(path: Path, requested: int | None = None) -> int:
+    """Processes to read ``path`` with: ``requested``, else one per core available to this
+    process, never more than one per :data:`MIN_RANGE_BYTES`. 1 (read on one core) for
+    gzip, for files under :data:`PARALLEL_MIN_BYTES`, and where forking is unsafe: a
+    process that runs other threads (a Dask worker) or is itself a daemonic worker."""
+    if requested is not None and requested <= 1:
+        return 1
+    try:
+        size = path.stat().st_size
+    except OSError:
+        return 1
+    if size < PARALLEL_MIN_BYTES or sniff(path) != "json":
+        return 1
+    if threading.active_count() > 1 or multiprocessing.current_process().daemon:
+        return 1
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return 1
+    cores = requested if requested is not None else _cores()
+    return max(1, min(cores, size // MIN_RANGE_BYTES))
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+# --------------------------------------------------------------------------------------
+# Where the ranges start and end.
+
+
+@dataclass(frozen=True)
+class Range:
+    """Bytes ``[start, end)`` of the file (``end`` None: to the end), framed by ``prefix``
+    and ``suffix`` into a JSON text the chunked reader accepts on its own."""
+
+    start: int
+    end: int | None
+    prefix: bytes
+    suffix: bytes
+
+
+def events_start(path: Path) -> tuple[int, TopLevel, bool] | None:
+    """File offset of the ``[`` opening ``traceEvents``, the top-level keys before it, and
+    whether the file is a bare array. None when the head does not show it plainly (the
+    single-process reader then handles the file, and any error in it)."""
+    with open(path, "rb") as f:
+        head = f.read(HEAD_BYTES)
+    skipped = len(_UTF8_BOM) if head.startswith(_UTF8_BOM) else 0
+    skipped += len(head) - skipped - len(head[skipped:].lstrip(_WHITESPACE))
+    if head[skipped : skipped + 1] == b"[":
+        return skipped, TopLevel(), True
+    if head[skipped : skipped + 1] != b"{":
+        return None
+    for match in _EVENTS_KEY.finditer(head, skipped):
+        try:
+            meta = _META_DECODER.decode(head[skipped : match.end() - 1] + b"null}")
+        except (msgspec.ValidationError, *_DECODE_ERRORS):
+            continue  # inside a string or a nested object, or a bad key: not ours to judge
+        return match.end() - 1, meta, False
+    return None
+
+
+def event_boundary(f: IO[bytes], position: int, size: int) -> int | None:
+    """Offset of the first ``,`` at or after ``position`` that looks like the gap between
+    two events (``}`` then ``,``, and the text up to one of the next such cuts decodes as a
+    list). None when none is found within :data:`BOUNDARY_SEARCH_BYTES`."""
+    limit = min(size, position + BOUNDARY_SEARCH_BYTES)
+    f.seek(position)
+    data = b""
+    checked = 0  # candidates judged so far
+    while True:
+        block = f.read(min(BOUNDARY_READ_BYTES, limit - position - len(data)))
+        data += block
+        at_end = not block or position + len(data) >= limit
+        cuts = [m.end() - 1 for m in _CUT.finditer(data)]
+        while checked < len(cuts):
+            following = cuts[checked + 1 : checked + 1 + BOUNDARY_CHECKS]
+            if len(following) < BOUNDARY_CHECKS and not at_end:
+                break  # read on before judging this candidate
+            comma = cuts[checked]
+            for end in following:
+                try:
+                    _CHECK_DECODER.decode(b"[" + data[comma + 1 : end] + b"]")
+                except _DECODE_ERRORS:
+                    continue
+                return position + comma
+            checked += 1
+            if checked >= BOUNDARY_CANDIDATES:
+                return None
+        if at_end:
+            return None
+
+
+def plan_ranges(path: Path, workers: int) -> tuple[list[Range], TopLevel] | None:
+    """The byte ranges for ``workers`` processes (fewer when split points coincide or are
+    not found) and the top-level keys before ``traceEvents``; None: read on one core."""
+    start = events_start(path)
+    if start is None:
+        return None
+    array_at, head_meta, bare_array = start
+    size = path.stat().st_size
+    cuts: list[int] = []
+    with open(path, "rb") as f:
+        for k in range(1, workers):
+            at = event_boundary(f, array_at + (size - array_at) * k // workers, size)
+            if at is not None and at > (cuts[-1] if cuts else array_at):
+                cuts.append(at)
+    if not cuts:
+        return None
+    opening = b"[" if bare_array else b'{"traceEvents":['
+    ranges = [Range(array_at, cuts[0], b"", b"]")]
+    ranges += [Range(lo + 1, hi, b"[", b"]") for lo, hi in zip(cuts, cuts[1:], strict=False)]
+    ranges.append(Range(cuts[-1] + 1, None, opening, b""))
+    return ranges, head_meta
+
+
+class RangeSource(Source):
+    """A :class:`Source` over one :class:`Range`: its prefix, the file's bytes in range,
+    its suffix."""
+
+    def __init__(self, path: Path, part: Range, read_bytes: int) -> None:
+        self.path = path
+        self.read_bytes = read_bytes
+        self._file = open(path, "rb")  # noqa: SIM115 - closed by close()
+        self._file.seek(part.start)
+        self._left = None if part.end is None else part.end - part.start
+        self._pending = [b for b in (part.prefix,) if b]
+        self._suffix = part.suffix
+        self.eof = False
+
+    def read(self) -> bytes:
+        if self._pending:
+            return self._pending.pop()
+        if self._left is None or self._left > 0:
+            ask = self.read_bytes if self._left is None else min(self.read_bytes, self._left)
+            block = self._file.read(ask)
+            if block:
+                if self._left is not None:
+                    self._left -= len(block)
+                return block
+            self._left = 0
+        if self._suffix:
+            block, self._suffix = self._suffix, b""
+            return block
+        self.eof = True
+        return b""
+
+
+# --------------------------------------------------------------------------------------
+# One range's columns, compact enough to cross a pipe.
+
+#: Columns holding codes into one of the collector's string tables, per table.
+_CODE_COLUMNS: Final = {
+    "gpu": {"name": "names", "grid": "geometry", "block": "geometry"},
+    "host": {"name": "names"},
+    "ranges": {"name": "names", "input_shapes": "dims"},
+    "gpu_ranges": {"name": "names"},
+    "syncs": {},
+    "flows": {},
+}
+_STRING_TABLES: Final = ("names", "dims", "geometry")
+
+
+@dataclass
+class Part:
+    """What one worker collected: whole columns per table, the distinct strings its codes
+    point into, counters, and the top-level keys after the array (last range only)."""
+
+    columns: dict[str, dict[str, NDArray[Any]]] = field(default_factory=dict)
+    strings: dict[str, list[str]] = field(default_factory=dict)
+    sync_kinds: list[str] = field(default_factory=list)
+    cats_seen: set[str] = field(default_factory=set)
+    negative_durations: int = 0
+    missing_ts: int = 0
+    missing_flow_ts: int = 0
+    correlation_args_seen: bool = False
+    meta: TopLevel | None = None
+
+
+def collect_range(path: Path, part: Range) -> Part:
+    """Read one range with the single-process reader's chunking and collector."""
+    from traceinspect.parse import kineto
+
+    source = RangeSource(path, part, kineto.READ_BYTES)
+    collector = kineto._Collector(path)
+    chunks = EventChunks(source, kineto.CHUNK_BYTES)
+    try:
+        for events in chunks:
+            collector.add(events)
+            del events
+    finally:
+        source.close()
+    out = Part(
+        strings={name: getattr(collector, name).values for name in _STRING_TABLES},
+        sync_kinds=collector.sync_kinds,
+        cats_seen=collector.cats_seen,
+        negative_durations=collector.negative_durations,
+        missing_ts=collector.missing_ts,
+        missing_flow_ts=collector.missing_flow_ts,
+        correlation_args_seen=collector.correlation_args_seen,
+        meta=chunks.meta if part.end is None else None,
+    )
+    for table in _CODE_COLUMNS:
+        columns = getattr(collector, table)
+        out.columns[table] = {name: columns.column(name) for name in list(columns.pieces)}
+    return out
+
+
+def merge(path: Path, parts: Sequence[Part], head_meta: TopLevel) -> tuple[Any, TopLevel]:
+    """The collector the single-process reader would have built, and the top-level keys."""
+    from traceinspect.parse import kineto
+
+    merged = kineto._Collector(path)
+    # Strings are keyed by their stored text here (the readers' raw-JSON keys stay local).
+    tables = {name: kineto._Strings() for name in _STRING_TABLES}
+    merged.names, merged.dims, merged.geometry = (tables[n] for n in _STRING_TABLES)
+    for part in parts:
+        recode = {
+            name: tables[name].codes(part.strings[name]).astype(np.int32)
+            for name in _STRING_TABLES
+        }
+        for table, code_columns in _CODE_COLUMNS.items():
+            into = getattr(merged, table)
+            for name, values in part.columns.get(table, {}).items():
+                strings = code_columns.get(name)
+                into.add(name, recode[strings][values] if strings else values)
+        merged.sync_kinds.extend(part.sync_kinds)
+        merged.cats_seen |= part.cats_seen
+        merged.negative_durations += part.negative_durations
+        merged.missing_ts += part.missing_ts
+        merged.missing_flow_ts += part.missing_flow_ts
+        merged.correlation_args_seen |= part.correlation_args_seen
+    if merged.correlation_args_seen:
+        merged.flows = kineto._Columns()
+    meta = head_meta
+    tail = parts[-1].meta
+    if tail is not None:
+        for name in TopLevel.__struct_fields__:
+            value = getattr(tail, name)
+            if value is not None and name != "traceEvents":
+                setattr(meta, name, value)
+    return merged, meta
+
+
+# --------------------------------------------------------------------------------------
+# Workers: forked, results sent as one pickled header plus the arrays' raw buffers.
+
+
+def _child(path: Path, part: Range, conn: Connection) -> None:
+    gc.disable()
+    try:
+        result = collect_range(path, part)
+    except BaseException as exc:  # noqa: BLE001 - the parent falls back to one core
+        conn.send(("failed", f"{type(exc).__name__}: {exc}"[:200]))
+        conn.close()
+        return
+    buffers: list[pickle.PickleBuffer] = []
+    header = pickle.dumps(result, protocol=5, buffer_callback=buffers.append)
+    del result
+    raws = [buffer.raw() for buffer in buffers]
+    conn.send(("ok", header, [raw.nbytes for raw in raws]))
+    for raw in raws:
+        conn.send_bytes(raw)
+    conn.close()
+
+
+def _receive(conn: Connection) -> Part | None:
+    try:
+        message = conn.recv()
+        if message[0] != "ok":
+            return None
+        _, header, sizes = message
+        buffers = [bytearray(size) for size in sizes]  # writable: columns are edited in place
+        for buffer in buffers:
+            conn.recv_bytes_into(buffer)
+        part = pickle.loads(header, buffers=buffers)
+    except (EOFError, OSError, pickle.UnpicklingError):
+        return None  # the worker died (killed for memory?)
+    return part if isinstance(part, Part) else None
+
+
+def read_parallel(path: Path, workers: int) -> tuple[Any, TopLevel] | None:
+    """The merged collector and top-level keys of ``path`` read by ``workers`` processes,
+    or None when the file was not split or a range failed: read it on one core then."""
+    plan = plan_ranges(path, workers)
+    if plan is None:
+        return None
+    ranges, head_meta = plan
+    context = multiprocessing.get_context("fork")
+    children: list[tuple[Any, Connection]] = []  # (ForkProcess, its pipe)
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for part in ranges[1:]:
+            receiver, sender = context.Pipe(duplex=False)
+            process = context.Process(target=_child, args=(path, part, sender), daemon=True)
+            process.start()
+            sender.close()
+            children.append((process, receiver))
+        try:
+            first: Part | None = collect_range(path, ranges[0])
+        except Exception:  # noqa: BLE001 - the one-core read reports it exactly
+            first = None
+        parts = [first]
+        for process, receiver in children:
+            parts.append(_receive(receiver) if first is not None else None)
+            receiver.close()
+            process.join(timeout=5)
+        done = [p for p in parts if p is not None]
+        if len(done) != len(parts):
+            return None
+        return merge(path, done, head_meta)
+    finally:
+        for process, receiver in children:
+            receiver.close()
+            if process.is_alive():
+                process.kill()
+            process.join()
+        if gc_was_enabled:
+            gc.enable()
