@@ -69,6 +69,14 @@ def analyze(
     eager_us: EagerUsOpt = None,
     top: Annotated[int, typer.Option(help="How many kernels to list.")] = 10,
     force: Annotated[bool, typer.Option(help="Overwrite existing output files.")] = False,
+    cluster: Annotated[
+        str | None,
+        typer.Option(
+            help="For a folder of rank traces: run the ranks on this dask scheduler "
+            "(tcp://host:8786), or 'local' for a local dask cluster. Needs "
+            "traceinspect[cluster].",
+        ),
+    ] = None,
 ) -> None:
     """Diagnose a trace: launch-bound or compute-bound, per region, and what replay would save."""
     from traceinspect.commands.analyze import run_analyze
@@ -81,6 +89,7 @@ def analyze(
         eager_us=eager_us,
         top=top,
         force=force,
+        cluster=cluster,
     )
 
 

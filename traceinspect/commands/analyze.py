@@ -54,11 +54,18 @@ def run_analyze(
     eager_us: float | Sequence[str] | None = None,
     top: int = 10,
     force: bool = False,
+    cluster: str | None = None,
 ) -> None:
     if trace.is_dir():
         from traceinspect.commands.ranks import run_analyze_dir
 
-        return run_analyze_dir(trace, json_out=json_out, html_out=html_out, force=force)
+        return run_analyze_dir(
+            trace, json_out=json_out, html_out=html_out, force=force, cluster=cluster
+        )
+    if cluster is not None:
+        from traceinspect.errors import UsageError
+
+        raise UsageError(f"{trace}: --cluster runs the ranks of a folder; give the folder")
     # Refuse to clobber outputs before spending time on the analysis.
     if json_out not in (None, "-"):
         check_writable(Path(json_out), force=force)

@@ -1,8 +1,10 @@
 """``traceinspect analyze DIR``: every rank trace in a folder, in parallel, one row per rank.
 
-Each trace is parsed and reduced in a worker process that returns only its row (a few
-hundred bytes), so memory stays near ``workers × one trace``. A file that cannot be read
-is listed with its one-line error; the others are still analyzed.
+Each trace is parsed and reduced by :func:`analyze_one` in a worker process that returns
+only its row (a few hundred bytes), so memory stays near ``workers × one trace``: a local
+process pool by default, or the workers of a dask cluster (``--cluster``, see
+:mod:`traceinspect.cluster`). A file that cannot be read is listed with its one-line error;
+the others are still analyzed. Progress goes to stderr as ranks finish, on a terminal.
 """
 
 from __future__ import annotations
@@ -11,8 +13,8 @@ import json
 import multiprocessing
 import os
 import sys
-from collections.abc import Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any, Final
@@ -22,6 +24,9 @@ from rich.console import Console
 from traceinspect.errors import TraceFormatError, TraceinspectError, UsageError
 from traceinspect.report.output import check_writable, write_text
 from traceinspect.report.ranks import ranks_report, render_ranks
+
+#: Called after each rank with (ranks done, ranks in all, ranks failed so far).
+Progress = Callable[[int, int, int], None]
 
 #: File names taken as traces in a folder (the reader still checks the content).
 TRACE_SUFFIXES: Final = (".json", ".json.gz", ".sqlite", ".nsys-rep")
@@ -54,7 +59,7 @@ def analyze_one(path: str) -> dict[str, Any]:
 
     name = Path(path).name
     try:
-        timeline = load_trace(path)
+        timeline = load_trace(path, workers=1)  # ranks already run in parallel
     except TraceFormatError as exc:
         return {"failure": {"file": name, "error": exc.problem}}
     except TraceinspectError as exc:
@@ -113,10 +118,17 @@ def _available_memory() -> int | None:
     return None
 
 
-def analyze_files(files: Sequence[Path], *, workers: int) -> list[dict[str, Any]]:
+def analyze_files(
+    files: Sequence[Path], *, workers: int, progress: Progress | None = None
+) -> list[dict[str, Any]]:
     """``analyze_one`` over ``files`` (results in file order), in ``workers`` processes."""
     if workers <= 1 or len(files) <= 1:
-        return [analyze_one(str(path)) for path in files]
+        results = []
+        for path in files:
+            results.append(analyze_one(str(path)))
+            if progress is not None:
+                progress(len(results), len(files), sum("failure" in r for r in results))
+        return results
     methods = multiprocessing.get_all_start_methods()
     # forkserver: workers start from a clean, small process that has imported pandas once.
     context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
@@ -132,6 +144,11 @@ def analyze_files(files: Sequence[Path], *, workers: int) -> list[dict[str, Any]
         futures: list[Future[dict[str, Any]]] = [
             pool.submit(analyze_one, str(path)) for path in files
         ]
+        if progress is not None:
+            failed = 0
+            for done, future in enumerate(as_completed(futures), start=1):
+                failed += future.exception() is not None or "failure" in future.result()
+                progress(done, len(files), failed)
         results = [_result(path, future) for path, future in zip(files, futures, strict=True)]
     return results
 
@@ -143,6 +160,24 @@ def _result(path: Path, future: Future[dict[str, Any]]) -> dict[str, Any]:
         return {"failure": {"file": path.name, "error": "the worker died (killed for memory?)"}}
 
 
+class _TerminalProgress:
+    """``ranks: 12/64 done, 1 failed`` rewritten in place on stderr; silent off a terminal."""
+
+    def __init__(self) -> None:
+        self.shown = False
+
+    def __call__(self, done: int, total: int, failed: int) -> None:
+        failures = f", {failed} failed" if failed else ""
+        sys.stderr.write(f"\rranks: {done}/{total} done{failures}\x1b[K")
+        sys.stderr.flush()
+        self.shown = True
+
+    def clear(self) -> None:
+        if self.shown:
+            sys.stderr.write("\r\x1b[K")
+            sys.stderr.flush()
+
+
 def run_analyze_dir(
     folder: Path,
     *,
@@ -150,9 +185,15 @@ def run_analyze_dir(
     html_out: Path | None = None,
     force: bool = False,
     workers: int | None = None,
+    cluster: str | None = None,
+    quiet: bool = False,
     console: Console | None = None,
 ) -> None:
-    """Analyze every trace in ``folder``; print the per-rank table, write ``--json``."""
+    """Analyze every trace in ``folder``; print the per-rank table, write ``--json``.
+
+    ``cluster``: a dask scheduler address (``tcp://host:8786``) or ``"local"`` for a
+    LocalCluster; None runs a local process pool of ``workers`` (default: by cores and
+    memory)."""
     if html_out is not None:
         raise UsageError(f"{folder}: --html draws one trace; give one rank's file, not a folder")
     if json_out not in (None, "-"):
@@ -166,7 +207,23 @@ def run_analyze_dir(
         width = None if sys.stdout.isatty() else 120
         console = Console(stderr=json_out == "-", highlight=False, width=width)
     n_workers = workers if workers is not None else worker_count(files)
-    results = analyze_files(files, workers=n_workers)
+    progress = _TerminalProgress() if sys.stderr.isatty() and not quiet else None
+    try:
+        if cluster is not None:
+            from traceinspect.cluster import connect, map_on_cluster
+
+            memory = _available_memory()
+            with connect(
+                cluster,
+                local_workers=n_workers,
+                memory_per_worker=memory // n_workers if memory else None,
+            ) as client:
+                results = map_on_cluster(analyze_one, files, client=client, progress=progress)
+        else:
+            results = analyze_files(files, workers=n_workers, progress=progress)
+    finally:
+        if progress is not None:
+            progress.clear()
     rows = [r["row"] for r in results if "row" in r]
     failures = [r["failure"] for r in results if "failure" in r]
     data = ranks_report(rows, failures, folder=str(folder), ignored_files=ignored)

@@ -69,14 +69,15 @@ def read_bytes(path: Path) -> bytes:
         raise TraceFormatError(path, f"cannot read ({exc})") from None
 
 
-def load_trace(path: str | Path) -> Timeline:
-    """Read any supported trace into a :class:`Timeline`."""
+def load_trace(path: str | Path, *, workers: int | None = None) -> Timeline:
+    """Read any supported trace into a :class:`Timeline`. ``workers``: processes for one
+    large Kineto JSON file (default: one per core; 1 where the caller runs in parallel)."""
     path = Path(path)
     kind = sniff(path)
     if kind in ("json", "json.gz"):
         from traceinspect.parse.kineto import read_kineto
 
-        return read_kineto(path)
+        return read_kineto(path, workers=workers)
     from traceinspect.parse.nsys import read_nsys
 
     return read_nsys(path)
