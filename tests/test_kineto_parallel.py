@@ -143,3 +143,24 @@ def test_when_not_to_split(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
     # No range smaller than MIN_RANGE_BYTES.
     monkeypatch.setattr(_parallel, "MIN_RANGE_BYTES", len(text) // 2)
     assert _parallel.worker_count(plain, 4) == 2
+
+
+def test_no_fork_by_default_beside_other_threads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    plain = tmp_path / "t.json"
+    plain.write_text(json.dumps({"traceEvents": [_event(i, f"op{i}") for i in range(200)]}))
+    monkeypatch.setattr(_parallel, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(_parallel, "MIN_RANGE_BYTES", 1)
+    monkeypatch.setattr(_parallel, "_cores", lambda: 2)
+    release = threading.Event()
+    other = threading.Thread(target=release.wait)
+    other.start()
+    try:
+        assert _parallel.worker_count(plain) == 1  # a dask worker's task thread, say
+        assert _parallel.worker_count(plain, 2) == 2  # asked for explicitly
+    finally:
+        release.set()
+        other.join()

@@ -76,8 +76,9 @@ _CHECK_DECODER: Final = msgspec.json.Decoder(list[msgspec.Raw])
 def worker_count(path: Path, requested: int | None = None) -> int:
     """Processes to read ``path`` with: ``requested``, else one per core available to this
     process, never more than one per :data:`MIN_RANGE_BYTES`. 1 (read on one core) for
-    gzip, for files under :data:`PARALLEL_MIN_BYTES`, and where forking is unsafe: a
-    process that runs other threads (a Dask worker) or is itself a daemonic worker."""
+    gzip and for files under :data:`PARALLEL_MIN_BYTES`; by default (nothing requested)
+    also where forking is unsafe: a process that runs other threads (a dask worker) or is
+    itself a daemonic worker."""
     if requested is not None and requested <= 1:
         return 1
     try:
@@ -86,7 +87,9 @@ def worker_count(path: Path, requested: int | None = None) -> int:
         return 1
     if size < PARALLEL_MIN_BYTES or sniff(path) != "json":
         return 1
-    if threading.active_count() > 1 or multiprocessing.current_process().daemon:
+    if requested is None and (
+        threading.active_count() > 1 or multiprocessing.current_process().daemon
+    ):
         return 1
     if "fork" not in multiprocessing.get_all_start_methods():
         return 1
