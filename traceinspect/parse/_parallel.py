@@ -24,14 +24,13 @@ Gzip input cannot be seeked: it is read on one core (see :func:`worker_count`).
 from __future__ import annotations
 
 import gc
-import multiprocessing
 import os
 import pickle
 import re
-import threading
+import signal
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from multiprocessing.connection import Connection
+from multiprocessing.connection import Connection, Pipe
 from pathlib import Path
 from typing import IO, Any, Final
 
@@ -76,9 +75,9 @@ _CHECK_DECODER: Final = msgspec.json.Decoder(list[msgspec.Raw])
 def worker_count(path: Path, requested: int | None = None) -> int:
     """Processes to read ``path`` with: ``requested``, else one per core available to this
     process, never more than one per :data:`MIN_RANGE_BYTES`. 1 (read on one core) for
-    gzip and for files under :data:`PARALLEL_MIN_BYTES`; by default (nothing requested)
-    also where forking is unsafe: a process that runs other threads (a dask worker) or is
-    itself a daemonic worker."""
+    gzip, for files under :data:`PARALLEL_MIN_BYTES` and where there is no ``fork``.
+
+    Callers that already run in parallel (the per-rank pool, dask workers) ask for 1."""
     if requested is not None and requested <= 1:
         return 1
     try:
@@ -87,11 +86,7 @@ def worker_count(path: Path, requested: int | None = None) -> int:
         return 1
     if size < PARALLEL_MIN_BYTES or sniff(path) != "json":
         return 1
-    if requested is None and (
-        threading.active_count() > 1 or multiprocessing.current_process().daemon
-    ):
-        return 1
-    if "fork" not in multiprocessing.get_all_start_methods():
+    if not hasattr(os, "fork"):
         return 1
     cores = requested if requested is not None else _cores()
     return max(1, min(cores, size // MIN_RANGE_BYTES))
@@ -323,16 +318,16 @@ def merge(path: Path, parts: Sequence[Part], head_meta: TopLevel) -> tuple[Any, 
 
 
 # --------------------------------------------------------------------------------------
-# Workers: forked, results sent as one pickled header plus the arrays' raw buffers.
+# Workers: bare forks (no multiprocessing bootstrap: the child touches nothing but its own
+# file and pipe, then leaves with os._exit, so threads of the parent such as a progress
+# display cannot hold a lock it needs). Results: a pickled header plus the arrays' buffers.
 
 
 def _child(path: Path, part: Range, conn: Connection) -> None:
-    gc.disable()
     try:
         result = collect_range(path, part)
     except BaseException as exc:  # noqa: BLE001 - the parent falls back to one core
         conn.send(("failed", f"{type(exc).__name__}: {exc}"[:200]))
-        conn.close()
         return
     buffers: list[pickle.PickleBuffer] = []
     header = pickle.dumps(result, protocol=5, buffer_callback=buffers.append)
@@ -341,7 +336,23 @@ def _child(path: Path, part: Range, conn: Connection) -> None:
     conn.send(("ok", header, [raw.nbytes for raw in raws]))
     for raw in raws:
         conn.send_bytes(raw)
-    conn.close()
+
+
+def _fork(path: Path, part: Range) -> tuple[int, Connection]:
+    """Start a child reading ``part``; its pid and the pipe its result comes through."""
+    receiver, sender = Pipe(duplex=False)
+    pid = os.fork()
+    if pid == 0:  # the child
+        status = 1
+        try:
+            receiver.close()
+            _child(path, part, sender)
+            sender.close()
+            status = 0
+        finally:
+            os._exit(status)
+    sender.close()
+    return pid, receiver
 
 
 def _receive(conn: Connection) -> Part | None:
@@ -366,35 +377,30 @@ def read_parallel(path: Path, workers: int) -> tuple[Any, TopLevel] | None:
     if plan is None:
         return None
     ranges, head_meta = plan
-    context = multiprocessing.get_context("fork")
-    children: list[tuple[Any, Connection]] = []  # (ForkProcess, its pipe)
+    children: list[tuple[int, Connection]] = []
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        for part in ranges[1:]:
-            receiver, sender = context.Pipe(duplex=False)
-            process = context.Process(target=_child, args=(path, part, sender), daemon=True)
-            process.start()
-            sender.close()
-            children.append((process, receiver))
+        children.extend(_fork(path, part) for part in ranges[1:])
         try:
             first: Part | None = collect_range(path, ranges[0])
         except Exception:  # noqa: BLE001 - the one-core read reports it exactly
             first = None
         parts = [first]
-        for process, receiver in children:
+        for _, receiver in children:
             parts.append(_receive(receiver) if first is not None else None)
             receiver.close()
-            process.join(timeout=5)
         done = [p for p in parts if p is not None]
         if len(done) != len(parts):
             return None
         return merge(path, done, head_meta)
     finally:
-        for process, receiver in children:
+        for pid, receiver in children:
             receiver.close()
-            if process.is_alive():
-                process.kill()
-            process.join()
+            try:
+                os.kill(pid, signal.SIGKILL)  # gone already unless something failed
+            except ProcessLookupError:
+                pass
+            os.waitpid(pid, 0)
         if gc_was_enabled:
             gc.enable()
