@@ -232,6 +232,7 @@ _CODE_COLUMNS: Final = {
     "gpu_ranges": {"name": "names"},
     "syncs": {},
     "flows": {},
+    "python": {"name": "names"},
 }
 _STRING_TABLES: Final = ("names", "dims", "geometry")
 
