@@ -57,7 +57,13 @@ def main() -> None:
     args = parser.parse_args()
     if args.child or args.here:
         mode = args.child or "here"
-        print(json.dumps({mode: round(measure(mode, args.pairs), 1)}))
+        result: dict[str, object] = {mode: round(measure(mode, args.pairs), 1)}
+        if args.here:
+            from traceinspect.collect.regions import NVTX_TOOL_ENVIRONMENT, nvtx_tool_attached
+
+            result["tool_attached"] = nvtx_tool_attached()
+            result["tool_environment"] = [v for v in NVTX_TOOL_ENVIRONMENT if os.environ.get(v)]
+        print(json.dumps(result))
         return
     tool_env = ("NSYS_PROFILING_SESSION_ID", "NVTX_INJECTION64_PATH", "CUDA_INJECTION64_PATH")
     clean = {k: v for k, v in os.environ.items() if k not in tool_env}

@@ -303,14 +303,18 @@ def test_rocm_graph_launch_fans_out_to_421_kernels() -> None:
 
 @pytest.mark.corpus
 def test_cpu_only_trace_has_no_gpu_rows() -> None:
-    # 4 aten::empty cpu_ops; 10 gloo:all_reduce ranges and ProfilerStep#551.
+    # 4 aten::empty cpu_ops; 10 gloo:all_reduce ranges (c10d's: communication, not regions)
+    # and ProfilerStep#551.
     tl = timeline(CPU_ONLY)
     assert len(tl.gpu) == 0 and len(tl.host) == 0
     assert not tl.has_gpu_activity
     assert len(tl.cpu_ops) == 4
     steps = tl.annotations[tl.annotations["source"] == "profiler_step"]
     assert steps["name"].tolist() == ["ProfilerStep#551"]
-    assert (tl.annotations["source"] == "record_function").sum() == 10
+    assert (tl.annotations["source"] == "collective").sum() == 10
+    assert set(tl.annotations.loc[tl.annotations["source"] == "collective", "name"]) == {
+        "gloo:all_reduce"
+    }
     assert tl.meta.devices == ()
 
 

@@ -17,10 +17,10 @@ inside the occurrence's interval on the same process and thread — or, for occu
 of the process's *main* threads, on any other thread of that process that works for them (the
 autograd engine launches ``loss.backward()``'s kernels from its own thread, DDP's gradient
 all-reduce from there too). The main threads of a process are those running the profiler
-steps, or, where the process has none (Nsight Systems, NVTX ranges), every thread that opens
-a region; the others work for them. Activities without a launch record fall back to time:
-those starting on the GPU inside the interval, in the same process (``Region.overlap_matched``
-counts them, and trace health says so).
+steps, or, where the process has none (Nsight Systems, NVTX ranges), the thread whose
+outermost regions take the most time; the others work for them. Activities without a launch
+record fall back to time: those starting on the GPU inside the interval, in the same process
+(``Region.overlap_matched`` counts them, and trace health says so).
 
 Where no profiler step marks the steps, :func:`~traceinspect.analysis.steps.detect_steps`
 looks for the repeating launch sequence; when it finds one that no annotated region already
@@ -244,15 +244,24 @@ def _marks_steps(region: Region, detection: StepDetection) -> bool:
 
 def main_threads(annotations: pd.DataFrame) -> set[tuple[int, int]]:
     """(pid, tid) of each process's main threads: those running the profiler steps, or, in a
-    process without steps, every thread that opens a region. Other threads of the process
-    (the autograd engine's) launch on their behalf."""
-    ann = annotations[annotations["source"].isin(REGION_SOURCES)]
-    pid = ann["pid"].to_numpy(np.int64)
-    tid = ann["tid"].to_numpy(np.int64)
+    process without steps, the one thread whose outermost regions take the most time. The
+    process's other threads (the autograd engine's) launch on their behalf."""
+    ann = annotations[annotations["source"].isin(REGION_SOURCES) & (annotations["pid"] >= 0)]
     step = (ann["source"] == "profiler_step").to_numpy()
-    stepped = set(pid[step].tolist())
-    keep = step | ~np.isin(pid, list(stepped))
-    return set(zip(pid[keep].tolist(), tid[keep].tolist(), strict=True))
+    main = set(
+        zip(
+            ann["pid"].to_numpy(np.int64)[step].tolist(),
+            ann["tid"].to_numpy(np.int64)[step].tolist(),
+            strict=True,
+        )
+    )
+    stepped = {p for p, _ in main}
+    outer = ann[(ann["depth"] == 0) & ~ann["pid"].isin(list(stepped))]
+    if len(outer):
+        wall = (outer["end_ns"] - outer["start_ns"]).groupby([outer["pid"], outer["tid"]]).sum()
+        busiest = wall.sort_values(ascending=False, kind="stable").groupby(level=0).head(1)
+        main |= {(int(p), int(t)) for p, t in busiest.index}
+    return main
 
 
 def occurrence_rows(timeline: Timeline, region: Region) -> list[IntArray]:

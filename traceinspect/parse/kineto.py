@@ -127,6 +127,9 @@ _PH_COMPLETE, _PH_FLOW_START, _PH_FLOW_END = 1, 2, 3
 _PH_CODE: Final[Mapping[str, int]] = {"X": _PH_COMPLETE, "s": _PH_FLOW_START, "f": _PH_FLOW_END}
 
 PROFILER_STEP_PREFIX: Final = "ProfilerStep#"
+#: record_function ranges c10d opens around a collective or point-to-point call, per backend
+#: (``nccl:all_reduce``, ``gloo:broadcast``): annotations with source ``collective``.
+COLLECTIVE_RANGE: Final = re.compile(r"(?:nccl|rccl|gloo|mpi|ucc|xccl):[a-z_]+$")
 
 
 # --------------------------------------------------------------------------------------
@@ -1030,6 +1033,9 @@ def _assemble(path: Path, c: _Collector, meta: TopLevel) -> Timeline:
         annotations["source"] = np.where(
             step[is_annotation], "profiler_step", "record_function"
         ).astype(object)
+        # c10d's own ranges around a collective ("nccl:all_reduce") are communication.
+        is_collective = names.per_value(lambda n: bool(COLLECTIVE_RANGE.match(n)), bool)
+        annotations["source"][is_collective[annotations["name"]]] = "collective"
         cpu_ops["name"] = names.decode(cpu_ops["name"])
         cpu_ops["input_shapes"] = c.dims.decode(cpu_ops["input_shapes"])
         cpu_ops["depth"] = nesting_depth(
