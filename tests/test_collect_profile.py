@@ -133,6 +133,11 @@ def test_graph_candidates_on_cpu_are_rows_of_nulls(tmp_path: Path) -> None:
         "padding_share": 3 / 17,
         "graph_memory_bytes": None,
     }
+    # Nothing measured, nothing decided: each candidate's decision says so
+    assert [(d["subject"], d["choice"], d["reasons"]) for d in results["decisions"]] == [
+        ("linear", "undecided", ["not measured: CUDA was not available"]),
+        ("plain", "undecided", ["not measured: CUDA was not available"]),
+    ]
     assert list(out.glob("*.eager.json.gz")) == []  # nothing measured, nothing recorded
     # The script's own region is in the trace; the candidates ran nothing under it.
     assert _record_function_names(out / "trace.json.gz") == ["forward"]

@@ -32,6 +32,7 @@ from typing import Any, Final
 from rich.console import Console
 from rich.table import Table
 
+from traceinspect.analysis.decision import decide_candidates
 from traceinspect.collect.candidates import GraphCandidate
 from traceinspect.collect.replay import (
     CandidateResult,
@@ -44,6 +45,7 @@ from traceinspect.collect.replay import (
 from traceinspect.collect.runner import INTERRUPTED_STATUS, ScriptOutcome, run_script
 from traceinspect.collect.session import Session, activate
 from traceinspect.errors import TraceinspectError, UsageError
+from traceinspect.report.decision import render_decisions
 from traceinspect.report.output import write_text
 
 SCHEMA_VERSION: Final = 1
@@ -103,6 +105,7 @@ def run_profile(
         "options": {**asdict(options), "record_shapes": record_shapes},
         "candidates": [],
         "rows": [],
+        "decisions": [],
         "notes": [],
     }
     status = outcome.exit_status
@@ -125,8 +128,11 @@ def run_profile(
         err.print(f"traceinspect: could not analyze {trace_path}: {exc}")
         results["notes"].append(f"trace not analyzed: {exc}")
         status = status or 1
+    if results["candidates"]:
+        results["decisions"] = [d.to_json() for d in decide_candidates(results)]
     if results["rows"]:
         render_candidates(results, console)
+        render_decisions(results.get("decisions", []), console)
     _write_results(out_dir, results)
     err.print(f"traceinspect: results written to {out_dir / RESULTS_NAME}")
     return status

@@ -1,0 +1,194 @@
+"""The graph decision: from a trace (per region) and from profile's measurements (per
+candidate), with what is measured, estimated and unknown told apart."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from conftest import SAMPLES, sample_file
+
+from traceinspect.analysis.decision import (
+    MIN_SAVING_FRAC,
+    GraphDecision,
+    decide_candidate,
+    decide_candidates,
+    decide_region,
+)
+from traceinspect.analysis.diagnose import diagnose
+from traceinspect.parse import load_trace
+
+
+def region_decisions(name: str) -> dict[str, GraphDecision]:
+    diagnosis = diagnose(load_trace(sample_file(f"{name}.eager.json.gz")))
+    return {
+        r.region.name: decide_region(
+            r.region.name,
+            verdict=r.verdict,
+            capture_verdict=r.capture.verdict,
+            blockers=[(b.severity, b.kind) for b in r.capture.blockers],
+            estimate=r.estimate,
+        )
+        for r in diagnosis.regions
+    }
+
+
+def test_region_decisions_on_the_h200_samples() -> None:
+    # launch-bound attention (replay measured 24 % faster for the whole mixed step)
+    attention = region_decisions("mixed")["attention"]
+    assert attention.choice == "enable"
+    assert attention.saving_frac.source == "estimated"
+    assert attention.saving_frac.value is not None and attention.saving_frac.value > 0.6
+    assert attention.reasons[1] == "capturable as-is"
+    # and what a trace cannot know stays unknown
+    for unknown in ("capture_ms", "repay_requests", "graph_memory_mib", "fallback_share"):
+        assert getattr(attention, unknown).source == "unknown"
+        assert getattr(attention, unknown).value is None
+    assert "capture cost and graph memory: unknown from a trace" in attention.reasons[-1]
+    # the .item() step: worth graphs only after splitting at the sync
+    host_sync = region_decisions("host_sync")["ProfilerStep"]
+    assert host_sync.choice == "enable after changes"
+    assert any(
+        r.startswith("not capturable as one graph (host_sync); the estimate is for the 2 graphs")
+        for r in host_sync.reasons
+    )
+    # the compute-bound GEMM (replay measured 1.7 % slower): not worth it
+    gemm = region_decisions("big_gemm")["step"]
+    assert gemm.choice == "do not enable"
+    assert gemm.saving_frac.value is not None and gemm.saving_frac.value < MIN_SAVING_FRAC
+    assert "below 5%" in gemm.reasons[0]
+
+
+def test_region_decision_says_whether_the_eager_side_was_measured() -> None:
+    diagnosis = diagnose(
+        load_trace(sample_file("tiny_mlp.eager.json.gz")), eager_unprofiled_ns=1_494_457
+    )
+    step = next(r for r in diagnosis.regions if r.region.name == "ProfilerStep")
+    decision = decide_region(
+        "ProfilerStep",
+        verdict=step.verdict,
+        capture_verdict=step.capture.verdict,
+        blockers=[(b.severity, b.kind) for b in step.capture.blockers],
+        estimate=step.estimate,
+    )
+    assert "eager time measured (--eager-us)" in decision.reasons[0]
+
+
+def test_already_graphed_and_idle_regions() -> None:
+    graphed = decide_region("s", verdict="already-graphed", capture_verdict="already graphed",
+                            estimate=None)
+    assert graphed.choice == "keep graphs"
+    idle = decide_region("s", verdict="idle", capture_verdict="no GPU work", estimate=None)
+    assert idle.choice == "do not enable"
+    assert idle.reasons == ("no GPU work to replay",)
+
+
+def measured_candidate(workload: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A candidate's results as `profile` writes them, from the H200 measurements recorded
+    with the sample traces (sample_traces/latencies.json: unprofiled p50 eager and graphed,
+    capture time and graph pool of the workload's step)."""
+    w = json.loads((SAMPLES / "latencies.json").read_text())["workloads"][workload]
+    eager, graphed = w["eager"], w["graphed"]
+    rows = [
+        {"callable": workload, "bucket": 8, "mode": "eager", "in_bucket_set": True,
+         "status": "ok", "host_p50_ns": round(eager["wall_p50_us"] * 1000)},
+        {"callable": workload, "bucket": 8, "mode": "graphed", "in_bucket_set": True,
+         "status": "ok", "host_p50_ns": round(graphed["wall_p50_us"] * 1000),
+         "capture_ns": round(graphed["capture_us"] * 1000),
+         "graph_pool_bytes": graphed["graph_pool_bytes"], "correct": True},
+    ]
+    return {"name": workload, "status": "measured", "buckets": [8]}, rows
+
+
+def test_candidate_decision_from_measurements() -> None:
+    # GIVEN tiny_mlp measured on the H200: 1,494.5 µs eager, 207.0 µs graphed, capture
+    # 17.0 ms, graph pool 34 MiB
+    candidate, rows = measured_candidate("tiny_mlp")
+    decision = decide_candidate(candidate, rows)
+    # THEN enable: saves 1,287.5 µs (86 %) per step, and capture is repaid after 14 steps
+    assert decision.choice == "enable"
+    assert decision.saving_us.value == pytest.approx(1_287.491)
+    assert decision.saving_us.source == "measured"
+    assert decision.saving_frac.value == pytest.approx(0.8615, abs=1e-4)
+    assert decision.capture_ms.value == pytest.approx(16.975, abs=1e-3)
+    assert decision.repay_requests.value == 14
+    assert decision.graph_memory_mib.value == 34.0
+    assert decision.fallback_share.source == "unknown"  # no request mix registered
+    assert decision.reasons[:3] == (
+        "replay saves 1,287 µs (86%) per step (median over the captured buckets) "
+        "(measured, unprofiled)",
+        "capture costs 17.0 ms once; repaid after 14 requests",
+        "graph memory 34.0 MiB for the bucket set",
+    )
+
+
+def test_candidate_that_replay_does_not_speed_up() -> None:
+    # big_gemm: 19,797 µs eager, 20,127 µs graphed: slower
+    decision = decide_candidate(*measured_candidate("big_gemm"))
+    assert decision.choice == "do not enable"
+    assert decision.saving_frac.value == pytest.approx(-0.0167, abs=1e-4)
+    assert decision.repay_requests.value is None  # never repaid
+    assert decision.reasons[0] == "the saving is below 5%"
+
+
+def test_candidate_with_a_request_mix_uses_the_picked_bucket_set() -> None:
+    # GIVEN the README's mlp mix: eager 1,143.7 µs per request, buckets 2,8 174.2 µs
+    candidate, rows = measured_candidate("tiny_mlp")
+    candidate["recommendation"] = {
+        "chosen": {"buckets": [2, 8], "expected_latency_ns": 174_200, "fallback_share": 0.02,
+                   "padding_share": 0.40, "graph_memory_bytes": 4 * 2**20},
+        "candidates": [{"buckets": [], "expected_latency_ns": 1_143_700,
+                        "fallback_share": 1.0, "padding_share": None,
+                        "graph_memory_bytes": 0}],
+    }
+    decision = decide_candidate(candidate, rows)
+    assert decision.choice == "enable"
+    assert decision.buckets == (2, 8)
+    assert decision.saving_us.value == pytest.approx(969.5)
+    assert decision.graph_memory_mib.value == 4.0
+    assert decision.fallback_share.value == 0.02
+    assert decision.fallback_share.source == "estimated"
+    assert "2% of requests fall back to eager, 40% of graphed rows are padding" in (
+        decision.reasons
+    )
+
+
+def test_failed_and_wrong_captures_are_not_enabled() -> None:
+    candidate, rows = measured_candidate("host_sync")
+    rows[1].update(status="capture_failed", failure={"kind": "host_sync"})
+    decision = decide_candidate(candidate, rows)
+    assert decision.choice == "do not enable"
+    assert decision.reasons == ("capture failed in every bucket (host_sync): fix that first",)
+    candidate, rows = measured_candidate("decode_step")
+    rows[1]["correct"] = False
+    assert decide_candidate(candidate, rows).choice == "do not enable"
+    results = {"candidates": [{"name": "x", "status": "cuda_unavailable", "buckets": [1]}],
+               "rows": []}
+    (unmeasured,) = decide_candidates(results)
+    assert unmeasured.choice == "undecided"
+
+
+def test_decisions_on_the_terminal() -> None:
+    import io
+
+    from rich.console import Console
+
+    from traceinspect.report.decision import render_decisions
+
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=120, highlight=False)
+    render_decisions(
+        [decide_candidate(*measured_candidate("tiny_mlp")), region_decisions("mixed")["attention"]],
+        console,
+    )
+    lines = buffer.getvalue().splitlines()
+    assert lines[:5] == [
+        "Decision — enable CUDA graphs?",
+        "  tiny_mlp: enable",
+        "    replay saves 1,287 µs (86%) per step (median over the captured buckets) (measured, "
+        "unprofiled)",
+        "    capture costs 17.0 ms once; repaid after 14 requests",
+        "    graph memory 34.0 MiB for the bucket set",
+    ]
+    assert "  attention: enable" in lines

@@ -1,0 +1,346 @@
+"""The decision the whole exercise is for: enable CUDA graphs here, or not, and why.
+
+For a region of a trace (:func:`decide_region`) and for a graph candidate measured by
+``traceinspect profile`` (:func:`decide_candidate`), one :class:`GraphDecision`: the verdict
+and the figures behind it — the saving per step or request, the capture cost and how many
+requests repay it, the graph memory of the bucket set, the share of requests that fall
+back to eager — each marked ``measured``, ``estimated`` or ``unknown``. A trace tells the
+saving (estimated by the replay model) and whether capture would work; it cannot tell what
+capture costs or how much memory the graphs hold, so those stay unknown until ``profile``
+measures them. Nothing here prints, reads files or looks at the environment.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal
+
+from traceinspect.analysis.estimate import RegionEstimate
+
+#: A saving below this share of the step is not worth graphs: it is within the run-to-run
+#: spread of eager step latency (bucket picking treats 2 % as a tie; eager p50 drifted by
+#: more than 5 % between rounds of one run on the H200 validation workloads).
+MIN_SAVING_FRAC: Final = 0.05
+
+Source = Literal["measured", "estimated", "unknown"]
+Choice = Literal[
+    "enable",
+    "enable after changes",
+    "keep graphs",
+    "do not enable",
+    "undecided",
+]
+
+_MIB: Final = 2**20
+_PROFILE_HINT: Final = "`traceinspect profile` measures it"
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A number with where it came from; ``value`` is None when ``source`` is unknown."""
+
+    value: float | None
+    source: Source
+    low: float | None = None
+    high: float | None = None
+
+    @staticmethod
+    def unknown() -> Figure:
+        return Figure(None, "unknown")
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"value": _round(self.value), "source": self.source}
+        if self.low is not None or self.high is not None:
+            out.update(low=_round(self.low), high=_round(self.high))
+        return out
+
+
+@dataclass(frozen=True)
+class GraphDecision:
+    """Enable graphs for ``subject`` or not, with the reasons and the figures behind them.
+
+    ``saving_us``/``saving_frac`` are per step for a region, per request for a candidate;
+    ``repay_requests`` is the capture cost over the saving per request (steps for a region).
+    """
+
+    subject: str
+    scope: Literal["region", "candidate"]
+    choice: Choice
+    reasons: tuple[str, ...]
+    saving_us: Figure = field(default_factory=Figure.unknown)
+    saving_frac: Figure = field(default_factory=Figure.unknown)
+    capture_ms: Figure = field(default_factory=Figure.unknown)
+    repay_requests: Figure = field(default_factory=Figure.unknown)
+    graph_memory_mib: Figure = field(default_factory=Figure.unknown)
+    fallback_share: Figure = field(default_factory=Figure.unknown)
+    padding_share: Figure = field(default_factory=Figure.unknown)
+    buckets: tuple[int, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "subject": self.subject,
+            "scope": self.scope,
+            "choice": self.choice,
+            "reasons": list(self.reasons),
+            "saving_us": self.saving_us.to_json(),
+            "saving_frac": self.saving_frac.to_json(),
+            "capture_ms": self.capture_ms.to_json(),
+            "repay_requests": self.repay_requests.to_json(),
+            "graph_memory_mib": self.graph_memory_mib.to_json(),
+            "fallback_share": self.fallback_share.to_json(),
+            "padding_share": self.padding_share.to_json(),
+            "buckets": list(self.buckets),
+        }
+
+
+# ----------------------------------------------------------------------------------- regions
+
+
+def decide_region(
+    name: str,
+    *,
+    verdict: str,
+    capture_verdict: str,
+    blockers: Sequence[tuple[str, str]] = (),
+    estimate: RegionEstimate | None,
+) -> GraphDecision:
+    """The decision for one region of a trace.
+
+    ``blockers`` are the capture pre-flight's ``(severity, kind)`` pairs. The saving is the
+    replay estimate's (its eager side measured when ``--eager-us`` was given); capture cost,
+    graph memory and fallback share are unknown from a trace.
+    """
+    unknowns = (
+        f"capture cost and graph memory: unknown from a trace ({_PROFILE_HINT}); "
+        "fallback share: unknown (a trace holds no request mix)"
+    )
+    if verdict == "already-graphed" or capture_verdict == "already graphed":
+        return GraphDecision(
+            name, "region", "keep graphs", ("its GPU work already runs from CUDA graphs",)
+        )
+    if estimate is None:
+        if capture_verdict == "no GPU work" or verdict == "idle":
+            return GraphDecision(name, "region", "do not enable", ("no GPU work to replay",))
+        return GraphDecision(name, "region", "undecided", ("no replay estimate", unknowns))
+    saving_us = Figure(
+        estimate.saving_ns / 1000,
+        "estimated",
+        low=estimate.saving_low_frac * estimate.eager_ns / 1000,
+        high=estimate.saving_high_frac * estimate.eager_ns / 1000,
+    )
+    saving_frac = Figure(
+        estimate.saving_frac,
+        "estimated",
+        low=estimate.saving_low_frac,
+        high=estimate.saving_high_frac,
+    )
+    eager_said = (
+        "eager time measured (--eager-us)"
+        if estimate.eager_source == "measured"
+        else "eager time estimated from the profiled trace"
+    )
+    low, high, mid = estimate.saving_low_frac, estimate.saving_high_frac, estimate.saving_frac
+    saving_said = (
+        f"replay would save {_us(estimate.saving_ns / 1000)} per occurrence ({mid:.0%}, "
+        f"range {low:.0%} to {high:.0%}; {eager_said})"
+    )
+    reasons = [saving_said]
+    if mid < MIN_SAVING_FRAC:
+        reasons[0] += f": below {MIN_SAVING_FRAC:.0%}"
+        choice: Choice = "do not enable"
+    else:
+        if low < MIN_SAVING_FRAC:
+            reasons.append(
+                f"the range reaches {low:.0%}: confirm by measuring both modes "
+                "(`traceinspect profile`, or pass --eager-us)"
+            )
+        breaks = sorted({kind for severity, kind in blockers if severity == "breaks"})
+        changes = sorted({kind for severity, kind in blockers if severity == "change"})
+        if capture_verdict == "not capturable":
+            split = (
+                f"the estimate is for the {estimate.graphs} graphs it splits into at its syncs"
+                if estimate.graphs > 1
+                else "capture needs the code changed first"
+            )
+            reasons.append(
+                f"not capturable as one graph ({', '.join(breaks) or 'see the pre-flight'}); "
+                + split
+            )
+            choice = "enable after changes"
+        elif capture_verdict == "capturable after changes":
+            reasons.append(f"capture needs changes first: {', '.join(changes)}")
+            choice = "enable after changes"
+        else:
+            reasons.append("capturable as-is")
+            choice = "enable"
+    reasons.append(unknowns)
+    return GraphDecision(
+        name, "region", choice, tuple(reasons), saving_us=saving_us, saving_frac=saving_frac
+    )
+
+
+# -------------------------------------------------------------------------------- candidates
+
+
+def decide_candidate(
+    candidate: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]
+) -> GraphDecision:
+    """The decision for one graph candidate of ``profile``'s results.
+
+    ``candidate`` is its entry in ``results["candidates"]``, ``rows`` its rows (any order).
+    Every figure here is measured without the profiler, except the fallback and padding
+    shares, which follow from the request mix and the buckets (``estimated``).
+    """
+    name = str(candidate.get("name", "?"))
+    ours = [r for r in rows if r.get("callable") == name and r.get("in_bucket_set", True)]
+    graphed = [r for r in ours if r.get("mode") == "graphed"]
+    eager = {r.get("bucket"): r for r in ours if r.get("mode") == "eager"}
+    if candidate.get("status") == "cuda_unavailable" or not graphed:
+        return GraphDecision(
+            name, "candidate", "undecided", ("not measured: CUDA was not available",)
+        )
+    captured = [r for r in graphed if r.get("status") == "ok"]
+    if not captured:
+        kinds = sorted({str((r.get("failure") or {}).get("kind", "?")) for r in graphed})
+        return GraphDecision(
+            name,
+            "candidate",
+            "do not enable",
+            (f"capture failed in every bucket ({', '.join(kinds)}): fix that first",),
+        )
+    wrong = [r for r in captured if r.get("correct") is False]
+    if wrong:
+        listed = ", ".join(str(r.get("bucket")) for r in wrong)
+        return GraphDecision(
+            name,
+            "candidate",
+            "do not enable",
+            (f"replayed outputs differ from eager (bucket {listed}): the graph baked in "
+             "a value or misses an input copy",),
+        )
+    recommendation = candidate.get("recommendation") or {}
+    chosen = recommendation.get("chosen")
+    eager_set = next(
+        (s for s in recommendation.get("candidates", []) if not s.get("buckets")), None
+    )
+    pairs = [
+        (int(eager[r["bucket"]]["host_p50_ns"]), int(r["host_p50_ns"]))
+        for r in captured
+        if r.get("host_p50_ns") is not None
+        and eager.get(r.get("bucket")) is not None
+        and eager[r["bucket"]].get("host_p50_ns") is not None
+    ]
+    reasons: list[str] = []
+    if chosen and eager_set and chosen.get("expected_latency_ns") and eager_set.get(
+        "expected_latency_ns"
+    ):
+        eager_ns = float(eager_set["expected_latency_ns"])
+        saving_ns = eager_ns - float(chosen["expected_latency_ns"])
+        buckets: tuple[int, ...] = tuple(int(b) for b in chosen.get("buckets", []))
+        basis = f"per request of the mix, with buckets {', '.join(map(str, buckets))}"
+    elif pairs:
+        eager_ns, graphed_ns = _median([e for e, _ in pairs]), _median([g for _, g in pairs])
+        saving_ns = eager_ns - graphed_ns
+        buckets = tuple(int(r["bucket"]) for r in captured if r.get("bucket") is not None)
+        basis = "per step (median over the captured buckets)"
+    else:
+        return GraphDecision(
+            name, "candidate", "undecided", ("no eager/graphed latency pair was measured",)
+        )
+    frac = saving_ns / eager_ns if eager_ns > 0 else 0.0
+    saving_us, saving_frac = Figure(saving_ns / 1000, "measured"), Figure(frac, "measured")
+    pools = [
+        r.get("graph_pool_bytes") for r in captured if not buckets or r.get("bucket") in buckets
+    ]
+    captures = [
+        r.get("capture_ns") for r in captured if not buckets or r.get("bucket") in buckets
+    ]
+    memory = (
+        Figure(float(chosen["graph_memory_bytes"]) / _MIB, "measured")
+        if chosen and chosen.get("graph_memory_bytes") is not None
+        else Figure(sum(p for p in pools if p is not None) / _MIB, "measured")
+        if pools and all(p is not None for p in pools)
+        else Figure.unknown()
+    )
+    capture_ms = (
+        Figure(sum(c for c in captures if c is not None) / 1e6, "measured")
+        if captures and all(c is not None for c in captures)
+        else Figure.unknown()
+    )
+    repay = (
+        Figure(math.ceil(capture_ms.value * 1e6 / saving_ns), "measured")
+        if capture_ms.value is not None and saving_ns > 0
+        else Figure.unknown()
+    )
+    fallback = (
+        Figure(float(chosen["fallback_share"]), "estimated") if chosen else Figure.unknown()
+    )
+    padding = (
+        Figure(float(chosen["padding_share"]), "estimated")
+        if chosen and chosen.get("padding_share") is not None
+        else Figure.unknown()
+    )
+    reasons.append(
+        f"replay saves {_us(saving_ns / 1000)} ({frac:.0%}) {basis} (measured, unprofiled)"
+    )
+    if capture_ms.value is not None:
+        repaid = (
+            f"; repaid after {int(repay.value):,} requests" if repay.value is not None else ""
+        )
+        reasons.append(f"capture costs {capture_ms.value:,.1f} ms once{repaid}")
+    if memory.value is not None:
+        reasons.append(f"graph memory {memory.value:,.1f} MiB for the bucket set")
+    if fallback.value is not None:
+        reasons.append(
+            f"{fallback.value:.0%} of requests fall back to eager"
+            + (f", {padding.value:.0%} of graphed rows are padding" if padding.value else "")
+        )
+    choice: Choice = "enable"
+    if frac < MIN_SAVING_FRAC:
+        reasons.insert(0, f"the saving is below {MIN_SAVING_FRAC:.0%}")
+        choice = "do not enable"
+    failed = [r for r in graphed if r.get("status") != "ok"]
+    if failed and choice == "enable":
+        reasons.append(
+            "capture failed for bucket "
+            + ", ".join(str(r.get("bucket")) for r in failed)
+            + ": those sizes run eagerly"
+        )
+    return GraphDecision(
+        name,
+        "candidate",
+        choice,
+        tuple(reasons),
+        saving_us=saving_us,
+        saving_frac=saving_frac,
+        capture_ms=capture_ms,
+        repay_requests=repay,
+        graph_memory_mib=memory,
+        fallback_share=fallback,
+        padding_share=padding,
+        buckets=buckets,
+    )
+
+
+def decide_candidates(results: Mapping[str, Any]) -> list[GraphDecision]:
+    """A decision per candidate of ``profile``'s ``results.json`` document."""
+    rows = list(results.get("rows") or [])
+    return [decide_candidate(c, rows) for c in results.get("candidates") or []]
+
+
+def _median(values: Sequence[int]) -> float:
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    if len(ordered) % 2:
+        return float(ordered[middle])
+    return (ordered[middle - 1] + ordered[middle]) / 2
+
+
+def _us(us: float) -> str:
+    return f"{us:,.0f} µs" if abs(us) >= 100 else f"{us:,.1f} µs"
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
