@@ -65,13 +65,20 @@ def test_split_read_equals_one_core(
     plain = gunzip(trace, tmp_path)
     one = read_kineto(plain, workers=1)
     # WHEN it is read in 2 and in 5 ranges, with the reader's usual chunks and with
-    # 64 KiB chunks (many cuts inside every range)
+    # 64 KiB chunks (many cuts inside every range); and the .json.gz itself in 2 ranges
+    # (gunzipped to a temporary file first)
     for workers, chunk in ((2, kineto.CHUNK_BYTES), (5, 64 * 1024)):
         monkeypatch.setattr(kineto, "CHUNK_BYTES", chunk)
         assert_same(one, read_kineto(plain, workers=workers))
-    # THEN every table is identical, and files with more than a few events were split
+    monkeypatch.setattr(kineto, "CHUNK_BYTES", kineto.CHUNK_BYTES)
+    monkeypatch.setattr(_parallel.tempfile, "tempdir", str(tmp_path / "temporary"))
+    (tmp_path / "temporary").mkdir()
+    assert_same(one, read_kineto(trace, workers=2))
+    # THEN every table is identical, files with more than a few events were split, and
+    # the temporary text is gone
     if plain.stat().st_size > 100_000:
-        assert split_small == [2, 5]
+        assert split_small == [2, 5, 2]
+    assert not list((tmp_path / "temporary").iterdir())
 
 
 def _event(i: int, name: str) -> dict[str, Any]:
@@ -138,8 +145,12 @@ def test_when_not_to_split(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setattr(_parallel, "MIN_RANGE_BYTES", 1)
     assert _parallel.worker_count(plain, 4) == 4
     assert _parallel.worker_count(plain, 1) == 1
-    # Gzip cannot be seeked into: one core.
+    # Gzip: sized by the text its trailer records, not the compressed bytes.
+    assert _parallel.json_text_bytes(packed) == len(text)
+    assert _parallel.worker_count(packed, 4) == 4
+    monkeypatch.setattr(_parallel, "PARALLEL_MIN_BYTES", len(text) + 1)
     assert _parallel.worker_count(packed, 4) == 1
+    monkeypatch.setattr(_parallel, "PARALLEL_MIN_BYTES", 0)
     # No range smaller than MIN_RANGE_BYTES.
     monkeypatch.setattr(_parallel, "MIN_RANGE_BYTES", len(text) // 2)
     assert _parallel.worker_count(plain, 4) == 2
@@ -162,3 +173,17 @@ def test_fork_beside_a_progress_thread(tmp_path: Path, split_small: list[int]) -
     finally:
         release.set()
         other.join()
+
+
+def test_corrupt_gzip_gives_the_one_core_error(tmp_path: Path, split_small: list[int]) -> None:
+    text = json.dumps({"traceEvents": [_event(i, f"op{i}") for i in range(3000)]}).encode()
+    packed = gzip.compress(text)
+    path = tmp_path / "cut.json.gz"
+    path.write_bytes(packed[: len(packed) * 2 // 3] + packed[-8:])  # keeps the size trailer
+    with pytest.raises(TraceFormatError) as one:
+        read_kineto(path, workers=1)
+    with pytest.raises(TraceFormatError) as many:
+        read_kineto(path, workers=2)
+    assert str(many.value) == str(one.value)
+    assert split_small == []  # nothing was planned: the gunzip failed first
+
