@@ -233,3 +233,62 @@ def test_straggler_rule_on_given_rows() -> None:
     data = ranks_report([row(0, 100), row(1, None)], [], folder="f")
     assert data["stragglers"] == []
     assert data["notes"] == ["2 of 4 ranks present"]
+
+
+@pytest.mark.corpus
+def test_cross_rank_view_of_the_real_ranks(report: dict[str, Any]) -> None:
+    view = report["cross_rank"]
+    # Three ranks with a step diagnosis; their verdicts are counted, whatever they are.
+    assert view["ranks_with_diagnosis"] == 3
+    assert sum(view["verdicts"].values()) == 3
+    verdicts = [r["diagnosis"]["verdict"] for r in report["ranks"]]
+    assert view["verdicts"] == {v: verdicts.count(v) for v in set(verdicts)}
+    shares = sorted(r["diagnosis"]["launch_wait_share"] for r in report["ranks"])
+    assert view["launch_wait_share"]["median"] == shares[1]
+    assert view["launch_wait_share"]["max"] == shares[2]
+    # The median rank (of 3) is rank 3 of the control job: its per-step components.
+    control = report["ranks"][1]
+    typical = view["median_rank_step_ns"]
+    assert typical["launch_gap_ns"] == control["diagnosis"]["idle_by_cause_ns"]["host_launch"]
+    # Only the NCCL rank is slower than the median rank: 2.9x, from launch gaps (its step
+    # waits on host launches for more than half of a 216 ms window; rank 3's for 12 %).
+    (slow,) = view["slowest"]
+    assert (slow["rank"], slow["file"]) == (0, "nccl.json.gz")
+    assert slow["why"][0] == "launch_gap_ns"
+    nccl_launch = report["ranks"][0]["diagnosis"]["idle_by_cause_ns"]["host_launch"]
+    assert slow["excess_ns"]["launch_gap_ns"] == nccl_launch - typical["launch_gap_ns"]
+    assert slow["excess_ns"]["launch_gap_ns"] > 100_000_000
+    assert "rank 0: step 222.44 ms (2.90× median) — more than the median rank in launch gaps" in (
+        report["_text"].replace("\n", " ")
+    )
+
+
+def test_cross_rank_names_what_makes_a_rank_slow() -> None:
+    # GIVEN four ranks of 10 steps: three alike, one whose steps wait 6 ms more on syncs and
+    # spend 2 ms more in collectives
+    def row(rank: int, wall_ms: float, sync_ms: float, collective_ms: float) -> dict[str, Any]:
+        idle = {"host_launch": 3_000_000, "sync": int(sync_ms * 1e6), "copy": 0,
+                "dependency": 0, "other": 0}  # fmt: skip
+        return {
+            "file": f"rank{rank}.json", "rank": rank, "world_size": 4,
+            "step_wall_median_ns": int(wall_ms * 1e6), "steps": 10,
+            "gpu_busy_ns": int(10 * (20 + collective_ms) * 1e6),
+            "collective_kernel_ns": int(10 * collective_ms * 1e6),
+            "diagnosis": {"verdict": "launch-bound" if rank != 2 else "sync-bound",
+                          "launch_wait_share": 0.1 * (rank + 1), "idle_by_cause_ns": idle},
+        }  # fmt: skip
+
+    rows = [row(0, 30, 1, 4), row(1, 30, 1, 4), row(2, 38, 7, 6), row(3, 30.5, 1, 4)]
+    data = ranks_report(rows, [], folder="job")
+    view = data["cross_rank"]
+    # THEN the verdicts are counted, the shares spread, and rank 2 is explained by syncs
+    # first (+6 ms per step), then collectives (+2 ms); rank 3 (+0.5 ms) by nothing
+    assert view["verdicts"] == {"launch-bound": 3, "sync-bound": 1}
+    assert view["launch_wait_share"]["min"] == pytest.approx(0.1)
+    assert view["launch_wait_share"]["max"] == pytest.approx(0.4)
+    assert view["saving_frac"] is None
+    assert [s["rank"] for s in view["slowest"]] == [2, 3]
+    assert view["slowest"][0]["why"] == ["sync_ns", "collective_ns"]
+    assert view["slowest"][0]["excess_ns"]["sync_ns"] == pytest.approx(6e6)
+    assert view["slowest"][0]["excess_ns"]["collective_ns"] == pytest.approx(2e6)
+    assert view["slowest"][1]["why"] == []

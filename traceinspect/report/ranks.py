@@ -2,8 +2,9 @@
 
 :func:`rank_row` reduces one :class:`~traceinspect.model.Timeline` to a small JSON-ready
 dict (it runs in the worker process that parsed the trace, so only the row crosses back);
-:func:`ranks_report` gathers the rows and failures and flags stragglers;
-:func:`render_ranks` draws the table with rich.
+:func:`ranks_report` gathers the rows and failures, flags stragglers and adds the
+cross-rank view (:func:`cross_rank`: how verdicts and launch waits spread over the ranks,
+and why the slowest ranks are slow); :func:`render_ranks` draws it with rich.
 """
 
 from __future__ import annotations
@@ -34,6 +35,20 @@ COLLECTIVE_KERNEL_MARK: Final = "nccl"
 
 #: The rank number in a file name: ``rank-3.json``, ``rank_3.pt.trace.json``, ``rank3.json``.
 RANK_IN_NAME: Final = re.compile(r"rank[-_.]?(\d+)", re.IGNORECASE)
+
+#: Slowest ranks explained in the cross-rank view.
+SLOWEST_RANKS: Final = 3
+#: Per-step time components compared between a slow rank and the median rank, in the order
+#: they are named when equal: (JSON key, words).
+STEP_COMPONENTS: Final = (
+    ("launch_gap_ns", "launch gaps"),
+    ("sync_ns", "host syncs"),
+    ("collective_ns", "waiting in collectives"),
+    ("compute_ns", "GPU work"),
+)
+#: A component explains a slow rank's step when it exceeds the median rank's by at least this
+#: share of the median step (smaller differences are step-to-step jitter).
+EXPLAINS_SHARE: Final = 0.02
 
 #: ``TraceMeta.profiler`` key under which readers expose ``distributedInfo.rank``.
 PROFILER_RANK_KEY: Final = "distributed_rank"
@@ -166,6 +181,7 @@ def ranks_report(
         "schema_version": 1,
         "folder": folder,
         "ranks": ordered,
+        "cross_rank": cross_rank(ordered, median_wall),
         "failed": [dict(f) for f in failures],
         "ignored_files": ignored_files,
         "step_wall_median_ns": int(median_wall) if median_wall is not None else None,
@@ -174,6 +190,86 @@ def ranks_report(
             r["rank"] if r["rank"] is not None else r["file"] for r in ordered if r["straggler"]
         ],
         "notes": notes,
+    }
+
+
+def step_components(row: Mapping[str, Any]) -> dict[str, float] | None:
+    """Where one rank's step goes, ns per step: GPU idle waiting on host launches and on
+    host syncs (medians over the step's occurrences, from the diagnosis), time in collective
+    kernels (a rank waiting for its peers spends it there) and other GPU work (both averaged
+    over the trace's steps). None without steps or a diagnosis."""
+    diagnosis = row.get("diagnosis") or {}
+    idle = diagnosis.get("idle_by_cause_ns")
+    steps = row.get("steps") or 0
+    if not idle or not steps:
+        return None
+    collective = row.get("collective_kernel_ns", 0) / steps
+    return {
+        "launch_gap_ns": float(idle.get("host_launch", 0)),
+        "sync_ns": float(idle.get("sync", 0)),
+        "collective_ns": collective,
+        "compute_ns": max(0.0, row.get("gpu_busy_ns", 0) / steps - collective),
+    }
+
+
+def _spread(values: Sequence[float]) -> dict[str, float] | None:
+    if not values:
+        return None
+    ordered = np.sort(np.asarray(values, dtype=float))
+    return {
+        "min": float(ordered[0]),
+        "median": float(np.median(ordered)),
+        "p90": float(np.quantile(ordered, 0.9)),
+        "max": float(ordered[-1]),
+    }
+
+
+def cross_rank(rows: Sequence[Mapping[str, Any]], median_wall: float | None) -> dict[str, Any]:
+    """The launch-bound diagnosis across ranks: how many ranks got each verdict, the spread
+    of the launch-wait share and of the replay saving over ranks, and the slowest ranks
+    with the step components in which they exceed the median rank."""
+    diagnoses = [r["diagnosis"] for r in rows if r.get("diagnosis") and "verdict" in r["diagnosis"]]
+    verdicts = Counter(str(d["verdict"]) for d in diagnoses)
+    launch = [d["launch_wait_share"] for d in diagnoses if d.get("launch_wait_share") is not None]
+    saving = [d["saving_frac"] for d in diagnoses if d.get("saving_frac") is not None]
+    components = [c for c in map(step_components, rows) if c is not None]
+    typical = (
+        {key: float(np.median([c[key] for c in components])) for key, _ in STEP_COMPONENTS}
+        if components
+        else None
+    )
+    slowest = []
+    # Ranks slower than the median rank, slowest first.
+    slower = [r for r in rows if (r.get("step_vs_median") or 0) > 1]
+    slower.sort(key=lambda r: -r["step_wall_median_ns"])
+    for row in slower[:SLOWEST_RANKS]:
+        mine = step_components(row)
+        excess = (
+            {key: mine[key] - typical[key] for key, _ in STEP_COMPONENTS}
+            if mine is not None and typical is not None
+            else {}
+        )
+        floor = EXPLAINS_SHARE * (median_wall or 0)
+        reasons = sorted(
+            (key for key, ns in excess.items() if ns > floor), key=lambda k: -excess[k]
+        )
+        slowest.append(
+            {
+                "rank": row["rank"],
+                "file": row["file"],
+                "step_wall_median_ns": row["step_wall_median_ns"],
+                "step_vs_median": row.get("step_vs_median"),
+                "excess_ns": excess,
+                "why": reasons,
+            }
+        )
+    return {
+        "ranks_with_diagnosis": len(diagnoses),
+        "verdicts": dict(sorted(verdicts.items(), key=lambda kv: (-kv[1], kv[0]))),
+        "launch_wait_share": _spread(launch),
+        "saving_frac": _spread(saving),
+        "median_rank_step_ns": typical,
+        "slowest": slowest,
     }
 
 
@@ -253,7 +349,51 @@ def render_ranks(data: Mapping[str, Any], console: Console) -> None:
                 "verdict: the step's; launch: share of the step's GPU window spent waiting on "
                 "host launches; top idle: the largest cause of GPU idle in the step"
             )
+    _render_cross_rank(data.get("cross_rank"), console)
     for failure in failed:
         console.print(f"[red]failed:[/] {escape(failure['file'])}: {escape(failure['error'])}")
     for note in data["notes"]:
         console.print(f"[yellow]note:[/] {escape(note)}")
+
+
+_COMPONENT_WORDS: Final = dict(STEP_COMPONENTS)
+
+
+def _render_cross_rank(view: Mapping[str, Any] | None, console: Console) -> None:
+    if not view or not view["ranks_with_diagnosis"]:
+        return
+    counts = ", ".join(f"{verdict} {n}" for verdict, n in view["verdicts"].items())
+    line = f"Across {view['ranks_with_diagnosis']} ranks: {counts}"
+    launch = view["launch_wait_share"]
+    if launch:
+        line += (
+            f"; waiting on launches {launch['median']:.0%} of the step's GPU window at the "
+            f"median rank (p90 {launch['p90']:.0%}, max {launch['max']:.0%})"
+        )
+    saving = view["saving_frac"]
+    if saving:
+        line += (
+            f"; replay would save {saving['median']:.0%} at the median rank "
+            f"({saving['min']:.0%}–{saving['max']:.0%})"
+        )
+    console.print(escape(line))
+    if view["slowest"]:
+        console.print("Slowest ranks, per step against the median rank:")
+    for slow in view["slowest"]:
+        who = f"rank {slow['rank']}" if slow["rank"] is not None else slow["file"]
+        ratio = slow["step_vs_median"]
+        head = f"  {who}: step {_ms(slow['step_wall_median_ns'])} ms" + (
+            f" ({ratio:.2f}× median)" if ratio is not None else ""
+        )
+        excess = slow["excess_ns"]
+        if slow["why"]:
+            reasons = ", ".join(
+                f"{_COMPONENT_WORDS[key]} +{_ms(excess[key])} ms" for key in slow["why"]
+            )
+            head += f" — more than the median rank in {reasons} per step"
+        elif excess:
+            head += " — no component exceeds the median rank's"
+        else:
+            head += " — no GPU step diagnosis for this rank"
+        console.print(escape(head))
+
