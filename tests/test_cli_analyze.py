@@ -94,3 +94,17 @@ def test_subprocess_json_stdout_and_error_exit_codes(tmp_path: Path) -> None:
     assert clobber.stderr.strip().count("\n") == 0
     assert "already exists" in clobber.stderr
     assert existing.read_text() == "{}"
+
+
+@pytest.mark.corpus
+def test_every_verdict_renders_in_the_terminal() -> None:
+    # The 8-rank A100 control trace (rank 3) has a communication-bound region: a verdict
+    # the terminal must style (it once raised a rich MarkupError instead of a report).
+    from conftest import corpus_file
+
+    trace = corpus_file("HolisticTraceAnalysis__trace_diff__control.json.gz")
+    result = CliRunner().invoke(app, ["analyze", str(trace), "--json", "-"])
+    assert result.exit_code == 0, result.output
+    verdicts = {r["verdict"] for r in json.loads(result.stdout)["regions"]}
+    assert "communication-bound" in verdicts
+    assert "communication-bound" in result.stderr

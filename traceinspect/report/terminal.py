@@ -21,6 +21,7 @@ VERDICT_STYLE = {
     "mixed": "yellow",
     "idle": "dim",
     "already-graphed": "cyan",
+    "communication-bound": "blue",
 }
 CAPTURE_STYLE = {
     "capturable as-is": "green",
@@ -64,6 +65,11 @@ def render_diagnosis(report: Mapping[str, Any], console: Console) -> None:
         console.print(f"[yellow]health[/] [bold]{warning['kind']}[/]: {escape(warning['message'])}")
 
 
+def _styled(text: str, style: str) -> str:
+    """``text`` as rich markup in ``style`` (none: the text alone, escaped)."""
+    return f"[{style}]{escape(text)}[/]" if style else escape(text)
+
+
 def _regions_table(regions: list[Mapping[str, Any]]) -> Table:
     table = Table(
         title="Regions — medians per occurrence; idle by cause as % of the GPU window "
@@ -90,7 +96,7 @@ def _regions_table(regions: list[Mapping[str, Any]]) -> Table:
         capture = r["capture"]["verdict"]
         table.add_row(
             "  " * int(r["depth"]) + escape(region_label(r)),
-            f"[{VERDICT_STYLE.get(verdict, '')}]{verdict}[/]",
+            _styled(verdict, VERDICT_STYLE.get(verdict, "")),
             f"{r['occurrences']:,}",
             _num(r["wall_us"]),
             _num(r["window_us"]) if window else "-",
@@ -119,8 +125,10 @@ def _evidence(regions: list[Mapping[str, Any]], console: Console) -> None:
     with_work = [r for r in regions if r["activities"]]
     for r in with_work[:EVIDENCE_SHOWN]:
         console.print(
-            f"[bold]{escape(r['name'])}[/] [{VERDICT_STYLE.get(r['verdict'], '')}]"
-            f"{r['verdict']}[/]: " + escape("; ".join(r["evidence"]))
+            f"[bold]{escape(r['name'])}[/] "
+            + _styled(r["verdict"], VERDICT_STYLE.get(r["verdict"], ""))
+            + ": "
+            + escape("; ".join(r["evidence"]))
         )
     if len(with_work) > EVIDENCE_SHOWN:
         console.print(
