@@ -4,6 +4,7 @@ step must get the diagnosis the annotated step got."""
 
 from __future__ import annotations
 
+import sys
 from functools import cache
 from pathlib import Path
 
@@ -182,3 +183,19 @@ def test_no_steps_in_a_trace_without_repeats() -> None:
     # One cudaGraphLaunch fanning out to 425 kernels: nothing repeats that carries GPU time.
     timeline = _load(str(corpus_file("TraceLens__vllm_decode_full__graph_execution.json.gz")))
     assert detect_steps(timeline, index_timeline(timeline)) is None
+
+
+def test_an_extra_call_every_five_steps_does_not_break_the_steps(stripped_dir: Path) -> None:
+    # GIVEN the stripped decode_step trace (5 steps and a final cudaDeviceSynchronize) tiled
+    # 8 times back to back: every fifth step is followed by one extra call
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    from step_detection import tiled
+
+    source = _stripped(sample_file("decode_step.eager.json.gz"), stripped_dir)
+    found = _detect(tiled(source, 8))
+    # THEN all 40 steps are found; the 7 followed by another copy's step hold the extra call
+    assert found.occurrences == 40
+    assert found.launches_per_step == 177
+    assert found.identical == 33
+    lengths = [len(r) for r in found.rows]
+    assert lengths == [176] * 40

@@ -136,6 +136,13 @@ def profile(
     record_shapes: Annotated[
         bool, typer.Option(help="Record operator input shapes in the script's trace.")
     ] = True,
+    stacks: Annotated[
+        bool,
+        typer.Option(
+            help="Record Python stacks in the script's trace (names the loop of a detected "
+            "step; --no-stacks when the script runs much Python per launch)."
+        ),
+    ] = True,
     candidate_traces: Annotated[
         bool, typer.Option(help="Record profiled eager/graphed traces of each candidate bucket.")
     ] = True,
@@ -163,6 +170,7 @@ def profile(
         options=options,
         candidates=candidates,
         record_shapes=record_shapes,
+        with_stack=stacks,
     )
     raise typer.Exit(status)
 

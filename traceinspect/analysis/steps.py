@@ -47,6 +47,7 @@ from traceinspect.analysis.intervals import IntArray
 from traceinspect.model import Timeline
 
 FloatArray = npt.NDArray[np.float64]
+BoolArray = npt.NDArray[np.bool_]
 UintArray = npt.NDArray[np.uint64]
 
 #: Host call kinds that make the launch sequence (what the host asked of the GPU, in order).
@@ -153,7 +154,7 @@ class _Items:
     tid: IntArray
     weight: FloatArray  # kernel ns each item launched
     is_malloc_before: IntArray  # cumulative count of allocation calls before each item
-    is_sync: npt.NDArray[np.bool_]  # the call blocks the host until the GPU is done
+    is_sync: BoolArray  # the call blocks the host until the GPU is done
     #: Per GPU activity of the process: its row and the item that launched it.
     gpu_rows: IntArray
     gpu_item: IntArray
@@ -184,23 +185,45 @@ def detect_steps(timeline: Timeline, arrays: TimelineArrays) -> StepDetection | 
 # -- the sequence --------------------------------------------------------------------------
 
 
+def _string_codes(values: npt.NDArray[np.object_]) -> tuple[IntArray, npt.NDArray[np.object_]]:
+    """Dense integer codes of a string column, and the distinct strings.
+
+    Readers hand out one string object per distinct name, so the objects' identities are
+    factorized first (integers: fast) and only the distinct objects are compared as text.
+    """
+    if len(values) == 0:
+        return np.empty(0, np.int64), np.empty(0, object)
+    ids = np.fromiter(map(id, values), dtype=np.int64, count=len(values))
+    id_codes, distinct_ids = pd.factorize(ids)
+    first = np.empty(len(distinct_ids), np.int64)
+    first[id_codes[::-1]] = np.arange(len(values) - 1, -1, -1)  # first position of each
+    text_codes, texts = pd.factorize(values[first])
+    return np.asarray(text_codes, np.int64)[id_codes], np.asarray(texts, dtype=object)
+
+
+def _one_of(codes: IntArray, texts: npt.NDArray[np.object_], wanted: tuple[str, ...]) -> BoolArray:
+    """Where the coded strings are one of ``wanted``."""
+    hit = np.array([str(t) in wanted for t in texts], dtype=bool)
+    return hit[codes] if len(codes) else np.zeros(0, bool)
+
+
 def _items(timeline: Timeline, arrays: TimelineArrays) -> _Items | None:
     gpu, host = timeline.gpu, timeline.host
     if len(gpu) == 0:
         return None
-    computes = arrays.is_kernel | gpu["kind"].eq("graph").to_numpy()
+    computes = arrays.is_kernel | arrays.is_graph  # kernels and whole-graph records
     kernel_ns = np.where(computes, arrays.end - arrays.start, 0).astype(np.float64)
     pids, inverse = np.unique(arrays.pid, return_inverse=True)
     busy = np.bincount(inverse, weights=(arrays.end - arrays.start).astype(np.float64))
     pid = int(pids[int(np.argmax(busy))])
     mine = np.flatnonzero(arrays.pid == pid)
     launched = arrays.launch_row[mine] >= 0
-    name_codes = np.asarray(pd.factorize(gpu["name"])[0], np.int64)
-    host_malloc = (host["kind"].to_numpy() == "malloc") & (host["pid"].to_numpy(np.int64) == pid)
+    name_codes = _string_codes(gpu["name"].to_numpy())[0]
+    kind_codes, kinds = _string_codes(host["kind"].to_numpy())
+    host_pid = host["pid"].to_numpy(np.int64)
+    host_malloc = _one_of(kind_codes, kinds, ("malloc",)) & (host_pid == pid)
     if len(host) and launched.mean() >= 0.5:
-        host_kind = host["kind"].to_numpy()
-        host_pid = host["pid"].to_numpy(np.int64)
-        rows = np.flatnonzero(np.isin(host_kind, ITEM_KINDS) & (host_pid == pid))
+        rows = np.flatnonzero(_one_of(kind_codes, kinds, ITEM_KINDS) & (host_pid == pid))
         if len(rows) == 0:
             return None
         # The name of the first activity each call launched (gpu rows are in start order).
@@ -208,7 +231,7 @@ def _items(timeline: Timeline, arrays: TimelineArrays) -> _Items | None:
         calls, first = np.unique(arrays.launch_row[lr], return_index=True)
         first_gpu = np.full(len(host), -1, np.int64)
         first_gpu[calls] = name_codes[lr[first]]
-        host_names = np.asarray(pd.factorize(host["name"])[0], np.int64)
+        host_names = _string_codes(host["name"].to_numpy())[0]
         raw = host_names[rows] * (int(name_codes.max(initial=0)) + 2) + first_gpu[rows] + 1
         tokens = np.asarray(pd.factorize(raw)[0], np.int64)
         weight = np.bincount(arrays.launch_row[lr], weights=kernel_ns[lr], minlength=len(host))[
@@ -228,7 +251,7 @@ def _items(timeline: Timeline, arrays: TimelineArrays) -> _Items | None:
             tid=host["tid"].to_numpy(np.int64)[rows],
             weight=np.asarray(weight, np.float64),
             is_malloc_before=malloc_before.astype(np.int64),
-            is_sync=host_kind[rows] == "sync",
+            is_sync=_one_of(kind_codes[rows], kinds, ("sync",)),
             gpu_rows=gpu_rows[keep],
             gpu_item=gpu_item[keep],
         )
@@ -332,7 +355,11 @@ def _measure(tokens: IntArray, cumulative_weight: FloatArray, period: int) -> _C
     span_end = np.minimum(run_end - 1 + 2 * period, n)
     weights = cumulative_weight[span_end] - cumulative_weight[run_start]
     k = int(np.argmax(weights))
-    start, end = int(run_start[k]), int(span_end[k])
+    # Trim the stretch to its first and last matching comparison (a window that is mostly
+    # good can start or end in the mismatches around an extra call).
+    first, last = int(run_start[k]), min(int(run_end[k]) - 1 + period, len(good)) - 1
+    start = first + int(np.argmax(good[first : last + 1]))
+    end = min(last - int(np.argmax(good[first : last + 1][::-1])) + period + 1, n)
     if (end - start) // period < MIN_REPEATS:
         return None
     compared = hits[end - period] - hits[start]
@@ -550,10 +577,8 @@ def _first_op_start(
     )
     if not mine.any():
         return out
-    starts = ops["start_ns"].to_numpy(np.int64)[mine]
+    starts = ops["start_ns"].to_numpy(np.int64)[mine]  # sorted: tables are in start order
     ends = ops["end_ns"].to_numpy(np.int64)[mine]
-    order = np.argsort(starts, kind="stable")
-    starts, ends = starts[order], ends[order]
     # The operator running at t.
     i = np.searchsorted(starts, out, side="right") - 1
     safe = np.maximum(i, 0)

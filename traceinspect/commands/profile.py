@@ -72,6 +72,7 @@ def run_profile(
     options: MeasureOptions | None = None,
     candidates: bool = True,
     record_shapes: bool = True,
+    with_stack: bool = True,
     console: Console | None = None,
 ) -> int:
     """Run ``script`` with ``script_args`` under the profiler; return its exit status."""
@@ -92,7 +93,13 @@ def run_profile(
     session = Session()
     trace_path = out_dir / TRACE_NAME
     outcome = record_script(
-        script, script_args, trace_path, session, cuda=cuda, record_shapes=record_shapes
+        script,
+        script_args,
+        trace_path,
+        session,
+        cuda=cuda,
+        record_shapes=record_shapes,
+        with_stack=with_stack,
     )
     err.print(f"traceinspect: trace written to {trace_path}")
     results: dict[str, Any] = {
@@ -102,7 +109,7 @@ def run_profile(
         "trace": TRACE_NAME,
         "analysis": None,
         "activities": ["cpu", "cuda"] if cuda else ["cpu"],
-        "options": {**asdict(options), "record_shapes": record_shapes},
+        "options": {**asdict(options), "record_shapes": record_shapes, "with_stack": with_stack},
         "candidates": [],
         "rows": [],
         "decisions": [],
@@ -163,13 +170,18 @@ def record_script(
     *,
     cuda: bool,
     record_shapes: bool = True,
+    with_stack: bool = True,
 ) -> ScriptOutcome:
     """Run the script under ``torch.profiler`` with ``session`` active; the trace is exported
     whatever way the script ends."""
     torch = _import_torch()
     activity = torch.profiler.ProfilerActivity
     activities = [activity.CPU, activity.CUDA] if cuda else [activity.CPU]
-    prof = torch.profiler.profile(activities=activities, record_shapes=record_shapes)
+    # Python stacks name the source line of a detected step's loop; they cost host time per
+    # Python call (see the README), which traceinspect's deflation does not remove.
+    prof = torch.profiler.profile(
+        activities=activities, record_shapes=record_shapes, with_stack=with_stack
+    )
     with activate(session):
         start_profiler(prof)
         try:
