@@ -207,7 +207,7 @@ class EagerSimulation:
             points=points,
             op_starts=op_starts,
             call_starts=call_starts,
-            shapes=shapes_recorded(timeline),
+            shapes=cols.shapes_recorded,
         )
 
     def run(self, cost: ProfilerCost | None, sync_ns: int) -> EagerRun:
