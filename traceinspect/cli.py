@@ -146,6 +146,18 @@ def profile(
     candidate_traces: Annotated[
         bool, typer.Option(help="Record profiled eager/graphed traces of each candidate bucket.")
     ] = True,
+    nsys: Annotated[
+        bool,
+        typer.Option(
+            "--nsys",
+            help="Record with Nsight Systems (nsys profile) instead of the PyTorch profiler: "
+            "report.nsys-rep and report.sqlite in the output folder.",
+        ),
+    ] = False,
+    nsys_path: Annotated[
+        Path | None,
+        typer.Option("--nsys-path", help="The nsys binary (or its folder); implies --nsys."),
+    ] = None,
 ) -> None:
     """Run a script under the PyTorch profiler, measure its CUDA graph candidates, diagnose.
 
@@ -171,6 +183,8 @@ def profile(
         candidates=candidates,
         record_shapes=record_shapes,
         with_stack=stacks,
+        nsys=nsys,
+        nsys_path=nsys_path,
     )
     raise typer.Exit(status)
 

@@ -112,6 +112,9 @@ class MeasureOptions:
     mix_requests: int = 200  # requests replayed from a request mix
     traces: bool = True  # record the per-bucket eager/graphed traces
     repeats: int = 1  # interleaved eager/graphed timing rounds per bucket
+    #: Record the profiled steps as NVTX sections of the Nsight Systems report this process
+    #: runs under (``profile --nsys``) instead of torch-profiler trace files.
+    nvtx_sections: bool = False
 
 
 @dataclass
@@ -152,6 +155,15 @@ def trace_name(candidate: str, bucket: int | None, mode: str) -> str:
     safe = _SAFE_NAME.sub("_", candidate).strip("._") or "candidate"
     size = "x" if bucket is None else str(bucket)
     return f"{safe}.b{size}.{mode}.json.gz"
+
+
+#: Prefix of the NVTX sections ``profile --nsys`` records (the script, each candidate run).
+SECTION_PREFIX: Final = "traceinspect:"
+
+
+def section_name(candidate: str, bucket: int | None, mode: str) -> str:
+    """NVTX section of a candidate's profiled steps: ``traceinspect:<name>.b<bucket>.<mode>``."""
+    return SECTION_PREFIX + trace_name(candidate, bucket, mode).removesuffix(".json.gz")
 
 
 def nearest_rank(values: Sequence[int], share: float) -> int:
@@ -538,6 +550,8 @@ class _Measurement:
 
     def _trace(self, bucket: int | None, mode: str, step: Callable[[], Any]) -> str | None:
         torch = self.torch
+        if self.opt.nvtx_sections:
+            return self._section(bucket, mode, step)
         name = trace_name(self.c.name, bucket, mode)
         path = self.out_dir / name
         activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
@@ -554,6 +568,23 @@ class _Measurement:
             export_trace(prof, path)
         except Exception as exc:  # noqa: BLE001 - a missing trace is noted, not fatal
             self.log(f"  {self.c.name} b{bucket}: {mode} trace not recorded: {exc}")
+            return None
+        return name
+
+    def _section(self, bucket: int | None, mode: str, step: Callable[[], Any]) -> str | None:
+        """The profiled steps inside an NVTX range named :func:`section_name`, each step in
+        a range named after the candidate (as the trace files hold them)."""
+        from traceinspect.collect.regions import region
+
+        name = section_name(self.c.name, bucket, mode)
+        try:
+            with region(name):
+                for _ in range(self.opt.profile_steps):
+                    with region(self.c.name):
+                        step()
+                self.torch.cuda.synchronize()
+        except Exception as exc:  # noqa: BLE001 - a missing section is noted, not fatal
+            self.log(f"  {self.c.name} b{bucket}: {mode} section not recorded: {exc}")
             return None
         return name
 

@@ -60,6 +60,9 @@ OUTPUT_PATTERNS: Final = (
     ANALYSIS_NAME,
     "*.eager.json.gz",
     "*.graphed.json.gz",
+    "report.nsys-rep",
+    "report.qdstrm",
+    "report.sqlite",
 )
 
 
@@ -74,14 +77,32 @@ def run_profile(
     record_shapes: bool = True,
     with_stack: bool = True,
     console: Console | None = None,
+    nsys: bool = False,
+    nsys_path: Path | None = None,
 ) -> int:
-    """Run ``script`` with ``script_args`` under the profiler; return its exit status."""
+    """Run ``script`` with ``script_args`` under the profiler (Nsight Systems with ``nsys``);
+    return its exit status."""
     options = options or MeasureOptions()
     console = console or Console(highlight=False, width=None if sys.stdout.isatty() else 120)
     err = Console(stderr=True, highlight=False)
     if not script.is_file():
         raise UsageError(f"{script}: no such script")
     out_dir = DEFAULT_OUT_ROOT / script.stem if out is None else out
+    if nsys or nsys_path is not None:
+        from traceinspect.collect.nsys import find_nsys
+        from traceinspect.commands.profile_nsys import run_profile_nsys
+
+        find_nsys(nsys_path)  # a missing nsys is said before anything is written
+        prepare_out_dir(out_dir, force=force)
+        return run_profile_nsys(
+            script,
+            script_args,
+            out_dir=out_dir,
+            nsys_path=nsys_path,
+            options=options,
+            candidates=candidates,
+            console=console,
+        )
     prepare_out_dir(out_dir, force=force)
     torch = _import_torch()
     cuda = bool(torch.cuda.is_available())
