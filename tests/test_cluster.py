@@ -47,6 +47,8 @@ def job(tmp_path_factory: pytest.TempPathFactory) -> Path:
         shutil.copy(corpus_file(name), folder / name)
     text = (folder / RANKS[0]).read_bytes()
     (folder / "rank-9.json.gz").write_bytes(text[: len(text) // 3])
+    # A link: listed under its own name, whether run locally or on the cluster.
+    (folder / "rank-5.json.gz").symlink_to(folder / RANKS[1])
     return folder
 
 
@@ -69,6 +71,7 @@ def test_local_run_has_the_real_rows(local_report: dict[str, Any]) -> None:
     assert ranks[RANKS[0]]["kernels"] == 8568
     assert ranks[RANKS[1]]["step_wall_median_ns"] == 222_442_191
     assert ranks[RANKS[2]]["rank"] == 34
+    assert ranks["rank-5.json.gz"]["kernels"] == ranks[RANKS[1]]["kernels"]
     assert [f["file"] for f in local_report["failed"]] == ["rank-9.json.gz"]
     assert "truncated" in local_report["failed"][0]["error"]
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -92,7 +93,8 @@ def map_on_cluster(
     """
     distributed = _distributed()
     run = uuid.uuid4().hex[:8]
-    absolute = [str(Path(p).resolve()) for p in paths]
+    # Absolute, but links kept: the rank's file name is the link's, as in a local run.
+    absolute = [os.path.abspath(p) for p in paths]
     keys = [f"traceinspect-rank-{run}-{i}" for i in range(len(paths))]
     futures = client.map(job, absolute, key=keys, pure=False)
     position = {future.key: i for i, future in enumerate(futures)}
