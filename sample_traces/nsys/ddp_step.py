@@ -13,7 +13,8 @@ The same run under the PyTorch profiler, one Kineto trace per rank in DIR:
 
     torchrun --nproc-per-node 2 sample_traces/nsys/ddp_step.py --torch-profiler DIR
 
-Without either, each rank prints its unprofiled step times. The model (8 × Linear 1024 →
+Without either, each rank prints its unprofiled step times. With fewer GPUs than ranks, the
+ranks share the GPUs and all-reduce through gloo instead of NCCL. The model (8 × Linear 1024 →
 ReLU, batch 64, SGD with momentum) is launch-bound on an H200: ~50 small kernels a step, the
 gradients all-reduced by DDP's NCCL hooks from the autograd engine's thread during
 ``backward``. Every rank prints one JSON line: its step times (ns, synchronized per step).
@@ -45,9 +46,14 @@ def main() -> None:
     parser.add_argument("--cpu", action="store_true", help="gloo on CPU (a smoke test)")
     args = parser.parse_args()
 
-    dist.init_process_group("gloo" if args.cpu else "nccl")
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    # NCCL needs a GPU per rank; with fewer GPUs the ranks share them through gloo.
+    shared = not args.cpu and torch.cuda.device_count() < world
+    dist.init_process_group("gloo" if args.cpu or shared else "nccl")
     rank = dist.get_rank()
     local = int(os.environ.get("LOCAL_RANK", rank))
+    if not args.cpu:
+        local %= torch.cuda.device_count()
     device = torch.device("cpu" if args.cpu else f"cuda:{local}")
     if not args.cpu:
         torch.cuda.set_device(local)
@@ -97,12 +103,9 @@ def main() -> None:
         args.torch_profiler.mkdir(parents=True, exist_ok=True)
         profiler.export_chrome_trace(str(args.torch_profiler / f"rank{rank}.json.gz"))
     mode = "torch-profiler" if profiler else "nsys" if _nsys() else "unprofiled"
-    print(
-        json.dumps(
-            {"rank": rank, "mode": mode, "step_p50_ns": statistics.median(times), "steps": times}
-        ),
-        flush=True,
-    )
+    summary = {"rank": rank, "mode": mode, "backend": dist.get_backend(), "device": str(device)}
+    summary |= {"step_p50_ns": statistics.median(times), "steps": times}
+    print(json.dumps(summary), flush=True)
     dist.destroy_process_group()
 
 
