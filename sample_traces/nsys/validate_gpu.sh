@@ -1,7 +1,8 @@
 #!/bin/bash
 # H200 validation of the Nsight Systems collector, on a machine with 2 GPUs, from the project
 # root (nsys, QdstrmImporter and torchrun on PATH; traceinspect importable):
-#   bash sample_traces/nsys/validate_gpu.sh OUTDIR
+#   bash sample_traces/nsys/validate_gpu.sh OUTDIR          # record, then summarize
+#   bash sample_traces/nsys/validate_gpu.sh OUTDIR summary  # summarize what was recorded
 # 1. region() cost per enter/exit, plain and under nsys recording NVTX;
 # 2. examples/tiny_mlp.py three ways: `traceinspect profile --nsys`, `nsys profile python` by
 #    hand, and `traceinspect profile` (torch.profiler);
@@ -9,13 +10,12 @@
 #    (-> ddp.sqlite.gz, trimmed) and under torch.profiler (one Kineto trace per rank);
 # 4. summary.json: every region's verdict, kernels and estimate per recording.
 set -u
-out=${1:?usage: validate_gpu.sh OUTDIR}
+out=${1:?usage: validate_gpu.sh OUTDIR [summary]}
 mkdir -p "$out"
 here=$(cd "$(dirname "$0")" && pwd)
 export PYTHONUNBUFFERED=1
 PY=${PYTHON:-python3}
 T=/tmp/ti-validate
-rm -rf "$T" && mkdir -p "$T"
 NSYS=(nsys profile --trace=cuda,nvtx --sample=none --cpuctxsw=none --cuda-graph-trace=node
       --force-overwrite=true)
 log() { echo "[$(date -u +%T)] $*"; }
@@ -29,9 +29,36 @@ analyze() {  # TRACE JSON
     || log "analyze $1 exited $?"
 }
 
+record_all() {
 log "environment"
 nvidia-smi -L; nsys --version
 "$PY" -c "import torch; print('torch', torch.__version__, torch.cuda.device_count(), 'GPUs')"
+
+log "tiny_mlp: traceinspect profile --nsys"
+timeout 110 "$PY" -m traceinspect profile --nsys --iters 30 -o "$T/tiny_nsys" \
+  examples/tiny_mlp.py -- --steps 30 >"$T/tiny_nsys.log" 2>&1
+log "exit $? (the script's)"; tail -25 "$T/tiny_nsys.log"
+
+log "tiny_mlp: nsys profile by hand"
+timeout 60 "${NSYS[@]}" -o "$T/hand" "$PY" examples/tiny_mlp.py --steps 30 >/dev/null 2>&1
+report "$T/hand" && analyze "$T/hand.sqlite" "$T/hand.analysis.json"
+
+log "tiny_mlp: traceinspect profile (torch.profiler)"
+timeout 80 "$PY" -m traceinspect profile --iters 30 -o "$T/tiny_torch" \
+  examples/tiny_mlp.py -- --steps 30 >"$T/tiny_torch.log" 2>&1
+log "exit $?"
+
+log "ddp: unprofiled"
+timeout 45 torchrun --nproc-per-node 2 "$here/ddp_step.py" 2>&1 | grep '^{' | tee "$T/ddp_plain.json"
+log "ddp: nsys profile torchrun"
+timeout 90 "${NSYS[@]}" -o "$T/ddp" torchrun --nproc-per-node 2 "$here/ddp_step.py" 2>&1 \
+  | grep '^{' | tee "$T/ddp_nsys.json"
+report "$T/ddp" && analyze "$T/ddp.sqlite" "$T/ddp.analysis.json"
+"$PY" "$here/trim_export.py" "$T/ddp.sqlite" "$out/ddp.sqlite.gz" --from-range train_step
+log "ddp: torch.profiler"
+timeout 70 torchrun --nproc-per-node 2 "$here/ddp_step.py" --torch-profiler "$T/ddp_kineto" \
+  2>&1 | grep '^{' | tee "$T/ddp_kineto.json"
+for r in 0 1; do analyze "$T/ddp_kineto/rank$r.json.gz" "$T/ddp_kineto/rank$r.analysis.json"; done
 
 log "region() cost"
 "$PY" bench/region_overhead.py --pairs 50000 | tee "$T/bench_plain.json"
@@ -39,32 +66,9 @@ timeout 60 nsys profile --trace=nvtx --sample=none --cpuctxsw=none --force-overw
   -o "$T/bench" "$PY" bench/region_overhead.py --here --pairs 50000 | grep '^{' \
   | tee "$T/bench_nsys.json"
 
-log "tiny_mlp: traceinspect profile --nsys"
-timeout 150 "$PY" -m traceinspect profile --nsys --iters 30 -o "$T/tiny_nsys" \
-  examples/tiny_mlp.py -- --steps 30 >"$T/tiny_nsys.log" 2>&1
-log "exit $? (the script's)"; tail -40 "$T/tiny_nsys.log"
+}
 
-log "tiny_mlp: nsys profile by hand"
-timeout 90 "${NSYS[@]}" -o "$T/hand" "$PY" examples/tiny_mlp.py --steps 30 >/dev/null 2>&1
-report "$T/hand" && analyze "$T/hand.sqlite" "$T/hand.analysis.json"
-
-log "tiny_mlp: traceinspect profile (torch.profiler)"
-timeout 120 "$PY" -m traceinspect profile --iters 30 -o "$T/tiny_torch" \
-  examples/tiny_mlp.py -- --steps 30 >"$T/tiny_torch.log" 2>&1
-log "exit $?"
-
-log "ddp: unprofiled"
-timeout 90 torchrun --nproc-per-node 2 "$here/ddp_step.py" 2>&1 | grep '^{' | tee "$T/ddp_plain.json"
-log "ddp: nsys profile torchrun"
-timeout 150 "${NSYS[@]}" -o "$T/ddp" torchrun --nproc-per-node 2 "$here/ddp_step.py" 2>&1 \
-  | grep '^{' | tee "$T/ddp_nsys.json"
-report "$T/ddp" && analyze "$T/ddp.sqlite" "$T/ddp.analysis.json"
-"$PY" "$here/trim_export.py" "$T/ddp.sqlite" "$out/ddp.sqlite.gz" --from-range train_step
-log "ddp: torch.profiler"
-timeout 120 torchrun --nproc-per-node 2 "$here/ddp_step.py" --torch-profiler "$T/ddp_kineto" \
-  2>&1 | grep '^{' | tee "$T/ddp_kineto.json"
-for r in 0 1; do analyze "$T/ddp_kineto/rank$r.json.gz" "$T/ddp_kineto/rank$r.analysis.json"; done
-
+summarize() {
 log "summary"
 "$PY" - "$T" "$out/summary.json" <<'PY'
 import json, sys
@@ -109,3 +113,10 @@ for f in tiny_nsys/report.sqlite hand.sqlite; do gzip -9 -k "$T/$f" 2>/dev/null;
   2>/dev/null)
 (cd "$T" && tar czf "$out/ddp_rest.tar.gz" ddp_*.json ddp.analysis.json* ddp_kineto 2>/dev/null)
 ls -la "$out"
+}
+
+if [ "${2:-}" != summary ]; then
+  rm -rf "$T" && mkdir -p "$T"
+  record_all
+fi
+summarize
