@@ -21,14 +21,46 @@ app = typer.Typer(
         "Answers from a profiler trace."
     ),
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            number = version("traceinspect")
+        except PackageNotFoundError:  # running from a source tree that was never installed
+            number = "unknown"
+        print(f"traceinspect {number}")
+        raise typer.Exit()
+
+
 @app.callback()
-def _root() -> None:
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            "-V",
+            help="Print the version and exit.",
+            callback=_print_version,
+            is_eager=True,
+        ),
+    ] = False,
+) -> None:
     """Is your PyTorch workload launch-bound, and what would CUDA Graph replay save?"""
+
+
+QuietOpt = Annotated[
+    bool,
+    typer.Option(
+        "--quiet", "-q", help="No progress display on stderr (it only shows on a terminal)."
+    ),
+]
 
 
 CalibrationOpt = Annotated[
@@ -69,6 +101,7 @@ def analyze(
     eager_us: EagerUsOpt = None,
     top: Annotated[int, typer.Option(help="How many kernels to list.")] = 10,
     force: Annotated[bool, typer.Option(help="Overwrite existing output files.")] = False,
+    quiet: QuietOpt = False,
     cluster: Annotated[
         str | None,
         typer.Option(
@@ -89,6 +122,7 @@ def analyze(
         eager_us=eager_us,
         top=top,
         force=force,
+        quiet=quiet,
         cluster=cluster,
     )
 
@@ -182,9 +216,9 @@ def profile(
         options=options,
         candidates=candidates,
         record_shapes=record_shapes,
-        with_stack=stacks,
         nsys=nsys,
         nsys_path=nsys_path,
+        with_stack=stacks,
     )
     raise typer.Exit(status)
 
@@ -207,8 +241,17 @@ def diff(
     calibration: CalibrationOpt = None,
     eager_us: EagerUsOpt = None,
     force: Annotated[bool, typer.Option(help="Overwrite an existing --json file.")] = False,
+    full_names: Annotated[
+        bool,
+        typer.Option(
+            "--full-names", help="Show kernel and region names whole (default: fit the terminal)."
+        ),
+    ] = False,
+    quiet: QuietOpt = False,
 ) -> None:
-    """Compare an eager trace with a graphed one, per region, against the prediction."""
+    """Compare an eager trace with a graphed one, per region, against the prediction.
+
+    Warns when the two traces do not look like one workload (their kernel mixes differ)."""
     from traceinspect.commands.diff import run_diff
 
     run_diff(
@@ -218,6 +261,8 @@ def diff(
         calibration=calibration,
         eager_us=eager_us,
         force=force,
+        full_names=full_names,
+        quiet=quiet,
     )
 
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 import numpy as np
+import pandas as pd
 
 from traceinspect.analysis.arrays import index_timeline
 from traceinspect.analysis.estimate import IntArray, RegionEstimate, estimate_region
@@ -35,6 +36,10 @@ KERNEL_CHANGE_FRAC: Final = 0.10
 KERNEL_CHANGE_MIN_NS: Final = 500
 #: At most this many changed kernels are listed (largest absolute change first).
 MAX_CHANGED_KERNELS: Final = 30
+#: Below this kernel-multiset similarity the two traces do not look like one workload: on our
+#: H200 samples every eager/graphed pair of one workload scores 1.000, convnet at batch 1 vs
+#: batch 64 scores 0.64, and every pair of different workloads 0.07 or less.
+SAME_WORKLOAD_MIN_SIMILARITY: Final = 0.5
 
 
 @dataclass(frozen=True)
@@ -111,6 +116,30 @@ class KernelChange:
 
 
 @dataclass(frozen=True)
+class KernelSimilarity:
+    """How alike the two traces' kernel mixes are: weighted Jaccard similarity
+    ``sum(min(a, b)) / sum(max(a, b))`` over kernel names, of each name's share of the trace's
+    kernel launches (``by_count``) and of its kernel time (``by_time``); 1 is the same mix.
+    Graph replay launches the same kernels, so ``by_count`` stays near 1 for one workload;
+    ``by_time`` also moves when kernel durations change."""
+
+    by_count: float
+    by_time: float
+
+    @property
+    def same_workload(self) -> bool:
+        return self.by_count >= SAME_WORKLOAD_MIN_SIMILARITY
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "by_count": round(self.by_count, 4),
+            "by_time": round(self.by_time, 4),
+            "same_workload": self.same_workload,
+            "threshold": SAME_WORKLOAD_MIN_SIMILARITY,
+        }
+
+
+@dataclass(frozen=True)
 class TraceDiff:
     eager_path: str
     graphed_path: str
@@ -121,6 +150,9 @@ class TraceDiff:
     only_eager: dict[str, int]
     only_graphed: dict[str, int]
     notes: tuple[str, ...]
+    similarity: KernelSimilarity
+    #: Set when the traces do not look like one workload (the comparison may mean nothing).
+    warnings: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -137,6 +169,8 @@ class TraceDiff:
             "kernels_only_in_eager": self.only_eager,
             "kernels_only_in_graphed": self.only_graphed,
             "notes": list(self.notes),
+            "kernel_similarity": self.similarity.to_json(),
+            "warnings": list(self.warnings),
         }
 
 
@@ -192,6 +226,14 @@ def diff_traces(
     if calibration.is_fallback:
         notes.append(f"calibration {calibration.name}: {calibration.fallback_note}")
     changed, only_eager, only_graphed = compare_kernels(eager, graphed)
+    similarity = kernel_similarity(eager, graphed)
+    warnings = []
+    if not similarity.same_workload:
+        warnings.append(
+            f"these traces do not look like the same workload: their kernel mixes are "
+            f"{similarity.by_count:.0%} alike by launches and {similarity.by_time:.0%} by time "
+            f"(one workload, eager vs graphed, is ~100%); the comparison below may mean nothing"
+        )
     return TraceDiff(
         eager_path=eager.meta.path,
         graphed_path=graphed.meta.path,
@@ -201,6 +243,35 @@ def diff_traces(
         only_eager=only_eager,
         only_graphed=only_graphed,
         notes=tuple(notes),
+        similarity=similarity,
+        warnings=tuple(warnings),
+    )
+
+
+def kernel_similarity(a: Timeline, b: Timeline) -> KernelSimilarity:
+    """Weighted Jaccard similarity of the two traces' kernel mixes (see
+    :class:`KernelSimilarity`); 0 when either trace has no kernels."""
+    ka, kb = a.kernels, b.kernels
+    if len(ka) == 0 or len(kb) == 0:
+        return KernelSimilarity(by_count=0.0, by_time=0.0)
+
+    def shares(kernels: pd.DataFrame, weight: pd.Series) -> pd.Series:
+        totals = weight.groupby(kernels["name"].astype(str), sort=False).sum()
+        return totals / totals.sum() if totals.sum() > 0 else totals
+
+    def jaccard(x: pd.Series, y: pd.Series) -> float:
+        both = x.index.union(y.index)
+        x, y = x.reindex(both, fill_value=0.0), y.reindex(both, fill_value=0.0)
+        top = float(np.maximum(x, y).sum())
+        return float(np.minimum(x, y).sum()) / top if top > 0 else 0.0
+
+    ones_a = pd.Series(1.0, index=ka.index)
+    ones_b = pd.Series(1.0, index=kb.index)
+    time_a = (ka["end_ns"] - ka["start_ns"]).astype(np.float64)
+    time_b = (kb["end_ns"] - kb["start_ns"]).astype(np.float64)
+    return KernelSimilarity(
+        by_count=jaccard(shares(ka, ones_a), shares(kb, ones_b)),
+        by_time=jaccard(shares(ka, time_a), shares(kb, time_b)),
     )
 
 

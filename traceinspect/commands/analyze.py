@@ -14,7 +14,9 @@ from traceinspect.analysis.diagnose import diagnose
 from traceinspect.errors import UsageError
 from traceinspect.parse import load_trace
 from traceinspect.report.json_report import build_report
+from traceinspect.report.layout import render_width
 from traceinspect.report.output import check_writable, write_text
+from traceinspect.report.progress import Progress, file_label
 from traceinspect.report.summary import render_summary, summarize
 from traceinspect.report.terminal import render_diagnosis
 
@@ -54,6 +56,7 @@ def run_analyze(
     eager_us: float | Sequence[str] | None = None,
     top: int = 10,
     force: bool = False,
+    quiet: bool = False,
     cluster: str | None = None,
 ) -> None:
     if trace.is_dir():
@@ -72,33 +75,36 @@ def run_analyze(
     if html_out is not None:
         check_writable(html_out, force=force)
     # With `--json -`, stdout carries the JSON alone; human output goes to stderr.
-    console = Console(stderr=json_out == "-", highlight=False, width=_width())
-    timeline = load_trace(trace)
-    profile = None
-    if calibration is not None:
-        from traceinspect.calibration import calibration_for
-
-        profile = calibration_for(timeline, calibration)
     step_us, by_name = parse_eager_us(eager_us)
-    diagnosis = diagnose(
-        timeline,
-        calibration=profile,
-        eager_unprofiled_ns=round(step_us * 1000) if step_us is not None else None,
-        eager_by_name={name: round(us * 1000) for name, us in by_name.items()} or None,
-    )
-    summary = summarize(timeline, top=top)
-    report = build_report(diagnosis, summary)
+    out_stream = sys.stderr if json_out == "-" else sys.stdout
+    console = Console(stderr=json_out == "-", highlight=False, width=render_width(out_stream))
+    with Progress(quiet=quiet) as progress:
+        with progress.stage(f"reading {file_label(trace)}"):
+            timeline = load_trace(trace)
+        profile = None
+        if calibration is not None:
+            from traceinspect.calibration import calibration_for
+
+            profile = calibration_for(timeline, calibration)
+        with progress.stage("diagnosing regions and estimating replay"):
+            diagnosis = diagnose(
+                timeline,
+                calibration=profile,
+                eager_unprofiled_ns=round(step_us * 1000) if step_us is not None else None,
+                eager_by_name={name: round(us * 1000) for name, us in by_name.items()} or None,
+            )
+            summary = summarize(timeline, top=top)
+            report = build_report(diagnosis, summary)
+        html_text = None
+        if html_out is not None:
+            from traceinspect.report.html import render_html
+
+            with progress.stage(f"writing {html_out.name}"):
+                html_text = render_html(timeline, report)
     render_summary(summary, console)
     render_diagnosis(report, console)
     if json_out is not None:
         write_text(json_out, json.dumps(report, indent=1), force=force)
-    if html_out is not None:
-        from traceinspect.report.html import render_html
-
-        write_text(html_out, render_html(timeline, report), force=force)
+    if html_out is not None and html_text is not None:
+        write_text(html_out, html_text, force=force)
         console.print(f"HTML report: {html_out}")
-
-
-def _width() -> int | None:
-    # Wide enough for the regions table when piped to a file or a CI log.
-    return None if sys.stdout.isatty() else 180

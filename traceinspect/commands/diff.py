@@ -8,13 +8,16 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from rich.console import Console
+from rich import box
+from rich.console import Console, OverflowMethod
 from rich.markup import escape
 from rich.table import Table
 
 from traceinspect.analysis.diff import KERNEL_CHANGE_FRAC, KERNEL_CHANGE_MIN_NS, TraceDiff
 from traceinspect.errors import UsageError
+from traceinspect.report.layout import abbreviate, render_width
 from traceinspect.report.output import check_writable, write_text
+from traceinspect.report.progress import Progress, file_label
 
 
 def run_diff(
@@ -25,6 +28,8 @@ def run_diff(
     calibration: Path | None = None,
     eager_us: float | Sequence[str] | None = None,
     force: bool = False,
+    full_names: bool = False,
+    quiet: bool = False,
 ) -> None:
     from traceinspect.analysis.diff import diff_traces
     from traceinspect.calibration import calibration_for
@@ -37,46 +42,68 @@ def run_diff(
     step_us, by_name = parse_eager_us(eager_us)
     if by_name:
         raise UsageError("diff takes --eager-us for the step only (a bare number of µs)")
-    console = Console(stderr=json_out == "-", highlight=False, width=_width())
-    eager = load_trace(eager_trace)
-    graphed = load_trace(graphed_trace)
-    profile = calibration_for(eager, calibration)
-    result = diff_traces(
-        eager,
-        graphed,
-        profile,
-        eager_unprofiled_ns=None if step_us is None else round(step_us * 1000),
-    )
-    render_diff(result, console)
+    out_stream = sys.stderr if json_out == "-" else sys.stdout
+    console = Console(stderr=json_out == "-", highlight=False, width=render_width(out_stream))
+    with Progress(quiet=quiet) as progress:
+        with progress.stage(f"reading {file_label(eager_trace)}"):
+            eager = load_trace(eager_trace)
+        with progress.stage(f"reading {file_label(graphed_trace)}"):
+            graphed = load_trace(graphed_trace)
+        profile = calibration_for(eager, calibration)
+        with progress.stage("comparing regions and kernels"):
+            result = diff_traces(
+                eager,
+                graphed,
+                profile,
+                eager_unprofiled_ns=None if step_us is None else round(step_us * 1000),
+            )
+    render_diff(result, console, full_names=full_names)
     if json_out is not None:
         write_text(json_out, json.dumps(result.to_json(), indent=1), force=force)
 
 
-def render_diff(result: TraceDiff, console: Console) -> None:
-    """Terminal rendering: one row per matched region, then the changed kernels."""
+def render_diff(result: TraceDiff, console: Console, *, full_names: bool = False) -> None:
+    """Terminal rendering: one row per matched region, then the changed kernels.
+
+    Kernel names are shortened to fit the terminal (:func:`abbreviate`) unless
+    ``full_names``; the JSON always has them whole."""
     console.print(
         f"[bold]eager[/bold] {escape(result.eager_path)}\n"
         f"[bold]graphed[/bold] {escape(result.graphed_path)}\n"
         f"calibration: {escape(result.calibration.describe())}"
     )
-    table = Table(title="Regions (medians per occurrence, µs)", title_justify="left")
-    table.add_column("region", overflow="ellipsis", max_width=40, no_wrap=True)
+    sim = result.similarity
+    console.print(
+        f"kernel mix alike: {sim.by_count:.0%} by launches, {sim.by_time:.0%} by time"
+    )
+    for warning in result.warnings:
+        console.print(f"[bold yellow]warning[/]: {escape(warning)}")
+    table = Table(
+        title="Regions (medians per occurrence, µs)",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        collapse_padding=True,
+        pad_edge=False,
+    )
+    overflow: OverflowMethod = "fold" if full_names else "ellipsis"
+    table.add_column("region", overflow=overflow, no_wrap=not full_names)
     for col in (
         "occ",
-        "eager span",
-        "graphed span",
+        "eager",
+        "graphed",
         "predicted",
         "range",
         "error",
-        "kernels e/g",
-        "GPU busy e/g",
+        "kernels",
+        "GPU busy",
     ):
-        table.add_column(col, justify="right")
+        table.add_column(col, justify="right", no_wrap=True)
     for region in result.regions:
         p = region.prediction
+        name = region.name if full_names else abbreviate(region.name, 40)
         error = region.error_frac
         table.add_row(
-            escape(region.name),
+            escape(name),
             f"{region.eager.occurrences}/{region.graphed.occurrences}",
             _us(region.eager.span_ns),
             _us(region.graphed.span_ns),
@@ -88,8 +115,9 @@ def render_diff(result: TraceDiff, console: Console) -> None:
         )
     console.print(table)
     console.print(
-        "span: region start to its last GPU activity; predicted: unprofiled synchronized "
-        "replay from the eager trace; error vs the (profiled) graphed span."
+        "eager, graphed: the region's span as traced (start to its last GPU activity); "
+        "predicted: unprofiled synchronized replay from the eager trace; error vs the "
+        "(profiled) graphed span; a/b: eager/graphed."
     )
     if result.kernels_changed:
         kt = Table(
@@ -98,13 +126,18 @@ def render_diff(result: TraceDiff, console: Console) -> None:
                 f"and > {KERNEL_CHANGE_MIN_NS / 1000:g} µs"
             ),
             title_justify="left",
+            box=box.SIMPLE_HEAD,
+            collapse_padding=True,
+            pad_edge=False,
         )
-        kt.add_column("kernel", overflow="ellipsis", max_width=60, no_wrap=True)
+        # Kernel names get what the four number columns leave (about 44 columns less).
+        name_width = max(20, console.width - 48)
+        kt.add_column("kernel", overflow="fold", no_wrap=False)
         for col in ("count e/g", "eager µs", "graphed µs", "change"):
             kt.add_column(col, justify="right")
         for k in result.kernels_changed:
             kt.add_row(
-                escape(k.name),
+                escape(k.name if full_names else abbreviate(k.name, name_width)),
                 f"{k.eager_count}/{k.graphed_count}",
                 _us(k.eager_median_ns),
                 _us(k.graphed_median_ns),
@@ -118,7 +151,10 @@ def render_diff(result: TraceDiff, console: Console) -> None:
         ("only in graphed", result.only_graphed),
     ):
         if names:
-            listed = ", ".join(f"{escape(n[:50])} ×{c}" for n, c in list(names.items())[:5])
+            listed = ", ".join(
+                f"{escape(n if full_names else abbreviate(n, 60))} ×{c}"
+                for n, c in list(names.items())[:5]
+            )
             more = f" (+{len(names) - 5} more)" if len(names) > 5 else ""
             console.print(f"kernels {label}: {listed}{more}")
     for note in result.notes:
@@ -128,7 +164,3 @@ def render_diff(result: TraceDiff, console: Console) -> None:
 def _us(ns: int) -> str:
     us = ns / 1000
     return f"{us:,.0f}" if abs(us) >= 1000 else f"{us:,.1f}"
-
-
-def _width() -> int | None:
-    return None if sys.stdout.isatty() else 120

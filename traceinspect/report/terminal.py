@@ -6,13 +6,16 @@ build_report`), so the two never disagree.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 from rich import box
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+
+from traceinspect.report.layout import abbreviate
 
 VERDICT_STYLE = {
     "launch-bound": "bold red",
@@ -52,7 +55,13 @@ BLOCKERS_SHOWN = 4
 def render_diagnosis(report: Mapping[str, Any], console: Console) -> None:
     regions = report["regions"]
     if regions:
-        console.print(_regions_table(regions))
+        table, hidden = _regions_table(regions, console.width)
+        console.print(table)
+        if hidden:
+            console.print(
+                f"[dim]not shown at this width: {', '.join(_COLUMNS[c][0] for c in hidden)} "
+                "(widen the terminal, set COLUMNS when piped, or see --json)[/]"
+            )
         _detections(regions, console)
         _evidence(regions, console)
         _estimates(regions, console)
@@ -65,52 +74,143 @@ def render_diagnosis(report: Mapping[str, Any], console: Console) -> None:
         console.print(f"[yellow]health[/] [bold]{warning['kind']}[/]: {escape(warning['message'])}")
 
 
-def _styled(text: str, style: str) -> str:
-    """``text`` as rich markup in ``style`` (none: the text alone, escaped)."""
-    return f"[{style}]{escape(text)}[/]" if style else escape(text)
+#: Regions table columns: key -> (header, right-justified). ``region`` takes what is left.
+_COLUMNS: Final[Mapping[str, tuple[str, bool]]] = {
+    "verdict": ("verdict", False),
+    "occ": ("occ", True),
+    "wall": ("wall", True),
+    "window": ("window", True),
+    "busy": ("busy", True),
+    "kernels": ("kernels", True),
+    "launch": ("launch", True),
+    "sync": ("sync", True),
+    "copy": ("copy", True),
+    "dep": ("dep", True),
+    "other": ("other", True),
+    "idle": ("most idle", True),
+    "graphed": ("graphed", True),
+    "saving": ("saving", True),
+    "capture": ("capture", False),
+}
+_IDLE_COLUMNS: Final = {
+    "launch": "host_launch", "sync": "sync", "copy": "copy", "dep": "dependency", "other": "other"
+}
+#: Layouts, richest first; the first whose columns leave the region names enough room wins.
+#: Every layout keeps verdict, graphed, saving and capture: they are the answer.
+LAYOUTS: Final = (
+    ("wide", ("verdict", "occ", "wall", "window", "busy", "kernels", "launch", "sync", "copy",
+              "dep", "other", "graphed", "saving", "capture")),
+    ("medium", ("verdict", "occ", "window", "busy", "idle", "graphed", "saving", "capture")),
+    ("compact", ("verdict", "busy", "idle", "graphed", "saving", "capture")),
+    ("narrow", ("verdict", "busy", "graphed", "saving", "capture")),
+)
+#: Characters between two columns (one space of padding each side of a blank rule).
+_GAP: Final = 2
+#: The region column is never narrower than this, nor than the longest name when it fits.
+REGION_MIN_WIDTH: Final = 18
+REGION_MAX_WIDTH: Final = 48
+_TITLES: Final = {
+    "wide": "Regions — medians per occurrence; idle by cause as % of the GPU window "
+    "(first to last activity); graph replay estimate",
+    "medium": "Regions — medians per occurrence; most idle: the largest idle cause, % of the "
+    "GPU window; graph replay estimate",
+    "compact": "Regions — medians per occurrence; most idle: % of the GPU window; graph replay "
+    "estimate",
+    "narrow": "Regions — medians per occurrence; graph replay estimate",
+}
 
 
-def _regions_table(regions: list[Mapping[str, Any]]) -> Table:
+def choose_layout(
+    regions: list[Mapping[str, Any]], width: int
+) -> tuple[str, tuple[str, ...], int]:
+    """The richest layout that fits ``width``: its name, columns and the region column width."""
+    cells = [_cells(r) for r in regions]
+    longest = max((len(_region_label(r)) for r in regions), default=6)
+    wanted = min(max(longest, 6), REGION_MAX_WIDTH)
+    for name, columns in LAYOUTS:
+        used = sum(
+            max(len(_COLUMNS[c][0]), *(len(_plain(row[c])) for row in cells)) + _GAP
+            for c in columns
+        )
+        room = width - used
+        if room >= min(wanted, REGION_MIN_WIDTH) or name == LAYOUTS[-1][0]:
+            return name, columns, max(6, min(room, wanted))
+    raise AssertionError("unreachable")
+
+
+def _regions_table(regions: list[Mapping[str, Any]], width: int) -> tuple[Table, tuple[str, ...]]:
+    layout, columns, region_width = choose_layout(regions, width)
     table = Table(
-        title="Regions — medians per occurrence; idle by cause as % of the GPU window "
-        "(first to last activity); graph replay estimate",
+        title=_TITLES[layout],
         title_justify="left",
         box=box.SIMPLE_HEAD,
         padding=(0, 1),
+        collapse_padding=True,
         pad_edge=False,
+        show_edge=False,
     )
-    table.add_column("region", overflow="ellipsis", min_width=12, max_width=30, no_wrap=True)
-    table.add_column("verdict", no_wrap=True, min_width=15)
-    for col, width in (("occ", 3), ("wall", 8), ("window", 8), ("busy", 4), ("kernels", 7)):
-        table.add_column(col, justify="right", no_wrap=True, min_width=width)
-    for col in ("launch", "sync", "copy", "dep", "other"):
-        table.add_column(col, justify="right", header_style="dim", no_wrap=True, min_width=6)
-    table.add_column("graphed", justify="right", no_wrap=True, min_width=8)
-    table.add_column("saving", justify="right", no_wrap=True, min_width=6)
-    table.add_column("capture", no_wrap=True, min_width=13)
-    for r in regions:
-        idle = r["idle_us"]
-        est = r.get("estimate")
-        window = r["window_us"] or 0.0
-        verdict = r["verdict"]
-        capture = r["capture"]["verdict"]
-        table.add_row(
-            "  " * int(r["depth"]) + escape(region_label(r)),
-            _styled(verdict, VERDICT_STYLE.get(verdict, "")),
-            f"{r['occurrences']:,}",
-            _num(r["wall_us"]),
-            _num(r["window_us"]) if window else "-",
-            f"{r['gpu_busy_share']:.0%}" if r.get("gpu_busy_share") is not None else "-",
-            f"{r['kernels']:,g}",
-            *(
-                _share(idle.get(c), window)
-                for c in ("host_launch", "sync", "copy", "dependency", "other")
-            ),
-            _num(est["graphed_us"]) if est else "-",
-            f"{est['saving_frac']:.0%}" if est else "-",
-            f"[{CAPTURE_STYLE.get(capture, '')}]{CAPTURE_SHORT.get(capture, capture)}[/]",
+    table.add_column("region", no_wrap=True, width=region_width)
+    for key in columns:
+        header, right = _COLUMNS[key]
+        style = "dim" if key in _IDLE_COLUMNS else None
+        table.add_column(
+            header, justify="right" if right else "left", no_wrap=True, header_style=style
         )
-    return table
+    for r in regions:
+        cells = _cells(r)
+        indent = "  " * int(r["depth"])
+        name = indent + abbreviate(region_label(r), max(1, region_width - len(indent)))
+        table.add_row(escape(name), *(cells[c] for c in columns))
+    hidden = [c for c in LAYOUTS[0][1] if c not in columns]
+    return table, tuple(hidden)
+
+
+def _region_label(r: Mapping[str, Any]) -> str:
+    return "  " * int(r["depth"]) + region_label(r)
+
+
+def _cells(r: Mapping[str, Any]) -> dict[str, str]:
+    """Every column's cell for one region (rich markup; styles only on fixed words)."""
+    idle = r["idle_us"]
+    est = r.get("estimate")
+    window = r["window_us"] or 0.0
+    verdict = r["verdict"]
+    capture = r["capture"]["verdict"]
+    cells = {
+        "verdict": _styled(verdict, VERDICT_STYLE.get(verdict, "")),
+        "occ": f"{r['occurrences']:,}",
+        "wall": _num(r["wall_us"]),
+        "window": _num(r["window_us"]) if window else "-",
+        "busy": f"{r['gpu_busy_share']:.0%}" if r.get("gpu_busy_share") is not None else "-",
+        "kernels": f"{r['kernels']:,g}",
+        "graphed": _num(est["graphed_us"]) if est else "-",
+        "saving": f"{est['saving_frac']:.0%}" if est else "-",
+        "capture": f"[{CAPTURE_STYLE.get(capture, '')}]{CAPTURE_SHORT.get(capture, capture)}[/]",
+    }
+    for key, cause in _IDLE_COLUMNS.items():
+        cells[key] = _share(idle.get(cause), window)
+    largest = max(
+        ((cause, us) for cause, us in idle.items() if us), key=lambda item: item[1], default=None
+    )
+    cells["idle"] = (
+        f"{_CAUSE_SHORT.get(largest[0], largest[0])} {largest[1] / window:.0%}"
+        if largest is not None and window
+        else "·"
+    )
+    return cells
+
+
+_CAUSE_SHORT: Final = {"host_launch": "launch", "dependency": "dep"}
+_MARKUP = re.compile(r"\[/?[^\]]*\]")
+
+
+def _plain(markup: str) -> str:
+    return _MARKUP.sub("", markup)
+
+
+def _styled(text: str, style: str) -> str:
+    """``text`` as rich markup in ``style`` (none: the text alone, escaped)."""
+    return f"[{style}]{escape(text)}[/]" if style else escape(text)
 
 
 def _detections(regions: list[Mapping[str, Any]], console: Console) -> None:

@@ -1,0 +1,62 @@
+"""Version, help and shell completion, through the CLI as users call it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from conftest import ROOT
+from typer.testing import CliRunner
+
+from traceinspect.cli import app
+
+
+def test_version() -> None:
+    from importlib.metadata import version
+
+    for flag in ("--version", "-V"):
+        result = CliRunner().invoke(app, [flag])
+        assert result.exit_code == 0
+        assert result.stdout == f"traceinspect {version('traceinspect')}\n"
+
+
+def test_short_help_on_every_command() -> None:
+    runner = CliRunner()
+    top = runner.invoke(app, ["-h"])
+    assert top.exit_code == 0
+    for command in ("analyze", "profile", "diff", "calibrate"):
+        assert command in top.stdout
+    for command, option in (
+        ("analyze", "--quiet"),
+        ("diff", "--full-names"),
+        ("profile", "--out"),
+        ("calibrate", "--quick"),
+    ):
+        result = runner.invoke(app, [command, "-h"], env={"COLUMNS": "120"})
+        assert result.exit_code == 0
+        assert option in result.stdout
+
+
+def test_completion_scripts_and_completions() -> None:
+    # GIVEN the installed entry point, as a shell calls it
+    env = {**os.environ, "COLUMNS": "100"}
+    shown = subprocess.run(
+        [sys.executable, "-m", "traceinspect", "--show-completion", "bash"],
+        capture_output=True, text=True, timeout=60, check=False, cwd=ROOT, env=env,
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert "complete -o default -F _traceinspect_completion traceinspect" in shown.stdout
+    # WHEN bash asks for completions of `traceinspect an` and `traceinspect analyze --fu`
+    for words, cword, expected in (
+        ("traceinspect an", "1", "analyze"),
+        ("traceinspect diff a b --fu", "4", "--full-names"),
+    ):
+        done = subprocess.run(
+            [sys.executable, "-c", "from traceinspect.cli import main; main()"],
+            capture_output=True, text=True, timeout=60, check=False, cwd=ROOT,
+            env={**env, "_TRACEINSPECT_COMPLETE": "complete_bash", "COMP_WORDS": words,
+                 "COMP_CWORD": cword},
+        )
+        # THEN the command or option comes back
+        assert done.stdout.split() == [expected], done.stderr

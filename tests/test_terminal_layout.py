@@ -1,0 +1,144 @@
+"""The regions table fits the terminal: a layout per width that never drops the answer."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, corpus_file, sample_file
+
+from traceinspect.cli import main
+from traceinspect.report.layout import PIPED_WIDTH, abbreviate, render_width
+
+ANSWER = ("verdict", "graphed", "saving", "capture")
+
+
+def analyze_at(width: int | None, trace: Path, capsys: pytest.CaptureFixture[str],
+               monkeypatch: pytest.MonkeyPatch) -> str:
+    if width is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", str(width))
+    assert main(["analyze", str(trace)]) == 0
+    return capsys.readouterr().out
+
+
+def regions_block(out: str) -> list[str]:
+    """The regions table: from its header row to the last row before the first blank-ish line."""
+    lines = out.splitlines()
+    head = next(i for i, line in enumerate(lines) if line.startswith("region "))
+    rows = []
+    for line in lines[head:]:
+        if not line.strip() or line.startswith(("not shown", "ProfilerStep ")) and rows[2:]:
+            break
+        rows.append(line)
+    return rows
+
+
+@pytest.mark.parametrize(
+    ("width", "columns"),
+    [
+        (80, ["region", "verdict", "busy", "most idle", "graphed", "saving", "capture"]),
+        (100, ["region", "verdict", "occ", "window", "busy", "most idle", "graphed", "saving",
+               "capture"]),
+        (140, ["region", "verdict", "occ", "wall", "window", "busy", "kernels", "launch", "sync",
+               "copy", "dep", "other", "graphed", "saving", "capture"]),
+        (200, ["region", "verdict", "occ", "wall", "window", "busy", "kernels", "launch", "sync",
+               "copy", "dep", "other", "graphed", "saving", "capture"]),
+    ],
+)
+def test_regions_table_fits_each_width_and_keeps_the_answer(
+    width: int, columns: list[str], capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # GIVEN the mixed H200 step; WHEN analyzed at `width` columns (piped, COLUMNS set)
+    out = analyze_at(width, sample_file("mixed.eager.json.gz"), capsys, monkeypatch)
+    # THEN no line is wider than the terminal
+    assert max(len(line) for line in out.splitlines()) <= width
+    table = regions_block(out)
+    assert table[0].split() == [c for part in columns for c in part.split()]
+    # AND every row carries the verdict, graphed time, saving and capture verdict
+    rows = {line.split()[0]: line for line in table[2:6]}
+    assert set(rows) == {"ProfilerStep", "step", "attention", "mlp"}
+    assert re.search(r"launch-bound .* 167 µs +81% +ok as-is$", rows["attention"].rstrip())
+    assert re.search(r"compute-bound .* 2,017 µs +0% +ok as-is$", rows["mlp"].rstrip())
+    step = rows["ProfilerStep"].rstrip()
+    assert re.search(r"launch-bound .* 2,161 µs +26% +after changes$", step)
+    hidden = "not shown at this width" in out
+    assert hidden == (width < 140)
+
+
+def test_piped_width_is_columns_or_100() -> None:
+    assert render_width(io.StringIO(), {}) == PIPED_WIDTH == 100
+    assert render_width(io.StringIO(), {"COLUMNS": "132"}) == 132
+    assert render_width(io.StringIO(), {"COLUMNS": "junk"}) == 100
+    assert render_width(io.StringIO(), {"COLUMNS": "10"}) == 40  # never narrower than 40
+
+
+def test_piped_without_columns_renders_at_100(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = analyze_at(None, sample_file("host_sync.eager.json.gz"), capsys, monkeypatch)
+    assert max(len(line) for line in out.splitlines()) <= 100
+    table = regions_block(out)
+    assert table[0].split()[:4] == ["region", "verdict", "occ", "window"]
+    check = next(line for line in table if line.split()[0] == "check")
+    assert check.split()[1:3] == ["mixed", "5"]
+    assert check.rstrip().endswith("23.8 µs     28%  after changes")
+
+
+def test_long_region_names_are_abbreviated_on_the_terminal_and_full_in_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a trace whose record_function names are long and decorated ("## forward:… ##")
+    trace = corpus_file("HolisticTraceAnalysis__trace_diff__control.json.gz")
+    monkeypatch.setenv("COLUMNS", "80")
+    out_json = tmp_path / "r.json"
+    assert main(["analyze", str(trace), "--json", str(out_json)]) == 0
+    out = capsys.readouterr().out
+    assert max(len(line) for line in out.splitlines()) <= 80
+    regions = json.loads(out_json.read_text())["regions"]
+    assert "## forward:pos_w ##" in [r["name"] for r in regions]
+    # THEN names that fit are shown whole, longer ones lose their decoration, then their middle
+    table = regions_block(out)
+    name_width = table[0].index("verdict") - 2
+    assert name_width == 20  # the verdict column fits "communication-bound"
+    assert any(re.match(r"    (## )?forward:pos_w( ##)? +launch-bound", line) for line in table)
+    long_ones = [r for r in regions[:12] if len(r["name"]) + 2 * r["depth"] > name_width]
+    assert len(long_ones) >= 3
+    for r in long_ones:
+        short = abbreviate(r["name"], name_width - 2 * r["depth"])
+        assert any(line.startswith("  " * r["depth"] + short + " ") for line in table)
+        assert not any(r["name"] in line for line in table)
+
+
+def test_abbreviate_keeps_what_tells_names_apart() -> None:
+    kernel = (
+        "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, "
+        "at::detail::Array<char*, 1> >(int, at::native::FillFunctor<float>, "
+        "at::detail::Array<char*, 1>)"
+    )
+    assert abbreviate(kernel, 200) == kernel
+    assert abbreviate(kernel, 60) == "at::native::vectorized_elementwise_kernel<…>(…)"
+    assert abbreviate(kernel, 20) == "at::native…nel<…>(…)"
+    assert abbreviate("## forward ##", 10) == "forward"
+    assert abbreviate("decoder.layers.31.self_attention", 16) == "decoder.…tention"
+    assert len(abbreviate("x" * 50, 7)) == 7
+    assert abbreviate("unbalanced<(", 5) == "un…<("
+
+
+def test_subprocess_respects_columns() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "traceinspect", "analyze",
+         str(sample_file("tiny_mlp.eager.json.gz"))],
+        cwd=ROOT, capture_output=True, text=True, timeout=120, check=False,
+        env={"COLUMNS": "80", "PATH": "/usr/bin:/bin"},
+    )
+    assert done.returncode == 0, done.stderr
+    assert max(len(line) for line in done.stdout.splitlines()) <= 80
+    assert "launch-bound" in done.stdout and "capture" in done.stdout

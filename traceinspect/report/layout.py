@@ -1,0 +1,78 @@
+"""Fitting text to a terminal: the width to render at, and names shortened to fit a cell.
+
+The full names are always in ``--json`` and ``--csv``; the terminal shows what fits.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Final, TextIO
+
+#: Width when the output is not a terminal and ``COLUMNS`` is not set: wide enough for the
+#: medium regions layout, narrow enough for a CI log viewer.
+PIPED_WIDTH: Final = 100
+#: The narrowest width rendered; below it rich would fold every cell.
+MIN_WIDTH: Final = 40
+ELLIPSIS: Final = "…"
+
+#: Decoration around a name (``## forward ##``, ``[param|cuda]``), dropped when space is short.
+_DECORATION = re.compile(r"^[\s#\[*=:|-]+|[\s#\]*=:|-]+$")
+_RETURN_TYPE = re.compile(r"^(?:void|int|float|double|bool|auto|unsigned)\s+")
+
+
+def render_width(stream: TextIO, environ: dict[str, str] | None = None) -> int | None:
+    """Columns to render at: None (let rich ask the terminal) on a TTY; piped, ``COLUMNS``
+    when it is a positive number, else :data:`PIPED_WIDTH`."""
+    isatty = getattr(stream, "isatty", None)
+    if isatty is not None and isatty():
+        return None
+    env = os.environ if environ is None else environ
+    columns = env.get("COLUMNS", "").strip()
+    if columns.isdigit() and int(columns) > 0:
+        return max(MIN_WIDTH, int(columns))
+    return PIPED_WIDTH
+
+
+def abbreviate(name: str, width: int) -> str:
+    """``name`` in at most ``width`` characters, keeping what tells names apart.
+
+    Names lose decoration (``## forward ##`` -> ``forward``), C++ names their return type,
+    then their call arguments, then their template arguments (shown as ``(…)`` and ``<…>``);
+    what is still too long keeps its head and tail around a ``…``
+    (``decoder.layers.31.attention`` stays recognisable).
+    """
+    if width <= 0:
+        return ""
+    if len(name) <= width:
+        return name
+    short = _DECORATION.sub("", _RETURN_TYPE.sub("", name)) or name
+    for open_, close in (("(", ")"), ("<", ">")):
+        if len(short) > width:
+            short = _collapse_brackets(short, open_, close)
+    if len(short) <= width:
+        return short
+    if width == 1:
+        return ELLIPSIS
+    head = width // 2
+    tail = width - 1 - head
+    return short[:head] + ELLIPSIS + (short[-tail:] if tail else "")
+
+
+def _collapse_brackets(text: str, open_: str, close: str) -> str:
+    """Every outermost ``open_ … close`` span replaced by ``open_ + "…" + close``; text with
+    unbalanced brackets is returned as it is."""
+    out: list[str] = []
+    depth = 0
+    for char in text:
+        if char == open_:
+            if depth == 0:
+                out.append(open_ + ELLIPSIS)
+            depth += 1
+        elif char == close and depth > 0:
+            depth -= 1
+            if depth == 0:
+                out.append(close)
+        elif depth == 0:
+            out.append(char)
+    return text if depth else "".join(out)
