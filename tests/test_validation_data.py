@@ -1,0 +1,62 @@
+"""The H200 validation set recorded through `traceinspect profile` (sample_traces/validation/)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent / "sample_traces" / "validation"
+ANNOTATED = sorted(p.stem for p in (ROOT / "workloads").glob("[a-z]*.py"))
+UNANNOTATED = sorted(p.stem for p in (ROOT / "unannotated").glob("[a-z]*.py"))
+
+
+def _rows(path: Path) -> dict[str, dict]:
+    data = json.loads(path.read_text())
+    assert data["options"]["repeats"] == 5
+    return {r["mode"]: r for r in data["rows"]}
+
+
+def test_the_set_has_the_families_and_sizes() -> None:
+    assert len(ANNOTATED) == 17 and len(UNANNOTATED) == 6
+    assert sum(f.stat().st_size for f in ROOT.rglob("*") if f.is_file()) <= 25_000_000
+    for trace in ROOT.rglob("*.json.gz"):
+        assert trace.stat().st_size <= 1_500_000, trace
+
+
+@pytest.mark.parametrize("name", ANNOTATED)
+def test_each_workload_was_measured_in_five_rounds(name: str) -> None:
+    rows = _rows(ROOT / name / "results.json")
+    for mode in ("eager", "graphed"):
+        row = rows[mode]
+        assert row["status"] == "ok"
+        assert row["rounds"] == 5 and row["iterations"] == 250
+        assert row["round_host_p50_min_ns"] <= row["host_p50_ns"] <= row["round_host_p50_max_ns"]
+        assert (ROOT / name / row["trace"]).is_file()
+    assert rows["graphed"]["correct"] in (True, None)
+
+
+def test_recorded_values() -> None:
+    # Values as recorded on the H200 (README table): a launch-bound and a compute-bound step.
+    mlp = _rows(ROOT / "mlp_narrow_fp32" / "results.json")
+    assert mlp["eager"]["host_p50_ns"] == 3_626_972
+    assert mlp["graphed"]["host_p50_ns"] == 914_581
+    assert mlp["eager"]["round_host_p50_ns"][0] == 2_603_988  # round 1, before the drift
+    conv = _rows(ROOT / "unannotated" / "conv_loop" / "mark.results.json")
+    assert 1 - conv["graphed"]["host_p50_ns"] / conv["eager"]["host_p50_ns"] < 0.05
+
+
+@pytest.mark.parametrize("name", UNANNOTATED)
+def test_unannotated_runs_have_no_annotations(name: str) -> None:
+    folder = ROOT / "unannotated" / name
+    with gzip.open(folder / "trace.json.gz", "rt") as f:
+        events = json.load(f)["traceEvents"]
+    names = {e.get("name") for e in events if e.get("cat") == "user_annotation"}
+    assert not any(str(n).startswith(("step", "ProfilerStep")) for n in names)
+    assert sum(e.get("cat") == "kernel" for e in events) > 100
+    with gzip.open(folder / "trace.stacks.json.gz", "rt") as f:
+        stacked = json.load(f)["traceEvents"]
+    assert any(e.get("cat") == "python_function" for e in stacked)
+    assert _rows(folder / "mark.results.json")["graphed"]["status"] == "ok"
