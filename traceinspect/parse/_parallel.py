@@ -60,6 +60,10 @@ from traceinspect.parse._chunks import (
 #: Files below this size are read on one core: forking, sending the columns back and
 #: merging cost about 0.1 s, more than a second core saves on a small file.
 PARALLEL_MIN_BYTES: Final = 64 * 1024 * 1024
+#: Length of the range read by the parent process, relative to a worker's: it also merges
+#: the columns and builds the tables, about a quarter of a range's reading time (1 GB trace,
+#: 2 processes: parent 4.46 s CPU for half the file, worker 3.45 s).
+PARENT_RANGE_WEIGHT: Final = 0.75
 #: Bytes per range at least, so each worker's fixed costs stay small against its work.
 MIN_RANGE_BYTES: Final = 32 * 1024 * 1024
 #: Bytes of the file read at a time while searching for a split point.
@@ -201,10 +205,14 @@ def plan_ranges(path: Path, workers: int) -> tuple[list[Range], TopLevel] | None
         return None
     array_at, head_meta, bare_array = start
     size = path.stat().st_size
+    # The parent's range is shorter: it also receives and merges every range's columns.
+    weights = [PARENT_RANGE_WEIGHT] + [1.0] * (workers - 1)
+    total = sum(weights)
     cuts: list[int] = []
     with open(path, "rb") as f:
         for k in range(1, workers):
-            at = event_boundary(f, array_at + (size - array_at) * k // workers, size)
+            share = sum(weights[:k]) / total
+            at = event_boundary(f, array_at + int((size - array_at) * share), size)
             if at is not None and at > (cuts[-1] if cuts else array_at):
                 cuts.append(at)
     if not cuts:
