@@ -63,7 +63,12 @@ def run_analyze(
         from traceinspect.commands.ranks import run_analyze_dir
 
         return run_analyze_dir(
-            trace, json_out=json_out, html_out=html_out, force=force, cluster=cluster
+            trace,
+            json_out=json_out,
+            html_out=html_out,
+            force=force,
+            cluster=cluster,
+            quiet=quiet,
         )
     if cluster is not None:
         from traceinspect.errors import UsageError
