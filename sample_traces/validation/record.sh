@@ -14,7 +14,7 @@
 # OUT_DIR/pack/environment.json and stack_cost.json; then OUT_DIR/validation.tar of pack/.
 #
 # Environment: PYTHON (default python3), REPEATS (5), ITERS (timed steps per round, 50),
-# PROFILE_STEPS (5), STEP_TIMEOUT (seconds per profile run, 240), SMOKE=1 (tiny sizes on a
+# PROFILE_STEPS (5), WORKLOAD_DIR (the annotated scripts' folder), STEP_TIMEOUT (seconds per profile run, 240), SMOKE=1 (tiny sizes on a
 # CPU, to check this script: candidates are then listed but not measured).
 set -uo pipefail
 
@@ -23,6 +23,7 @@ shift
 parts=("$@")
 [ ${#parts[@]} -gt 0 ] || parts=(workloads unannotated stacks)
 here=sample_traces/validation
+wdir=${WORKLOAD_DIR:-$here/workloads}  # record_holdout.sh points it at holdout_workloads/
 py=${PYTHON:-python3}
 repeats=${REPEATS:-5}
 iters=${ITERS:-50}
@@ -62,7 +63,7 @@ keep_candidate() {  # keep_candidate FROM TO [PREFIX]: results.json and the cand
 
 annotated() {  # annotated NAME
     local name=$1
-    profile "$name" "$here/workloads/$name.py" "$work/$name" --steps 20 "${smoke[@]}"
+    profile "$name" "$wdir/$name.py" "$work/$name" --steps 20 "${smoke[@]}"
     keep_candidate "$work/$name" "$pack/$name"
 }
 
@@ -117,7 +118,7 @@ environment
 for part in "${parts[@]}"; do
     case $part in
     workloads)
-        for f in "$here"/workloads/[a-z]*.py; do annotated "$(basename "$f" .py)"; done ;;
+        for f in "$wdir"/[a-z]*.py; do annotated "$(basename "$f" .py)"; done ;;
     unannotated)
         for f in "$here"/unannotated/[a-z]*.py; do unannotated "$(basename "$f" .py)"; done ;;
     stacks)
