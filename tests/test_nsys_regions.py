@@ -69,13 +69,13 @@ def test_every_fsdp_range_name_is_a_region_per_process() -> None:
     timeline = load_trace(corpus_file(H100))
     regions = find_regions(timeline, index_timeline(timeline), max_regions=1000)
     # 102 names × 2 processes, plus `whole trace` (the ranges launched < half the GPU work),
-    # plus `startup` and `step (detected)`: no range marks the 24 repeats of a 78-call launch
+    # plus `startup` and `step (detected)`: no range marks the 23 repeats of a 78-call launch
     # sequence of process 111
     assert len(regions) == 207
     detected = [r for r in regions if r.source == "detected"]
     assert [(r.name, r.occurrences, r.pid[0]) for r in detected] == [
         ("startup", 1, 111),
-        ("step (detected)", 24, 111),
+        ("step (detected)", 23, 111),
     ]
     root = [r for r in regions if r.name == "FSDP::root_pre_forward"]
     assert [(r.process, r.wall_ns.tolist()) for r in root] == [(112, [196_370]), (111, [213_139])]

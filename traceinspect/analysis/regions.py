@@ -231,6 +231,11 @@ def _marks_steps(region: Region, detection: StepDetection) -> bool:
     detected = np.sort(np.array([int(r[0]) for r in detection.rows if len(r)], np.int64))
     if len(firsts) < MIN_REPEATS or len(detected) == 0:
         return False
+    # A range that starts with the step but holds only part of it (the optimizer's
+    # ``Optimizer.step#...``) does not mark it.
+    held = np.median([len(r) for r in region.rows if len(r)])
+    if held < MARKS_STEPS_SHARE * np.median([len(r) for r in detection.rows]):
+        return False
     i = (
         np.clip(np.searchsorted(detected, firsts), 1, len(detected) - 1)
         if len(detected) > 1

@@ -35,6 +35,7 @@ function that runs the loop and the function whose one call is the step.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, replace
 from typing import Final
 
@@ -69,6 +70,10 @@ PERIOD_SLACK: Final = 0.25
 #: The phase after a synchronizing call starts the step when the host paused there at least
 #: this share of the longest pause in the period.
 SYNC_PAUSE_SHARE: Final = 0.5
+#: The body function's calls hold at least this share of the steps' launches.
+BODY_SHARE: Final = 0.8
+#: At most this many consecutive repeats without their signature are bridged.
+MAX_MISSED_ANCHORS: Final = 2
 #: A first repeat this many times slower than the median is warm-up.
 WARMUP_SLOWDOWN: Final = 2.0
 #: Steps that carry less than this share of the process's kernel time are not the work
@@ -116,7 +121,7 @@ class StepDetection:
     startup_rows: IntArray
     #: Steps whose launch sequence equals the most common one.
     identical: int
-    #: Coefficient of variation of the step durations.
+    #: Spread of the step durations: scaled median absolute deviation / median.
     duration_cv: float
     #: Share of the process's kernel time inside the steps.
     gpu_share: float
@@ -138,6 +143,8 @@ class StepDetection:
             f"step time varies {cv}), {self.gpu_share * 100:.0f} % of the kernel time; "
             f"confidence {self.confidence * 100:.0f} %"
         )
+        if self.warmup_steps:
+            text += f"; {self.warmup_steps} warm-up repeat(s) before them counted in startup"
         if self.source is not None:
             text += f"; {self.source.describe()}"
         return text
@@ -173,10 +180,20 @@ def detect_steps(timeline: Timeline, arrays: TimelineArrays) -> StepDetection | 
     anchors, last_end = _boundaries(items, period, span_start, span_end)
     if len(anchors) < MIN_REPEATS:
         return None
+    python = loop_source(timeline, items, anchors, last_end)
+    source, spans = None, None
+    if python is not None:
+        source, body_calls = python
+        if body_calls is not None and len(body_calls) >= MIN_REPEATS:
+            # The script says where each step is: one call of the loop's body.
+            anchors, last_end, spans = _anchors_from_calls(items, body_calls)
+    anchors, last_end = _drop_partial_last(items.tokens, anchors, last_end)
     anchors, warmup = _drop_warmup(timeline, items, anchors, last_end)
     if len(anchors) < MIN_REPEATS:
         return None
-    found_steps = _result(timeline, arrays, items, anchors, last_end, warmup)
+    if spans is not None:  # the same calls: less the warm-up ones and a partial last one
+        spans = spans[warmup : warmup + len(anchors)]
+    found_steps = _result(timeline, arrays, items, anchors, last_end, warmup, source, spans)
     if found_steps.gpu_share < MIN_GPU_SHARE or found_steps.launches_per_step < MIN_STEP_CALLS:
         return None
     return found_steps
@@ -430,13 +447,49 @@ def _boundaries(items: _Items, period: int, span_start: int, span_end: int) -> t
     runs = _runs_of_steps(anchors, period)
     weight = np.concatenate(([0.0], np.cumsum(items.weight + 1.0)))
     chosen = max(runs, key=lambda r: weight[min(r[-1] + period, n)] - weight[r[0]])
-    best = np.asarray(chosen, np.int64)
-    lengths = np.diff(best)
+    lengths = np.diff(chosen)
     usual = int(np.median(lengths)) if len(lengths) else period
-    last_end = min(int(best[-1]) + usual, n)
-    if last_end - int(best[-1]) < (1 - PERIOD_SLACK) * usual:
-        last_end, best = int(best[-1]), best[:-1]  # the trace stopped inside the last repeat
+    # Repeats whose anchor signature broke (the calls just after the last step are not the
+    # next step's) but whose calls match their neighbour's extend the run.
+    tokens = items.tokens
+    while chosen[0] >= usual and _alike(tokens, chosen[0] - usual, chosen[0], usual):
+        chosen.insert(0, chosen[0] - usual)
+    while chosen[-1] + 2 * usual <= n and _alike(tokens, chosen[-1] + usual, chosen[-1], usual):
+        chosen.append(chosen[-1] + usual)
+    best = np.asarray(chosen, np.int64)
+    last = int(best[-1])
+    last_end = min(last + usual, n)
+    if len(best) > 1:
+        # The last repeat ends where it stops launching what the one before launched (the
+        # script's own epilogue after the loop is not part of it).
+        previous = int(best[-2])
+        length = min(last_end - last, usual)
+        differs = np.flatnonzero(
+            tokens[last : last + length] != tokens[previous : previous + length]
+        )
+        if len(differs):
+            last_end = last + int(differs[0])
+    if last_end - last < usual:
+        # The trace (or the loop) stopped inside the last repeat: a part of a step is not one.
+        last_end, best = last, best[:-1]
     return best, last_end
+
+
+def _drop_partial_last(tokens: IntArray, anchors: IntArray, last_end: int) -> tuple[IntArray, int]:
+    """Without the last repeat when it launches less than, or other than, the one before
+    (a trace cut inside it)."""
+    if len(anchors) < 2:
+        return anchors, last_end
+    last, previous = int(anchors[-1]), int(anchors[-2])
+    length = last_end - last
+    if length >= last - previous and _alike(tokens, last, previous, last - previous):
+        return anchors, last_end
+    return anchors[:-1], last
+
+
+def _alike(tokens: IntArray, a: int, b: int, length: int) -> bool:
+    """Whether the ``length`` calls from ``a`` match those from ``b`` nearly one for one."""
+    return bool(np.mean(tokens[a : a + length] == tokens[b : b + length]) >= MIN_MATCH)
 
 
 def _runs_of_steps(anchors: IntArray, period: int) -> list[list[int]]:
@@ -450,7 +503,15 @@ def _runs_of_steps(anchors: IntArray, period: int) -> list[list[int]]:
         gap = a - current[-1]
         if gap < low:
             continue  # a signature hit inside a repeat
+        missed = round(gap / period) - 1
         if gap <= high:
+            current.append(a)
+        elif 1 <= missed <= MAX_MISSED_ANCHORS and abs(gap - (missed + 1) * period) <= (
+            high - period
+        ):
+            # Repeats whose signature broke (an extra call near their start): the run goes
+            # on through them, each starting where the one before ended.
+            current += [current[-1] + k * period for k in range(1, missed + 1)]
             current.append(a)
         else:
             runs.append(current)
@@ -491,6 +552,8 @@ def _result(
     anchors: IntArray,
     last_end: int,
     warmup: int,
+    source: LoopSource | None,
+    spans: IntArray | None = None,
 ) -> StepDetection:
     bounds = np.append(anchors, last_end)
     first_item, stop_item = bounds[:-1], bounds[1:]
@@ -506,15 +569,20 @@ def _result(
     start_ns = _first_op_start(timeline, items.pid, tid, items.start[first_item], previous_end)
     end_ns = np.empty(n_steps, np.int64)
     end_ns[:-1] = start_ns[1:]
-    tail = start_ns[1:] - last_call_end[:-1]
-    usual_tail = int(np.median(tail)) if len(tail) else 0
-    end_ns[-1] = int(last_call_end[-1]) + max(usual_tail, 0)
+    end_ns[-1] = _last_step_end(timeline, items.pid, tid, start_ns, last_call_end)
     if last_end < len(items.start):
         end_ns[-1] = min(end_ns[-1], int(items.start[last_end]))
     end_ns[-1] = max(end_ns[-1], int(last_call_end[-1]))
+    if spans is not None and len(spans) == n_steps:
+        # Each step is one call of the loop's body: what the loop does around it (a
+        # read-back every tenth step) is not.
+        start_ns, end_ns = spans[:, 0].copy(), spans[:, 1].copy()
+        stop_item = np.searchsorted(items.start, end_ns, side="right")
+        stop_item = np.clip(stop_item, first_item + 1, bounds[1:])
 
     step_of = np.searchsorted(bounds, items.gpu_item, side="right") - 1
     inside = (step_of >= 0) & (step_of < n_steps)
+    inside[inside] &= items.gpu_item[inside] < stop_item[step_of[inside]]
     order = np.lexsort((items.gpu_rows[inside], step_of[inside]))
     grouped_rows = items.gpu_rows[inside][order]
     per_step = np.bincount(step_of[inside], minlength=n_steps)
@@ -529,7 +597,11 @@ def _result(
     identical = int(hash_counts.max())
     launches_per_step = int(np.median(stop_item - first_item))
     duration = (end_ns - start_ns).astype(np.float64)
-    cv = float(np.std(duration) / np.mean(duration)) if np.mean(duration) > 0 else 0.0
+    # Robust spread (scaled median absolute deviation over the median): one step that
+    # waited for the GPU at the end of the run does not make the others irregular.
+    median = float(np.median(duration))
+    spread = 1.4826 * float(np.median(np.abs(duration - median)))
+    cv = spread / median if median > 0 else 0.0
     total = float(items.weight.sum())
     inside_weight = float(items.weight[first_item[0] : last_end].sum())
     confidence = (identical / n_steps) * (1 - 0.5 ** (n_steps - 1)) * (1 - min(cv, 1.0) / 2)
@@ -548,14 +620,6 @@ def _result(
         gpu_share=inside_weight / total if total > 0 else 0.0,
         confidence=round(float(confidence), 3),
         warmup_steps=warmup,
-    )
-    span = slice(int(first_item[0]), last_end)
-    source = loop_source(
-        timeline,
-        detection,
-        items.start[span],
-        items.tid[span],
-        np.searchsorted(bounds, np.arange(span.start, span.stop), "right") - 1,
     )
     return detection if source is None else replace(detection, source=source)
 
@@ -592,6 +656,35 @@ def _first_op_start(
     return np.maximum(out, previous_end)
 
 
+def _last_step_end(
+    timeline: Timeline, pid: int, tid: int, start_ns: IntArray, last_call_end: IntArray
+) -> int:
+    """Where the last step ends on the host: after as many outermost operators past its last
+    call as the other steps run past theirs (``loss.detach()`` after the optimizer), so the
+    script's epilogue after the loop (a read-back, a print) stays out of it."""
+    tail = start_ns[1:] - last_call_end[:-1]
+    fallback = int(last_call_end[-1]) + max(int(np.median(tail)) if len(tail) else 0, 0)
+    ops = timeline.cpu_ops
+    if len(ops) == 0:
+        return fallback
+    mine = (
+        (ops["pid"].to_numpy(np.int64) == pid)
+        & (ops["tid"].to_numpy(np.int64) == tid)
+        & (ops["depth"].to_numpy(np.int64) == 0)
+    )
+    starts = ops["start_ns"].to_numpy(np.int64)[mine]
+    ends = ops["end_ns"].to_numpy(np.int64)[mine]
+    if len(starts) == 0 or len(start_ns) < 2:
+        return fallback
+    after_last = np.searchsorted(starts, last_call_end, side="left")
+    before_next = np.searchsorted(starts, start_ns[1:], side="left")
+    usual = int(np.median(before_next - after_last[:-1]))
+    if usual <= 0:
+        return int(last_call_end[-1])
+    k = int(after_last[-1]) + usual - 1
+    return int(ends[k]) if k < len(ends) else fallback
+
+
 def _process_start(timeline: Timeline, pid: int) -> int:
     starts = []
     for table in (timeline.host, timeline.cpu_ops, timeline.gpu):
@@ -605,63 +698,94 @@ def _process_start(timeline: Timeline, pid: int) -> int:
 
 
 def loop_source(
-    timeline: Timeline,
-    steps: StepDetection,
-    call_start: IntArray,
-    call_tid: IntArray,
-    call_step: IntArray,
-) -> LoopSource | None:
-    """The Python function that runs the step loop, and the one whose call is one step,
-    from the trace's ``python`` frames on the step's thread (``None`` without stacks)."""
-    python = getattr(timeline, "python", None)
-    if python is None or len(python) == 0:
+    timeline: Timeline, items: _Items, anchors: IntArray, last_end: int
+) -> tuple[LoopSource, IntArray | None] | None:
+    """The Python function that runs the step loop, the function whose one call is one step,
+    and the first call of each of its calls, from the trace's ``python`` frames on the
+    thread issuing the steps (``None`` without stacks).
+
+    The body is the function called about once per step whose calls hold the most of the
+    steps' launches (at least :data:`BODY_SHARE`), the script's own code before a library's
+    wrapper around it (``torch.no_grad``'s ``decorate_context``), the outermost on a tie.
+    """
+    python = timeline.python
+    if len(python) == 0:
         return None
-    mine = (python["pid"].to_numpy(np.int64) == steps.pid) & (
-        python["tid"].to_numpy(np.int64) == steps.tid
+    span = slice(int(anchors[0]), last_end)
+    tids, counts = np.unique(items.tid[span], return_counts=True)
+    tid = int(tids[int(np.argmax(counts))])
+    mine = (python["pid"].to_numpy(np.int64) == items.pid) & (
+        python["tid"].to_numpy(np.int64) == tid
     )
     names = python["name"].to_numpy()[mine]
     if len(names) == 0:
         return None
     start = python["start_ns"].to_numpy(np.int64)[mine]
     end = python["end_ns"].to_numpy(np.int64)[mine]
-    frame = ~pd.Series(names).str.startswith("<built-in").to_numpy(bool)
-    on_thread = call_tid == steps.tid
-    t, step = call_start[on_thread], call_step[on_thread]
+    frame = ~pd.Series(names, dtype=object).str.startswith("<built-in").to_numpy(bool)
+    on_thread = items.tid == tid
+    steady = np.zeros(len(items.tid), bool)
+    steady[span] = True
+    t = items.start[on_thread & steady]
     if len(t) == 0:
         return None
-    first, last = int(t[0]), int(t[-1])
-    # The loop: the innermost frame that holds every step.
-    holds_all = np.flatnonzero(frame & (start <= first) & (end >= last))
+    holds_all = np.flatnonzero(frame & (start <= t[0]) & (end >= t[-1]))
     if len(holds_all) == 0:
         return None
-    loop = holds_all[int(np.argmax(start[holds_all]))]
-    # The body: the frame that, called once per step, holds the most of that step's calls.
-    per_step = np.bincount(step, minlength=steps.occurrences)
-    lo = np.searchsorted(t, start, side="left")
-    hi = np.searchsorted(t, end, side="right")
-    count = hi - lo
-    candidate = frame & (count > 0) & (start > start[loop])
-    candidate[candidate] &= step[lo[candidate]] == step[hi[candidate] - 1]
-    body, share = "", 0.0
-    if candidate.any():
-        which = np.flatnonzero(candidate)
-        frames = pd.DataFrame(
-            {
-                "name": names[which],
-                "step": step[lo[which]],
-                "cover": count[which] / np.maximum(per_step[step[lo[which]]], 1),
-                "length": end[which] - start[which],
-            }
-        )
-        best = frames.groupby(["name", "step"], sort=False).agg(
-            cover=("cover", "max"), length=("length", "max")
-        )
-        by_name = best.groupby(level=0, sort=False).agg(
-            cover=("cover", "sum"), length=("length", "median")
-        )
-        by_name["cover"] /= steps.occurrences
-        by_name = by_name.sort_values(["cover", "length"], ascending=[False, False])
-        top = by_name.iloc[0]
-        if float(top["cover"]) >= 0.8:
-            body, share = str(by_name.index[0]), float(top["cover"])
-    return LoopSource(loop=str(names[loop]), body=body, body_share=round(share, 3))
+    loop = int(holds_all[int(np.argmax(start[holds_all]))])  # the innermost
+    n_steps = len(anchors)
+    inside = np.searchsorted(t, end, side="right") - np.searchsorted(t, start, side="left")
+    nested = frame & (inside > 0) & (start >= start[loop]) & (end <= end[loop])
+    nested[loop] = False
+    source = LoopSource(loop=str(names[loop]), body="", body_share=0.0)
+    if not nested.any():
+        return source, None
+    which = np.flatnonzero(nested)
+    calls = pd.DataFrame(
+        {"name": names[which], "inside": inside[which], "length": end[which] - start[which]}
+    )
+    by_name = calls.groupby("name", sort=False).agg(
+        calls=("inside", "size"), inside=("inside", "sum"), length=("length", "sum")
+    )
+    once = (by_name["calls"] >= (1 - PERIOD_SLACK) * n_steps) & (
+        by_name["calls"] <= (1 + PERIOD_SLACK) * n_steps + 1
+    )
+    by_name = by_name[once & (by_name["inside"] >= BODY_SHARE * len(t))]
+    if len(by_name) == 0:
+        return source, None
+    by_name = by_name.assign(
+        share=(by_name["inside"] / len(t)).round(2),
+        own=[_user_frame(str(n)) for n in by_name.index],
+    ).sort_values(["share", "own", "length"], ascending=False)
+    body = str(by_name.index[0])
+    source = LoopSource(source.loop, body, float(min(by_name["share"].iloc[0], 1.0)))
+    # Every call of the body that launched work, warm-up calls before the steady state too.
+    all_t = items.start[on_thread]
+    body_calls = np.flatnonzero(frame & (names == body))
+    has_work = np.searchsorted(all_t, end[body_calls], side="right") > np.searchsorted(
+        all_t, start[body_calls], side="left"
+    )
+    return source, np.stack([start[body_calls[has_work]], end[body_calls[has_work]]], axis=1)
+
+
+def _user_frame(name: str) -> bool:
+    """Whether a ``file(line): function`` frame is the script's own code, not torch's or the
+    standard library's."""
+    path = name.split("(", 1)[0]
+    if name.startswith(("<", "nn.Module:", "torch/", "torch_")) or "-packages/" in path:
+        return False
+    top = path.split("/", 1)[0].removesuffix(".py")
+    return top not in sys.stdlib_module_names
+
+
+def _anchors_from_calls(items: _Items, calls: IntArray) -> tuple[IntArray, int, IntArray]:
+    """First call of each body call (``calls``: rows of ``[start_ns, end_ns]``), one past
+    the calls made inside the last one, and the body calls kept."""
+    first = np.searchsorted(items.start, calls[:, 0], side="left")
+    stop = np.searchsorted(items.start, calls[:, 1], side="right")
+    held = stop - first
+    usual = np.median(held)
+    keep = np.flatnonzero(held >= 0.5 * usual)
+    if len(keep) > 1 and held[keep[-1]] < usual:
+        keep = keep[:-1]  # the trace stopped inside the last call
+    return first[keep].astype(np.int64), int(stop[keep][-1]), calls[keep]

@@ -947,7 +947,7 @@ def _profiler_info(meta: TopLevel) -> dict[str, str]:
 def _assemble(path: Path, c: _Collector, meta: TopLevel) -> Timeline:
     base_ns = _base_time_ns(path, meta)
     times = ("start_ns", "end_ns")
-    for table in (c.gpu, c.host, c.ranges, c.gpu_ranges, c.syncs):
+    for table in (c.gpu, c.host, c.ranges, c.gpu_ranges, c.syncs, c.python):
         _shift(path, table, base_ns, times)
     _shift(path, c.flows, base_ns, ("ts",))
     notes: list[str] = []
