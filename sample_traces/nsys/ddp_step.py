@@ -1,5 +1,9 @@
 """A two-process DDP training step, marked ``train_step`` > ``forward`` / ``backward`` /
-``optimizer`` with ``traceinspect.region``: the recording behind ``ddp.sqlite.gz``.
+``optimizer`` with ``traceinspect.region``: the recording behind ``ddp_gloo.sqlite.gz`` and
+``ddp_gloo.rank0.kineto.json.gz`` (H200, torch 2.11.0+cu130, nsys 2025.3.1, 2026-12-01; one
+GPU lent, so both ranks shared it through gloo; ``sample_traces/nsys/validate_gpu.sh``).
+Measured there, step p50 per rank: 16.77 / 16.71 ms unprofiled, 17.14 / 17.10 ms under nsys,
+17.77 / 18.12 ms under torch.profiler.
 
 On a machine with 2 GPUs (from the project root; nsys and QdstrmImporter on PATH):
 
@@ -7,7 +11,7 @@ On a machine with 2 GPUs (from the project root; nsys and QdstrmImporter on PATH
         -o /tmp/ddp torchrun --nproc-per-node 2 sample_traces/nsys/ddp_step.py
     QdstrmImporter -i /tmp/ddp.qdstrm   # where nsys left only the raw file
     nsys export --type sqlite -o /tmp/ddp.sqlite /tmp/ddp.nsys-rep
-    python sample_traces/nsys/trim_export.py /tmp/ddp.sqlite sample_traces/nsys/ddp.sqlite.gz
+    python sample_traces/nsys/trim_export.py /tmp/ddp.sqlite ddp.sqlite.gz --from-range train_step
 
 The same run under the PyTorch profiler, one Kineto trace per rank in DIR:
 
