@@ -164,3 +164,46 @@ def test_analyze_section_without_a_section_reads_the_whole_report(tmp_path: Path
     regions = {r["name"]: r["occurrences"] for r in report["regions"]}
     # 3 attention/mlp pairs in the warmup, one in each of the 5 steps
     assert regions == {"warmup": 1, "step": 5, "attention": 8, "mlp": 8}
+
+
+# --------------------------------------------------------------------------- H200 recordings
+# examples/tiny_mlp.py --steps 30 on an H200 (sample_traces/nsys/validate_gpu.sh): once with
+# `traceinspect profile --nsys --iters 30` (report trimmed to the script's section and bucket
+# 1's two sections; its results.json beside it), once with `nsys profile python` by hand.
+
+
+def test_h200_profile_nsys_and_a_run_by_hand_give_the_same_regions(tmp_path: Path) -> None:
+    devnull = Console(file=open(os.devnull, "w"))  # noqa: SIM115 - closed with the process
+    collected = analyze_section(
+        load_trace(sample_file("nsys/tiny_mlp.profile_nsys.sqlite.gz")), tmp_path / "a", devnull
+    )
+    by_hand = analyze_section(
+        load_trace(sample_file("nsys/tiny_mlp.by_hand.sqlite.gz")), tmp_path / "b", devnull
+    )
+    for report in (collected, by_hand):
+        assert [
+            (r["name"], r["source"], r["verdict"], r["occurrences"], r["kernels"])
+            for r in report["regions"]
+        ] == [("decode", "nvtx", "launch-bound", 30, 49)]
+    # the candidates' sections are left out of the script's analysis: 1,471 kernels in it
+    assert collected["regions"][0]["wall_us"] == 1314.184
+    assert collected["regions"][0]["estimate"]["graphed_us"] == pytest.approx(139.7, abs=0.1)
+
+
+def test_h200_prediction_comes_from_the_buckets_eager_section() -> None:
+    from traceinspect.commands.profile_nsys import _add_predictions
+
+    results = json.loads(sample_file("nsys/tiny_mlp.profile_nsys.results.json").read_text())
+    rows = [r for r in results["rows"] if r["bucket"] == 1]
+    assert [(r["mode"], r["trace"], r["host_p50_ns"]) for r in rows] == [
+        ("eager", "traceinspect:mlp.b1.eager", 1_292_097),
+        ("graphed", "traceinspect:mlp.b1.graphed", 175_629),
+    ]
+    assert rows[1]["predicted_ns"] == 137_178  # as the run itself predicted
+    for row in rows:
+        row["predicted_ns"] = row["prediction_error"] = None
+    timeline = load_trace(sample_file("nsys/tiny_mlp.profile_nsys.sqlite.gz"))
+    _add_predictions(rows, timeline, Console(file=open(os.devnull, "w")))  # noqa: SIM115
+    assert rows[0]["predicted_ns"] is None
+    assert rows[1]["predicted_ns"] == 137_178
+    assert rows[1]["prediction_error"] == pytest.approx(137_178 / 175_629 - 1)

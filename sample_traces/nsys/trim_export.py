@@ -1,12 +1,15 @@
 """Trim an Nsight Systems SQLite export to what traceinspect reads, and gzip it.
 
     python sample_traces/nsys/trim_export.py EXPORT.sqlite OUT.sqlite.gz [--from-range NAME]
+        [--keep-range NAME ...]
 
 Keeps the tables the reader uses (GPU activities, API calls, syncs, NVTX, strings, device
 and process descriptions, export metadata without the recorded environment variables);
 with ``--from-range NAME``, only what starts from 1 ms before the first NVTX range NAME on
-(NVTX domain creations are always kept), and the strings still referenced. The input is
-copied first, never changed.
+(NVTX domain creations are always kept); with ``--keep-range NAME`` (repeatable), only the
+API calls, NVTX ranges and syncs that start inside the first NVTX range of each NAME, and the
+GPU activities those calls launched; then the strings still referenced. The input is copied
+first, never changed.
 """
 
 from __future__ import annotations
@@ -40,7 +43,37 @@ STRING_COLUMNS = ("nameId", "demangledName", "mangledName", "shortName", "textId
 MARGIN_NS = 1_000_000
 
 
-def trim(conn: sqlite3.Connection, from_range: str | None) -> None:
+def _first_range(conn: sqlite3.Connection, name: str) -> tuple[int, int]:
+    row = conn.execute(
+        "SELECT n.start, n.end FROM NVTX_EVENTS n LEFT JOIN StringIds s ON s.id = n.textId "
+        "WHERE COALESCE(n.text, s.value) = ? ORDER BY n.start LIMIT 1",
+        (name,),
+    ).fetchone()
+    if row is None:
+        raise SystemExit(f"no NVTX range named {name!r}")
+    return int(row[0]), int(row[1])
+
+
+def keep_ranges(conn: sqlite3.Connection, names: list[str], present: list[str]) -> None:
+    """Delete what neither starts inside nor was launched from inside the named ranges."""
+    conn.execute("CREATE TEMP TABLE kept (s INTEGER, e INTEGER)")
+    conn.executemany("INSERT INTO kept VALUES (?, ?)", [_first_range(conn, n) for n in names])
+    inside = "EXISTS (SELECT 1 FROM kept k WHERE {t}.start >= k.s AND {t}.start <= k.e)"
+    for table in ("CUPTI_ACTIVITY_KIND_RUNTIME", "NVTX_EVENTS"):
+        if table in present:
+            spare = " AND eventType != 75" if table == "NVTX_EVENTS" else ""
+            conn.execute(f"DELETE FROM {table} WHERE NOT {inside.format(t=table)}{spare}")
+    for table in present:
+        if table in ("CUPTI_ACTIVITY_KIND_RUNTIME", "NVTX_EVENTS"):
+            continue
+        conn.execute(
+            f"DELETE FROM {table} WHERE NOT EXISTS (SELECT 1 FROM CUPTI_ACTIVITY_KIND_RUNTIME r "
+            f"WHERE r.correlationId = {table}.correlationId "
+            f"AND (r.globalTid >> 24) = ({table}.globalPid >> 24))"
+        )
+
+
+def trim(conn: sqlite3.Connection, from_range: str | None, keep: list[str] | None = None) -> None:
     tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
     for table in tables:
         if table not in KEEP:
@@ -59,6 +92,8 @@ def trim(conn: sqlite3.Connection, from_range: str | None) -> None:
         for table in present:
             keep_domains = " AND eventType != 75" if table == "NVTX_EVENTS" else ""
             conn.execute(f"DELETE FROM {table} WHERE start < ?{keep_domains}", (cut,))
+    if keep:
+        keep_ranges(conn, keep, present)
     used: set[int] = set()
     for table in present:
         columns = {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}
@@ -79,13 +114,14 @@ def main() -> None:
     parser.add_argument("export", type=Path)
     parser.add_argument("out", type=Path)
     parser.add_argument("--from-range")
+    parser.add_argument("--keep-range", action="append", default=[])
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         copy = Path(tmp) / "export.sqlite"
         shutil.copyfile(args.export, copy)
         conn = sqlite3.connect(copy)
         try:
-            trim(conn, args.from_range)
+            trim(conn, args.from_range, args.keep_range)
         finally:
             conn.close()
         with open(copy, "rb") as src, gzip.open(args.out, "wb", compresslevel=9) as dst:

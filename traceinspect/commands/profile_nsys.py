@@ -39,6 +39,11 @@ SQLITE_NAME: Final = "report.sqlite"
 RESULTS_NAME: Final = "results.json"
 ANALYSIS_NAME: Final = "analysis.json"
 SCRIPT_SECTION: Final = SECTION_PREFIX + "script"
+TRACED_TIMINGS_NOTE: Final = (
+    "graph candidates were timed inside the Nsight Systems session, whose CUDA tracing stays "
+    "on and adds to every launch and replay (the torch-profiler path times them after its "
+    "profiler stopped)"
+)
 
 
 def run_profile_nsys(
@@ -265,6 +270,8 @@ def _run_child(
         measured = _measure_all(session.candidates, out_dir, options, cuda=cuda, err=err)
         results["candidates"] = [r.to_json() for r in measured]
         results["rows"] = [row for r in measured for row in r.rows]
+        if cuda:
+            results["notes"].append(TRACED_TIMINGS_NOTE)
     elif session.candidates:
         results["notes"].append("graph candidates registered but not measured (--no-candidates)")
     _write(path, results)
