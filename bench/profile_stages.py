@@ -4,8 +4,8 @@
     python bench/profile_stages.py BIG.json --py-spy /tmp/hta-venv/bin/py-spy
 
 The stages are those of ``traceinspect analyze`` (commands/analyze.py), run in this process
-in the same order: imports, read (decode + tables), diagnose, summarize, report building,
-terminal rendering (to a throw-away console), JSON encoding and writing. For each: wall
+in the same order: imports, read (decode + tables), diagnose (with the trace summary),
+report building, terminal rendering (to text), JSON encoding and writing. For each: wall
 seconds, the resident set after it, and the peak so far (``ru_maxrss``): the stage where
 the peak jumps is the one that sets the memory bill.
 
@@ -21,7 +21,6 @@ import time
 _T0 = time.perf_counter()
 
 import argparse  # noqa: E402
-import io  # noqa: E402
 import json  # noqa: E402
 import os  # noqa: E402
 import re  # noqa: E402
@@ -82,26 +81,17 @@ class Stages:
 def stage_profile(trace: Path) -> Stages:
     stages = Stages()
     start = time.perf_counter()
-    from rich.console import Console
-
     from traceinspect.analysis.diagnose import diagnose
     from traceinspect.parse import load_trace
-    from traceinspect.report.json_report import build_report
-    from traceinspect.report.summary import render_summary, summarize
-    from traceinspect.report.terminal import render_diagnosis
+    from traceinspect.report.json_report import report_data
+    from traceinspect.report.terminal import render_terminal
 
     stages.add("imports", time.perf_counter() - start + (start - _T0))
     timeline = stages.run("read", lambda: load_trace(trace))
-    diagnosis = stages.run("diagnose", lambda: diagnose(timeline))
-    summary = stages.run("summarize", lambda: summarize(timeline))
-    report = stages.run("report", lambda: build_report(diagnosis, summary))
-    console = Console(file=io.StringIO(), width=120)
-
-    def render() -> None:
-        render_summary(summary, console)
-        render_diagnosis(report, console)
-
-    stages.run("render", render)
+    # The analysis includes the trace summary.
+    analysis = stages.run("diagnose", lambda: diagnose(timeline))
+    report = stages.run("report", lambda: report_data(analysis))
+    stages.run("render", lambda: render_terminal(analysis, width=120))
     text = stages.run("json encode", lambda: json.dumps(report, indent=1))
     with tempfile.TemporaryDirectory() as tmp:
         stages.run("json write", lambda: (Path(tmp) / "r.json").write_text(text))

@@ -224,7 +224,7 @@ def test_predictions_come_from_each_buckets_eager_trace(
         estimate = SimpleNamespace(graphed_ns=90_000, low_ns=70_000, high_ns=120_000)
         inner = SimpleNamespace(region=SimpleNamespace(name="mlp", depth=1), estimate=None)
         outer = SimpleNamespace(region=SimpleNamespace(name="mlp", depth=0), estimate=estimate)
-        return SimpleNamespace(regions=[inner, outer])
+        return SimpleNamespace(region_results=[inner, outer])
 
     monkeypatch.setattr(diagnose_module, "diagnose", fake_diagnose)
     monkeypatch.setattr(parse_module, "load_trace", lambda path: Path(path).name)

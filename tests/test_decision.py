@@ -30,7 +30,7 @@ def region_decisions(name: str) -> dict[str, GraphDecision]:
             blockers=[(b.severity, b.kind) for b in r.capture.blockers],
             estimate=r.estimate,
         )
-        for r in diagnosis.regions
+        for r in diagnosis.region_results
     }
 
 
@@ -64,7 +64,7 @@ def test_region_decision_says_whether_the_eager_side_was_measured() -> None:
     diagnosis = diagnose(
         load_trace(sample_file("tiny_mlp.eager.json.gz")), eager_unprofiled_ns=1_494_457
     )
-    step = next(r for r in diagnosis.regions if r.region.name == "ProfilerStep")
+    step = next(r for r in diagnosis.region_results if r.region.name == "ProfilerStep")
     decision = decide_region(
         "ProfilerStep",
         verdict=step.verdict,

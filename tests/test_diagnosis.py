@@ -389,7 +389,7 @@ def test_item_between_launches_makes_the_region_not_capturable() -> None:
         annotations=[("step", 0, 9000)],
         ops=[("aten::item", 2000, 3100, 0), ("aten::_local_scalar_dense", 2050, 3050, 1)],
     )
-    (region,) = diagnose(t, estimate=False).regions
+    (region,) = diagnose(t, estimate=False).region_results
     assert region.capture.verdict == "not capturable"
     assert not region.capture.capturable
     (blocker,) = region.capture.blockers
@@ -405,7 +405,7 @@ def test_sync_after_the_last_launch_only_needs_a_change() -> None:
         [(100, 200, "launch"), (4000, 4500, "launch"), (6000, 6100, "sync")],
         annotations=[("step", 0, 9000)],
     )
-    (region,) = diagnose(t, estimate=False).regions
+    (region,) = diagnose(t, estimate=False).region_results
     assert region.capture.verdict == "capturable after changes"
     assert [(b.kind, b.severity) for b in region.capture.blockers] == [("trailing_sync", "change")]
 
@@ -422,7 +422,7 @@ def test_changing_kernel_sequence_breaks_capture_and_warmup_allocations_are_note
         annotations=[("step", 0, 9000), ("step", 10000, 19000), ("step", 20000, 29000)],
         gpu_extra={"name": ["gemm", "gemm", "topk"]},
     )
-    (region,) = diagnose(t, estimate=False).regions
+    (region,) = diagnose(t, estimate=False).region_results
     kinds = {b.kind: b.severity for b in region.capture.blockers}
     assert kinds == {"kernel_sequence_changes": "breaks", "warmup_allocation": "note"}
     assert region.capture.verdict == "not capturable"
@@ -435,7 +435,7 @@ def test_health_warns_about_missing_launches_hidden_graph_nodes_and_single_occur
         annotations=[("step", 0, 9000)],
         graph_nodes_visible=False,
     )
-    kinds = [h.kind for h in diagnose(t, estimate=False).health]
+    kinds = [h.kind for h in diagnose(t, estimate=False).warnings]
     assert kinds == [
         "missing_launch_records",
         "graph_nodes_hidden",
@@ -450,7 +450,7 @@ def test_health_warns_when_the_first_occurrence_is_a_warmup() -> None:
         [(100, 200, "launch"), (30100, 30200, "launch"), (40100, 40200, "launch")],
         annotations=[("step", 0, 29000), ("step", 30000, 39000), ("step", 40000, 49000)],
     )
-    (warning,) = diagnose(t, estimate=False).health
+    (warning,) = diagnose(t, estimate=False).warnings
     assert warning.kind == "warmup_included"
     assert "29.0 µs, 3.2× the median of the others (9.0 µs)" in warning.message
 
@@ -482,7 +482,7 @@ def test_pageable_copy_nonzero_shapes_and_collectives_are_reported() -> None:
         },
     )
     t.cpu_ops["input_shapes"] = ["[[8, 4]]", "[[16, 4]]"]
-    (region,) = diagnose(t, estimate=False).regions
+    (region,) = diagnose(t, estimate=False).region_results
     found = {(b.kind, b.severity): b.count for b in region.capture.blockers}
     assert found == {
         ("data_dependent_shape", "breaks"): 2,
@@ -499,7 +499,7 @@ def test_clock_skew_is_a_health_warning() -> None:
     t = timeline(
         [(1000, 2000, 0), (3000, 4000, 1)], [(1500, 1600, "launch"), (3500, 3600, "launch")]
     )
-    kinds = [h.kind for h in diagnose(t, estimate=False).health]
+    kinds = [h.kind for h in diagnose(t, estimate=False).warnings]
     assert kinds == ["clock_skew"]
 
 
@@ -519,5 +519,5 @@ def test_region_with_gpu_ranges_but_no_linked_activity_is_a_health_warning() -> 
         },
     )
     t = Timeline(meta=t.meta, gpu=t.gpu, host=t.host, annotations=ann)
-    warnings = {h.kind: h.message for h in diagnose(t, estimate=False).health}
+    warnings = {h.kind: h.message for h in diagnose(t, estimate=False).warnings}
     assert warnings["unmatched_gpu_ranges"].startswith("fwd: the trace shows GPU work")

@@ -11,9 +11,10 @@ from typing import Any
 import pytest
 from conftest import corpus_file, sample_file
 
-from traceinspect.analysis.diagnose import Diagnosis, diagnose
+from traceinspect.analysis.diagnose import diagnose
+from traceinspect.analysis.result import TraceAnalysis
 from traceinspect.parse import load_trace
-from traceinspect.report.json_report import build_report
+from traceinspect.report.json_report import report_data
 
 #: Measured saving (latencies.json, H200, unprofiled p50) at or above which a step must be
 #: launch-bound, and below which it must be compute-bound.
@@ -22,13 +23,13 @@ COMPUTE_BOUND_SAVING_PCT = 5.0
 
 
 @cache
-def sample(workload: str) -> Diagnosis:
+def sample(workload: str) -> TraceAnalysis:
     return diagnose(load_trace(sample_file(f"{workload}.eager.json.gz")))
 
 
 @cache
 def sample_report(workload: str) -> dict[str, Any]:
-    return build_report(sample(workload))
+    return report_data(sample(workload))
 
 
 def regions(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -115,7 +116,7 @@ def test_host_sync_step_is_not_capturable_and_names_the_item() -> None:
 
 
 def test_graphed_samples_are_already_graphed() -> None:
-    report = build_report(diagnose(load_trace(sample_file("tiny_mlp.graphed.json.gz"))))
+    report = report_data(diagnose(load_trace(sample_file("tiny_mlp.graphed.json.gz"))))
     step = regions(report)["step"]
     assert step["verdict"] == "already-graphed"
     assert step["graph_share"] == pytest.approx(96 / 97, abs=1e-4)  # + the input copy
@@ -166,7 +167,7 @@ def test_json_contract_keys_and_values() -> None:
 @pytest.mark.corpus
 def test_event_sync_trace_is_sync_bound_with_the_is_nonzero_named() -> None:
     path = corpus_file("HolisticTraceAnalysis__cuda_event_sync__event_sync_trace.json.gz")
-    (step,) = build_report(diagnose(load_trace(path)))["regions"]
+    (step,) = report_data(diagnose(load_trace(path)))["regions"]
     assert (step["name"], step["verdict"]) == ("ProfilerStep", "sync-bound")
     # 263 µs window: 100 µs blocked in syncs, 78 µs waiting on launches, 34 µs on a copy
     assert step["idle_us"]["sync"] == 100.0
@@ -179,7 +180,7 @@ def test_event_sync_trace_is_sync_bound_with_the_is_nonzero_named() -> None:
 @pytest.mark.corpus
 def test_backward_kernels_from_the_autograd_thread_join_the_backward_region() -> None:
     path = corpus_file("HolisticTraceAnalysis__nccl_data.json.gz")
-    backward = regions(build_report(diagnose(load_trace(path))))["## backward ##"]
+    backward = regions(report_data(diagnose(load_trace(path))))["## backward ##"]
     assert backward["activities"] == 797
     assert [b["kind"] for b in backward["capture"]["blockers"]] == ["cpu_work", "collective"]
 
@@ -187,7 +188,7 @@ def test_backward_kernels_from_the_autograd_thread_join_the_backward_region() ->
 @pytest.mark.corpus
 def test_vllm_graph_replay_is_already_graphed() -> None:
     path = corpus_file("TraceLens__vllm_decode_full__graph_execution.json.gz")
-    (region,) = build_report(diagnose(load_trace(path)))["regions"]
+    (region,) = report_data(diagnose(load_trace(path)))["regions"]
     assert region["verdict"] == "already-graphed"
     assert region["kernels"] == 425
 
@@ -195,7 +196,7 @@ def test_vllm_graph_replay_is_already_graphed() -> None:
 @pytest.mark.corpus
 def test_cpu_only_trace_has_no_gpu_work_and_says_so() -> None:
     path = corpus_file("HolisticTraceAnalysis__rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz")
-    report = build_report(diagnose(load_trace(path)))
+    report = report_data(diagnose(load_trace(path)))
     assert {r["verdict"] for r in report["regions"]} == {"idle"}
     assert {r["capture"]["verdict"] for r in report["regions"]} == {"no GPU work"}
     assert report["health"][0]["kind"] == "no_gpu_activity"
@@ -204,7 +205,7 @@ def test_cpu_only_trace_has_no_gpu_work_and_says_so() -> None:
 @pytest.mark.corpus
 def test_cut_nsys_window_falls_back_to_the_whole_trace_and_warns() -> None:
     path = corpus_file("nsys-ai__h100_2gpu_1s.sqlite")
-    report = build_report(diagnose(load_trace(path)))
+    report = report_data(diagnose(load_trace(path)))
     whole = report["regions"][0]
     assert (whole["name"], whole["source"], whole["activities"]) == (
         "whole trace",
@@ -218,7 +219,7 @@ def test_cut_nsys_window_falls_back_to_the_whole_trace_and_warns() -> None:
 @pytest.mark.corpus
 def test_alexnet_benchmark_reports_allocations_and_pageable_copies() -> None:
     path = corpus_file("HolisticTraceAnalysis__benchmark_result_2869224_1695835535_trace.json.gz")
-    outer = build_report(diagnose(load_trace(path)))["regions"][0]
+    outer = report_data(diagnose(load_trace(path)))["regions"][0]
     kinds = {(b["kind"], b["example"]["op"]): b["count"] for b in outer["capture"]["blockers"]}
     assert kinds[("allocation", "cudaMalloc")] == 24
     assert kinds[("pageable_copy", "aten::to")] == 16
@@ -227,7 +228,7 @@ def test_alexnet_benchmark_reports_allocations_and_pageable_copies() -> None:
 
 @cache
 def nsys_sample(name: str) -> dict[str, Any]:
-    return build_report(diagnose(load_trace(sample_file(f"nsys/{name}.sqlite.gz"))))
+    return report_data(diagnose(load_trace(sample_file(f"nsys/{name}.sqlite.gz"))))
 
 
 def test_nsys_samples_agree_with_the_kineto_verdicts() -> None:

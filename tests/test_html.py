@@ -15,12 +15,14 @@ import pytest
 from conftest import corpus_file, sample_file
 from plotly.offline import get_plotlyjs
 
+from traceinspect.analysis.diagnose import diagnose
 from traceinspect.model import DeviceInfo, Timeline, TraceMeta, make_table
-from traceinspect.report.html import page_data, render_html, safe_json
+from traceinspect.report.html import page_data, region_spans, render_page, safe_json
 from traceinspect.report.html_timeline import (
     MAX_EMBEDDED_ACTIVITIES,
     timeline_data,
 )
+from traceinspect.report.json_report import report_data
 
 XSS_KERNEL = "</script><img src=x onerror=alert(1)>"
 XSS_RANGE = "<b onmouseover=alert(2)>step & 'go'\u2028</b>"
@@ -102,6 +104,7 @@ REPORT: dict[str, Any] = {
             "occurrences": 32,
             "wall_us": 1234.5,
             "gpu_busy_us": 308.6,
+            "gpu_busy_share": 0.25,
             "kernels": 1216,
             "idle_us": {"host_launch": 800.25, "sync": 20.0, "copy": 0.0, "dependency": 5.5},
             "verdict": "launch-bound",
@@ -128,7 +131,7 @@ REPORT: dict[str, Any] = {
 
 def test_page_is_self_contained_with_plotly_inlined() -> None:
     # GIVEN a rendered page
-    html = render_html(small_timeline(), REPORT)
+    html = render_page(small_timeline(), REPORT)
     bundle = get_plotlyjs()
     # THEN the plotly.js bundle is in it verbatim, once
     assert html.count(bundle) == 1
@@ -141,7 +144,7 @@ def test_page_is_self_contained_with_plotly_inlined() -> None:
 
 
 def test_content_security_policy_pins_the_inline_scripts() -> None:
-    html = render_html(small_timeline(), REPORT)
+    html = render_page(small_timeline(), REPORT)
     csp = re.search(r'http-equiv="Content-Security-Policy" content="([^"]*)"', html)
     assert csp is not None
     policy = html_lib.unescape(csp.group(1))
@@ -158,7 +161,7 @@ def test_content_security_policy_pins_the_inline_scripts() -> None:
 
 
 def test_user_names_never_appear_as_markup() -> None:
-    html = render_html(small_timeline(), REPORT)
+    html = render_page(small_timeline(), REPORT)
     # GIVEN kernel and NVTX names carrying markup, THEN no raw "<" of theirs is in the page
     assert "</script><img" not in html
     assert "<img" not in html.lower()
@@ -230,7 +233,7 @@ def test_empty_timeline_draws_nothing() -> None:
     assert data["timeline"]["series"] == []
     assert data["timeline"]["total"] == 0
     assert data["summary"]["tables"][0]["rows"] == []
-    assert "<title>" in render_html(timeline, None)
+    assert "<title>" in render_page(timeline, None)
 
 
 def many_kernels(n: int, period_ns: int = 2_000) -> Timeline:
@@ -379,7 +382,7 @@ def test_regions_table_shows_the_report_values() -> None:
         "record_function",
         "32",
         "1,234.5",
-        "308.6 (25%)",  # no gpu_busy_share in the report: busy / wall
+        "308.6 (25%)",  # the report's gpu_busy_share
         "1,216",
         # 800.25 + 20 + 0 + 5.5; zero and missing causes are not listed
         {"text": "825.8", "details": ["launch 800.2", "sync 20.0", "dependency 5.5"]},
@@ -465,16 +468,19 @@ def test_regions_table_with_the_diagnosis_report_fields() -> None:
 
 
 def test_regions_know_their_occurrences_in_the_timeline() -> None:
-    # GIVEN regions named as the diagnosis names them: ProfilerStep#1 -> ProfilerStep
-    regions = [
-        {"name": "ProfilerStep", "source": "profiler_step"},
-        {"name": XSS_RANGE, "source": "nvtx"},
-        {"name": XSS_RANGE, "source": "record_function"},  # same name, other source: none
-        {"name": "decode", "source": "record_function"},  # not in the trace
+    # GIVEN the analysis of a trace with a profiler step and an NVTX range inside it
+    analysis = diagnose(small_timeline(), estimate=False)
+    assert [(r.name, r.region.source) for r in analysis.region_results] == [
+        ("ProfilerStep", "profiler_step"),
+        (XSS_RANGE, "nvtx"),
     ]
-    table = page_data(small_timeline(), {"regions": regions})["regions"]
-    # THEN each row carries its occurrences in µs since the trace start, for highlighting
-    assert table["spans"] == [[[0.0, 50.0]], [[7.0, 22.0]], [], []]
+    # WHEN the page is built from it
+    spans = region_spans(analysis)
+    table = page_data(analysis.timeline, report_data(analysis), spans=spans)["regions"]
+    # THEN each row carries the region's own occurrences in µs since the trace start
+    assert table["spans"] == [[[0.0, 50.0]], [[7.0, 22.0]]]
+    # and a report without the analysis highlights none
+    assert page_data(small_timeline(), report_data(analysis))["regions"]["spans"] == [[], []]
 
 
 def test_health_and_trace_come_from_the_report() -> None:

@@ -17,7 +17,7 @@ from test_html_timeline import memset_storm
 
 from traceinspect.model import DeviceInfo, Timeline, TraceMeta, make_table
 from traceinspect.report import html_timeline
-from traceinspect.report.html import render_html
+from traceinspect.report.html import render_page
 from traceinspect.report.html_timeline import SERIES_STYLE
 
 pytestmark = pytest.mark.slow
@@ -141,7 +141,9 @@ def test_hostile_names_render_as_text_and_the_timeline_draws(
 ) -> None:
     # GIVEN names carrying markup; WHEN the page is opened (also with the CSP removed, so
     # escaping alone is tested, not the policy that would block inline handlers anyway)
-    html = render_html(hostile_timeline(), REPORT)
+    # (the region's one occurrence, as the analysis gives it, highlights on the timeline)
+    spans = [np.array([[0, 40_000]], np.int64)]
+    html = render_page(hostile_timeline(), REPORT, spans=spans)
     if not with_csp:
         html, removed = _CSP_META.subn("", html)
         assert removed == 1
@@ -193,7 +195,7 @@ def test_downsampled_timeline_says_so(tmp_path: Path, monkeypatch: pytest.Monkey
         },
     )
     timeline = Timeline(meta=TraceMeta(path="big.json", format="kineto", generation="k"), gpu=gpu)
-    dom = dump_dom(render_html(timeline, None), tmp_path)
+    dom = dump_dom(render_page(timeline, None), tmp_path)
     # THEN the page says how it was drawn: merged at the 1 µs gap, into one block
     assert (
         "Downsampled: 60,000 activities are drawn as 1 blocks (cap 50,000). Runs of activities "
@@ -219,7 +221,7 @@ def test_zoomed_out_overview_shows_busy_share_not_min_width_bars(tmp_path: Path)
     # GIVEN a stream where 0.7 µs memsets are 5 of every 6 activities but 11.7 % of the time
     # (one 25 µs kernel and five memsets per 30 µs, 2,000 times: 12,000 activities)
     timeline = memset_storm()
-    dom = dump_dom(render_html(timeline, None), tmp_path)
+    dom = dump_dom(render_page(timeline, None), tmp_path)
     # THEN zoomed out, the lane shows its busy share by kind: kernels 83 %, memsets 12 %
     match = re.search(r'data-view="([^"]*)"', dom)
     assert match is not None and match.group(1) == "share"
@@ -239,7 +241,7 @@ def test_zoomed_out_overview_shows_busy_share_not_min_width_bars(tmp_path: Path)
 
 def test_zoomed_in_the_lane_shows_its_activities(tmp_path: Path) -> None:
     # GIVEN the same stream opened at a 100 µs window (#range=): 4 kernels, 15 memsets in view
-    dom = dump_dom(render_html(memset_storm(), None), tmp_path, "#range=3000,3100")
+    dom = dump_dom(render_page(memset_storm(), None), tmp_path, "#range=3000,3100")
     # THEN they are drawn as activities, with their names on hover
     match = re.search(r'data-view="([^"]*)"', dom)
     assert match is not None and match.group(1) == "activities"

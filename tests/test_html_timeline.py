@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 from conftest import sample_file
 
+from traceinspect.analysis.summary import summarize
 from traceinspect.model import Timeline, TraceMeta, make_table
 from traceinspect.parse import load_trace
 from traceinspect.report.html_timeline import OVERVIEW_BINS, SERIES_STYLE, timeline_data
-from traceinspect.report.summary import summarize
 
 EPOCH_NS = 1_700_000_000_000_000_123
 
@@ -70,7 +70,7 @@ def test_overview_of_a_real_trace_adds_up_to_the_gpu_busy_time() -> None:
     on_gpu = [e for e in overview["lanes"] if e["lane"] == gpu_lane]
     busy_us = sum(sum(e["share"]) for e in on_gpu) * overview["bin_us"]
     # THEN the binned shares integrate to the summary's busy time (10,509.8 µs), to rounding
-    summary_busy_us = summarize(timeline)["gpu"][0]["busy_ns"] / 1000
+    summary_busy_us = summarize(timeline).gpu[0].busy_ns / 1000
     assert summary_busy_us == pytest.approx(10_509.8, abs=0.1)
     assert busy_us == pytest.approx(summary_busy_us, rel=0.002)
     kinds = {data["series"][e["series"]]["key"] for e in on_gpu}

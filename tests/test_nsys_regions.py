@@ -20,7 +20,7 @@ from traceinspect.analysis.arrays import index_timeline
 from traceinspect.analysis.diagnose import diagnose
 from traceinspect.analysis.regions import find_regions
 from traceinspect.parse import load_trace
-from traceinspect.report.json_report import build_report
+from traceinspect.report.json_report import report_data
 
 H100 = "nsys-ai__h100_2gpu_1s.sqlite"  # 1 s cut of a 2×H100 FSDP run, emit_nvtx, pids 111/112
 MIXED = "nsys/mixed.eager.sqlite.gz"  # H200, NVTX step > attention/mlp, one thread
@@ -29,7 +29,7 @@ MAIN_TID = 281489556112229  # globalTid of the only thread of the mixed export (
 
 @cache
 def report_of(path: Path) -> dict[str, Any]:
-    return build_report(diagnose(load_trace(path)))
+    return report_data(diagnose(load_trace(path)))
 
 
 def unpacked(tmp_path: Path, name: str, *statements: str) -> Path:
@@ -122,7 +122,7 @@ def test_library_domains_and_nccl_collectives_are_not_regions(tmp_path: Path) ->
         ["ncclSend", "collective", ""],
     ]
     # and none of them is a region; the user's are unchanged
-    names = {r["name"] for r in build_report(diagnose(timeline))["regions"]}
+    names = {r["name"] for r in report_data(diagnose(timeline))["regions"]}
     assert names == {"warmup", "step", "attention", "mlp"}
 
 
@@ -145,7 +145,7 @@ def test_a_range_owns_the_work_another_thread_of_its_process_launched(tmp_path: 
     moved = load_trace(path)
     assert int((moved.host["tid"] == helper & 0xFFFFFF).sum()) > 0
     # WHEN it is analyzed THEN `mlp` still owns its kernels, as before the move
-    regions = {r["name"]: r for r in build_report(diagnose(moved))["regions"]}
+    regions = {r["name"]: r for r in report_data(diagnose(moved))["regions"]}
     assert regions["mlp"]["kernels"] == original["mlp"]["kernels"] == 7
     assert regions["mlp"]["verdict"] == original["mlp"]["verdict"] == "compute-bound"
     assert regions["step"]["kernels"] == original["step"]["kernels"]

@@ -155,12 +155,12 @@ def test_detected_step_gets_the_diagnosis_of_the_annotated_step(stripped_dir: Pa
     annotated = diagnose(_load(str(source)))
     stripped = diagnose(_stripped(source, stripped_dir))
     # THEN the stripped trace reports the whole trace and the detected step under it
-    assert [(r.region.name, r.region.source, r.region.depth) for r in stripped.regions] == [
+    assert [(r.region.name, r.region.source, r.region.depth) for r in stripped.region_results] == [
         ("whole trace", "whole_trace", 0),
         ("step (detected)", "detected", 1),
     ]
-    step = stripped.regions[1]
-    profiler_step = next(r for r in annotated.regions if r.region.name == "ProfilerStep")
+    step = stripped.region_results[1]
+    profiler_step = next(r for r in annotated.region_results if r.region.name == "ProfilerStep")
     # ... with the annotated step's verdict, replay estimate and capture blockers
     assert step.verdict == profiler_step.verdict == "launch-bound"
     assert step.estimate.graphed_ns == profiler_step.estimate.graphed_ns

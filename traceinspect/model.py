@@ -125,6 +125,9 @@ HOST_KINDS: Final = (
 #: ``ncclKernel_...``; the PyTorch profiler's ``nccl:all_reduce``; RCCL the same).
 COLLECTIVE_NAME: Final = re.compile(r"(?:nccl|rccl)", re.IGNORECASE)
 
+#: Values of ``host.kind`` that put work on the GPU.
+LAUNCH_KINDS: Final = ("launch", "graph_launch", "memcpy", "memset")
+
 _STR = "str"
 _I64 = "int64"
 
@@ -322,7 +325,19 @@ class Timeline:
 
     @property
     def kernels(self) -> pd.DataFrame:
+        """GPU activities that are kernels (rows of ``gpu``)."""
         return self.gpu[self.gpu["kind"] == "kernel"]
+
+    @property
+    def copies(self) -> pd.DataFrame:
+        """GPU activities that are memory copies (rows of ``gpu``; ``copy_kind`` says which)."""
+        return self.gpu[self.gpu["kind"] == "memcpy"]
+
+    @property
+    def launches(self) -> pd.DataFrame:
+        """Host API calls that put work on the GPU: kernel and graph launches, copies and
+        memsets (rows of ``host``; ``gpu.launch_row`` points at them)."""
+        return self.host[self.host["kind"].isin(LAUNCH_KINDS)]
 
     @property
     def has_gpu_activity(self) -> bool:

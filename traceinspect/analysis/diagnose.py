@@ -1,91 +1,52 @@
 """The diagnosis of one trace: per region, where the GPU's time went, a verdict, the
 capture pre-flight and the replay estimate; plus warnings about the trace itself.
 
-:func:`diagnose` is pure: a :class:`~traceinspect.model.Timeline` in, a :class:`Diagnosis`
-out. Per-occurrence figures are reported as medians over a region's occurrences.
+:func:`diagnose` is pure: a :class:`~traceinspect.model.Timeline` in, a
+:class:`~traceinspect.analysis.result.TraceAnalysis` out. Per-occurrence figures are
+reported as medians over a region's occurrences.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import replace
+from typing import TYPE_CHECKING
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from traceinspect.analysis.arrays import TimelineArrays, index_timeline
-from traceinspect.analysis.capture import CaptureChecker, CaptureReport
+from traceinspect.analysis.capture import CaptureChecker
 from traceinspect.analysis.gaps import CAUSES, OTHER_DETAILS, GroupGaps, group_gaps
 from traceinspect.analysis.health import HealthWarning, check_health
 from traceinspect.analysis.intervals import IntArray, covered_ns
-from traceinspect.analysis.regions import Region, find_regions
-from traceinspect.analysis.verdict import LAUNCH_COST_NS, RegionShape, Verdict, decide
+from traceinspect.analysis.regions import Region, find_regions, step_region
+from traceinspect.analysis.result import (
+    LaunchStats,
+    OccurrenceGaps,
+    RegionDiagnosis,
+    StreamIdle,
+    TraceAnalysis,
+)
+from traceinspect.analysis.summary import summarize
+from traceinspect.analysis.verdict import LAUNCH_COST_NS, RegionShape, decide
 from traceinspect.errors import TraceinspectError
 from traceinspect.model import Timeline
 
-
-@dataclass(frozen=True)
-class LaunchStats:
-    """How the region's activities were launched (ns; medians over its launch calls)."""
-
-    launches: int  # launch calls (a graph launch counts once)
-    median_call_ns: float | None  # host duration of the launch call
-    median_latency_ns: float | None  # launch call start -> activity start
-    p95_latency_ns: float | None
-    median_queue_depth: float | None  # activities in flight when the call started
-    starved_share: float | None  # launches that found nothing queued on the GPU
-
-
-@dataclass(frozen=True)
-class StreamIdle:
-    device: int
-    stream: int
-    busy_ns: float  # medians over the occurrences that used the stream
-    idle_ns: Mapping[str, float]
-
-
-@dataclass(frozen=True)
-class RegionDiagnosis:
-    region: Region
-    wall_ns: float  # median occurrence wall time (the annotation's host interval)
-    wall_p95_ns: float
-    window_ns: float  # median first-activity-start -> last-activity-end
-    busy_share: float  # median over occurrences of GPU busy / window
-    gpu_busy_ns: float  # median union of the occurrence's activities
-    activities: float  # median per occurrence
-    kernels: float
-    median_activity_ns: float | None
-    median_kernel_ns: float | None
-    idle_ns: Mapping[str, float]  # median per occurrence, by cause
-    other_idle_ns: Mapping[str, float]  # the ``other`` cause split by what it was
-    streams: list[StreamIdle]
-    launch: LaunchStats
-    graph_share: float
-    verdict: Verdict
-    evidence: list[str]
-    capture: CaptureReport
-    estimate: Any | None = None  # RegionEstimate from analysis.estimate
-    #: What the verdict read (the profiled timeline's shares).
-    shape: RegionShape | None = None
-
-
-@dataclass(frozen=True)
-class Diagnosis:
-    timeline: Timeline
-    regions: list[RegionDiagnosis]
-    health: list[HealthWarning] = field(default_factory=list)
-    calibration: Any | None = None  # traceinspect.calibration.Calibration
+if TYPE_CHECKING:
+    from traceinspect.analysis.estimate import RegionEstimate, TimelineColumns
+    from traceinspect.calibration import Calibration
 
 
 def diagnose(
     timeline: Timeline,
     *,
-    calibration: Any | None = None,
+    calibration: Calibration | None = None,
     eager_unprofiled_ns: int | None = None,
     estimate: bool = True,
     eager_by_name: Mapping[str, int] | None = None,
-) -> Diagnosis:
+) -> TraceAnalysis:
     """Diagnose every region of ``timeline``.
 
     ``calibration`` (a :class:`traceinspect.calibration.Calibration`) feeds the replay
@@ -108,12 +69,13 @@ def diagnose(
         except TraceinspectError as exc:
             notes.append(HealthWarning("no_calibration", f"no replay estimate: {exc}"))
     if calibration is not None:
-        launch_cost = int(getattr(calibration, "eager_launch_host_ns", launch_cost))
+        launch_cost = int(calibration.eager_launch_host_ns)
     checker = CaptureChecker(arrays, regions)
-    step = _step_region(regions)
+    step = step_region(regions)
     # The estimator's column arrays and device shares, built once for every region.
     columns = _estimate_columns(timeline) if estimate and calibration is not None else None
-    diagnosed = []
+    diagnosed: list[RegionDiagnosis] = []
+    step_result: RegionDiagnosis | None = None
     for region in regions:
         result = _diagnose_region(arrays, region, checker, launch_cost)
         if (
@@ -133,21 +95,20 @@ def diagnose(
                 notes.append(warning)
             result = _with_estimate(result, est, launch_cost)
         diagnosed.append(result)
+        if region is step:
+            step_result = result
     health = check_health(timeline, arrays, diagnosed) + notes
-    return Diagnosis(timeline, diagnosed, health, calibration)
+    return TraceAnalysis(
+        timeline=timeline,
+        summary=summarize(timeline),
+        region_results=tuple(diagnosed),
+        warnings=tuple(health),
+        calibration=calibration,
+        step=step_result,
+    )
 
 
-def _step_region(regions: list[Region]) -> Region | None:
-    steps = [r for r in regions if r.source == "profiler_step"] or [
-        r for r in regions if r.source == "detected" and r.name == "step (detected)"
-    ]
-    if steps:
-        return steps[0]
-    top = [r for r in regions if r.depth == 0]
-    return max(top, key=lambda r: int(r.wall_ns.sum()), default=None)
-
-
-def _estimate_columns(timeline: Timeline) -> Any | None:
+def _estimate_columns(timeline: Timeline) -> TimelineColumns | None:
     """The estimator's :class:`~traceinspect.analysis.estimate.TimelineColumns` of
     ``timeline`` (``None`` without the estimator)."""
     try:
@@ -160,10 +121,10 @@ def _estimate_columns(timeline: Timeline) -> Any | None:
 def _estimate(
     timeline: Timeline,
     region: Region,
-    calibration: Any,
+    calibration: Calibration,
     eager_ns: int | None,
-    columns: Any | None = None,
-) -> tuple[Any | None, HealthWarning | None]:
+    columns: TimelineColumns | None = None,
+) -> tuple[RegionEstimate | None, HealthWarning | None]:
     try:
         from traceinspect.analysis.estimate import estimate_region
     except ImportError:  # pragma: no cover - the estimator ships with the package
@@ -190,12 +151,10 @@ def _estimate(
 
 
 def _with_estimate(
-    result: RegionDiagnosis, est: Any | None, launch_cost_ns: float
+    result: RegionDiagnosis, est: RegionEstimate | None, launch_cost_ns: float
 ) -> RegionDiagnosis:
     """The diagnosis with its estimate; the verdict then reads the simulated unprofiled run
     and must agree with the predicted saving (:func:`~traceinspect.analysis.verdict.decide`)."""
-    from dataclasses import replace
-
     if est is None or result.shape is None:
         return replace(result, estimate=est)
     verdict, evidence = decide(
@@ -267,6 +226,17 @@ def _diagnose_region(
         evidence=evidence,
         capture=capture,
         shape=shape,
+        gaps=OccurrenceGaps(
+            window_start_ns=gaps.first_start,
+            window_end_ns=gaps.last_end,
+            busy_ns=gaps.busy,
+            occurrence=gaps.gap_group,
+            start_ns=gaps.gap_start,
+            end_ns=gaps.gap_end,
+            cause=gaps.gap_cause,
+            detail=gaps.gap_detail,
+            next_row=gaps.gap_next_row,
+        ),
     )
 
 
@@ -336,6 +306,6 @@ def _stream_idle(arrays: TimelineArrays, occ: IntArray, rows: IntArray, n: int) 
     return out
 
 
-def _median(values: Any) -> float:
+def _median(values: npt.ArrayLike) -> float:
     values = np.asarray(values)
     return float(np.median(values)) if values.size else 0.0

@@ -26,9 +26,10 @@ import pandas as pd
 from traceinspect.analysis.arrays import index_timeline
 from traceinspect.analysis.estimate import IntArray, RegionEstimate, estimate_region
 from traceinspect.analysis.intervals import union_ns
-from traceinspect.analysis.regions import Region, find_regions
+from traceinspect.analysis.regions import Region, find_regions, step_region
 from traceinspect.calibration import Calibration
 from traceinspect.model import Timeline
+from traceinspect.units import ns_to_us
 
 #: A kernel's median duration changed when it moved by more than this fraction...
 KERNEL_CHANGE_FRAC: Final = 0.10
@@ -57,9 +58,9 @@ class TracedRegion:
     def to_json(self) -> dict[str, Any]:
         return {
             "occurrences": self.occurrences,
-            "wall_us": _us(self.wall_ns),
-            "span_us": _us(self.span_ns),
-            "gpu_busy_us": _us(self.gpu_busy_ns),
+            "wall_us": ns_to_us(self.wall_ns),
+            "span_us": ns_to_us(self.span_ns),
+            "gpu_busy_us": ns_to_us(self.gpu_busy_ns),
             "kernels": self.kernels,
             "graph_launches": self.graph_launches,
         }
@@ -109,8 +110,8 @@ class KernelChange:
             "name": self.name,
             "eager_count": self.eager_count,
             "graphed_count": self.graphed_count,
-            "eager_median_us": _us(self.eager_median_ns),
-            "graphed_median_us": _us(self.graphed_median_ns),
+            "eager_median_us": ns_to_us(self.eager_median_ns),
+            "graphed_median_us": ns_to_us(self.graphed_median_ns),
             "change_frac": round(self.change_frac, 4),
         }
 
@@ -162,7 +163,7 @@ class TraceDiff:
             "calibration": self.calibration.to_json(),
             "kernel_change_threshold": {
                 "frac": KERNEL_CHANGE_FRAC,
-                "min_us": _us(KERNEL_CHANGE_MIN_NS),
+                "min_us": ns_to_us(KERNEL_CHANGE_MIN_NS),
             },
             "regions": [r.to_json() for r in self.regions],
             "kernels_changed": [k.to_json() for k in self.kernels_changed],
@@ -184,8 +185,8 @@ def diff_traces(
     """Match the regions of the two traces and compare them; predict from ``eager``.
 
     ``eager_unprofiled_ns``, a measured unprofiled eager step, applies to the step region
-    (:func:`step_region`) only; other regions' savings use the eager time estimated from
-    the trace."""
+    (:func:`~traceinspect.analysis.regions.step_region`) only; other regions' savings use
+    the eager time estimated from the trace."""
     eager_regions = find_regions(eager, index_timeline(eager))
     graphed_regions = find_regions(graphed, index_timeline(graphed))
     by_key = {(r.name, r.source): r for r in graphed_regions}
@@ -275,16 +276,6 @@ def kernel_similarity(a: Timeline, b: Timeline) -> KernelSimilarity:
     )
 
 
-def step_region(regions: Sequence[Region]) -> Region | None:
-    """The region a measured eager step time belongs to: the profiler steps, else the
-    top-level region with the most total wall time."""
-    steps = [r for r in regions if r.source == "profiler_step"]
-    if steps:
-        return steps[0]
-    top = [r for r in regions if r.depth == 0]
-    return max(top, key=lambda r: int(r.wall_ns.sum()), default=None)
-
-
 def traced_region(timeline: Timeline, region: Region) -> TracedRegion:
     """Medians over the region's occurrences, as traced."""
     gpu = timeline.gpu
@@ -348,5 +339,3 @@ def _median(values: Sequence[int] | IntArray) -> int:
     return int(round(float(np.median(np.asarray(values, np.float64)))))
 
 
-def _us(ns: int) -> float:
-    return round(ns / 1000.0, 3)

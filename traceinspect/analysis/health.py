@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
@@ -10,12 +9,11 @@ from typing import TYPE_CHECKING, Final
 import numpy as np
 
 from traceinspect.analysis.arrays import TimelineArrays
+from traceinspect.analysis.regions import base_name
 from traceinspect.model import Timeline
 
 if TYPE_CHECKING:
-    from traceinspect.analysis.diagnose import RegionDiagnosis
-
-_OCCURRENCE_SUFFIX = re.compile(r"#\d+$")
+    from traceinspect.analysis.result import RegionDiagnosis
 
 #: Share of GPU activities without a launch record above which launch gaps and region
 #: membership become guesses (a cut window or API tracing off loses them).
@@ -124,7 +122,7 @@ def _unmatched_gpu_ranges(
     projected = ann[ann["source"] == "gpu_user_annotation"]
     if len(projected) == 0:
         return []
-    names = set(projected["name"].str.replace(_OCCURRENCE_SUFFIX, "", regex=True))
+    names = set(projected["name"].map(base_name))
     missed = [r.region.name for r in regions if not r.activities and r.region.name in names]
     if not missed:
         return []

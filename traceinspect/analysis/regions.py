@@ -35,6 +35,7 @@ not regions: they say where the region's kernels ran, which the launch links alr
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Final
 
@@ -66,7 +67,14 @@ STARTUP: Final = "startup"
 MARKS_STEPS_SHARE: Final = 0.8
 BOUNDARY_SLACK: Final = 1
 
-_OCCURRENCE_SUFFIX = re.compile(r"#\d+$")
+
+#: The occurrence number a range name carries (``ProfilerStep#12``): stripped to group them.
+OCCURRENCE_SUFFIX: Final = re.compile(r"#\d+$")
+
+
+def base_name(name: str) -> str:
+    """The region a range belongs to: its name less a trailing ``#N``."""
+    return OCCURRENCE_SUFFIX.sub("", name)
 
 
 @dataclass(frozen=True)
@@ -110,7 +118,7 @@ def find_regions(
         return _with_detected_steps(timeline, arrays, [_whole_trace(timeline)])
     names = ann["name"].to_numpy()
     unique, codes = np.unique(names, return_inverse=True)
-    base = np.array([_OCCURRENCE_SUFFIX.sub("", str(u)) for u in unique], dtype=object)[codes]
+    base = np.array([base_name(str(u)) for u in unique], dtype=object)[codes]
     frame = pd.DataFrame(
         {
             "base": base,
@@ -267,6 +275,20 @@ def main_threads(annotations: pd.DataFrame) -> set[tuple[int, int]]:
         busiest = wall.sort_values(ascending=False, kind="stable").groupby(level=0).head(1)
         main |= {(int(p), int(t)) for p, t in busiest.index}
     return main
+
+
+def step_region(regions: Sequence[Region]) -> Region | None:
+    """The region one step of the workload is: the profiler steps, else the detected step
+    (:mod:`~traceinspect.analysis.steps`), else the top-level region with the most total
+    wall time. A measured eager step time (``--eager-us``) belongs to it,
+    and per-rank tables report it."""
+    steps = [r for r in regions if r.source == "profiler_step"] or [
+        r for r in regions if r.source == "detected" and r.name == DETECTED_STEP
+    ]
+    if steps:
+        return steps[0]
+    top = [r for r in regions if r.depth == 0]
+    return max(top, key=lambda r: int(r.wall_ns.sum()), default=None)
 
 
 def occurrence_rows(timeline: Timeline, region: Region) -> list[IntArray]:

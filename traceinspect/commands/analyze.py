@@ -1,8 +1,7 @@
-"""``traceinspect analyze``: load a trace, diagnose it, render the results."""
+"""``traceinspect analyze``: load a trace, analyze it, render the analysis, write the outputs."""
 
 from __future__ import annotations
 
-import json
 import math
 import sys
 from collections.abc import Sequence
@@ -13,12 +12,12 @@ from rich.console import Console
 from traceinspect.analysis.diagnose import diagnose
 from traceinspect.errors import UsageError
 from traceinspect.parse import load_trace
-from traceinspect.report.json_report import build_report
+from traceinspect.report.json_report import render_json
 from traceinspect.report.layout import render_width
 from traceinspect.report.output import check_writable, write_text
 from traceinspect.report.progress import Progress, file_label
-from traceinspect.report.summary import render_summary, summarize
-from traceinspect.report.terminal import render_diagnosis
+from traceinspect.report.terminal import print_terminal
+from traceinspect.units import us_to_ns
 
 
 def parse_eager_us(
@@ -92,24 +91,21 @@ def run_analyze(
 
             profile = calibration_for(timeline, calibration)
         with progress.stage("diagnosing regions and estimating replay"):
-            diagnosis = diagnose(
+            analysis = diagnose(
                 timeline,
                 calibration=profile,
-                eager_unprofiled_ns=round(step_us * 1000) if step_us is not None else None,
-                eager_by_name={name: round(us * 1000) for name, us in by_name.items()} or None,
+                eager_unprofiled_ns=us_to_ns(step_us) if step_us is not None else None,
+                eager_by_name={name: us_to_ns(us) for name, us in by_name.items()} or None,
             )
-            summary = summarize(timeline, top=top)
-            report = build_report(diagnosis, summary)
         html_text = None
         if html_out is not None:
             from traceinspect.report.html import render_html
 
             with progress.stage(f"writing {html_out.name}"):
-                html_text = render_html(timeline, report)
-    render_summary(summary, console)
-    render_diagnosis(report, console)
+                html_text = render_html(analysis, top=top)
+    print_terminal(analysis, console, top=top)
     if json_out is not None:
-        write_text(json_out, json.dumps(report, indent=1), force=force)
+        write_text(json_out, render_json(analysis, top=top), force=force)
     if html_out is not None and html_text is not None:
         write_text(html_out, html_text, force=force)
         console.print(f"HTML report: {html_out}")

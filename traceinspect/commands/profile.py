@@ -218,9 +218,15 @@ def record_script(
 def analyze_trace(trace_path: Path, json_path: Path) -> None:
     """Analyze the recorded trace as ``traceinspect analyze TRACE --json JSON`` would, printing
     its report and writing its JSON beside the trace."""
-    from traceinspect.commands.analyze import run_analyze
+    from traceinspect.analysis.diagnose import diagnose
+    from traceinspect.parse import load_trace
+    from traceinspect.report.json_report import render_json
+    from traceinspect.report.layout import render_width
+    from traceinspect.report.terminal import print_terminal
 
-    run_analyze(trace_path, json_out=str(json_path), force=True)
+    analysis = diagnose(load_trace(trace_path))
+    print_terminal(analysis, Console(highlight=False, width=render_width(sys.stdout)))
+    write_text(json_path, render_json(analysis), force=True)
 
 
 def _measure_all(
@@ -286,7 +292,7 @@ def _add_predictions(rows: list[dict[str, Any]], out_dir: Path, err: Console) ->
         estimate = next(
             (
                 d.estimate
-                for d in diagnosis.regions
+                for d in diagnosis.region_results
                 if d.region.name == row["callable"] and d.region.depth == 0
             ),
             None,

@@ -107,17 +107,15 @@ def analyze_section(timeline: Timeline, json_path: Path, console: Console) -> di
     when recorded by hand), print it as ``analyze`` does and write its JSON."""
     from traceinspect.analysis.diagnose import diagnose
     from traceinspect.analysis.window import section_bounds, window
-    from traceinspect.report.json_report import build_report
-    from traceinspect.report.summary import render_summary, summarize
-    from traceinspect.report.terminal import render_diagnosis
+    from traceinspect.report.json_report import report_data
+    from traceinspect.report.terminal import print_terminal
 
     bounds = section_bounds(timeline, SCRIPT_SECTION)
     if bounds is not None:
         timeline = window(timeline, *bounds, drop_prefix=SECTION_PREFIX)
-    summary = summarize(timeline)
-    report = build_report(diagnose(timeline), summary)
-    render_summary(summary, console)
-    render_diagnosis(report, console)
+    analysis = diagnose(timeline)
+    report = report_data(analysis)
+    print_terminal(analysis, console)
     _write(json_path, report)
     return report
 
@@ -149,7 +147,7 @@ def _add_predictions(rows: list[dict[str, Any]], timeline: Timeline, err: Consol
         estimate = next(
             (
                 d.estimate
-                for d in diagnosis.regions
+                for d in diagnosis.region_results
                 if d.region.name == row["callable"] and d.region.depth == 0
             ),
             None,

@@ -54,6 +54,8 @@ def analyze_one(path: str) -> dict[str, Any]:
 
     Runs in a worker process, so it returns only small JSON-ready data.
     """
+    from traceinspect.analysis.diagnose import diagnose
+    from traceinspect.analysis.summary import summarize
     from traceinspect.parse import load_trace
     from traceinspect.report.ranks import rank_row, step_diagnosis
 
@@ -69,10 +71,12 @@ def analyze_one(path: str) -> dict[str, Any]:
     except Exception as exc:  # a reader bug on one rank must not lose the others
         return {"failure": {"file": name, "error": _internal(exc)}}
     try:
-        diagnosis = step_diagnosis(timeline)
+        analysis = diagnose(timeline, estimate=False)
     except Exception as exc:  # the row's own numbers still stand without the diagnosis
-        diagnosis = {"error": _internal(exc)}
-    return {"row": rank_row(timeline, name, diagnosis=diagnosis)}
+        error = {"error": _internal(exc)}
+        return {"row": rank_row(timeline, summarize(timeline), name, diagnosis=error)}
+    row = rank_row(timeline, analysis.summary, name, diagnosis=step_diagnosis(analysis))
+    return {"row": row}
 
 
 def _internal(exc: BaseException) -> str:

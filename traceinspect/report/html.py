@@ -18,7 +18,7 @@ import hashlib
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from importlib import resources
 from typing import Any, Final, TypeGuard
 
@@ -26,9 +26,12 @@ import jinja2
 import numpy as np
 from markupsafe import Markup
 
+from traceinspect.analysis.intervals import IntArray
+from traceinspect.analysis.result import TraceAnalysis
+from traceinspect.analysis.summary import summarize
 from traceinspect.model import Timeline
 from traceinspect.report.html_timeline import timeline_data, us_since
-from traceinspect.report.summary import summarize
+from traceinspect.report.json_report import TOP_KERNELS, report_data, summary_json
 
 #: Idle causes of a region, in column order, with their column labels.
 IDLE_CAUSES: Final = (
@@ -47,7 +50,6 @@ MAX_HIGHLIGHTED_OCCURRENCES: Final = 500
 MAX_SUMMARY_ROWS: Final = 30
 
 _NS_PER_US: Final = 1000
-_OCCURRENCE_SUFFIX = re.compile(r"#\d+$")  # ProfilerStep#12 -> ProfilerStep
 _PAGE_DATA_ID: Final = "traceinspect-data"
 _CSS_CLASS_UNSAFE = re.compile(r"[^a-z0-9_-]+")
 # json.dumps output is ASCII-safe JSON; these are the characters that could end a <script>
@@ -66,9 +68,23 @@ _JSON_HTML_UNSAFE = re.compile("[<>&'\u2028\u2029]")
 # --------------------------------------------------------------------------- public entry points
 
 
-def render_html(timeline: Timeline, report: Mapping[str, Any] | None = None) -> str:
-    """The complete page for ``timeline`` and its analysis ``report`` (may be None or partial)."""
-    data = page_data(timeline, report)
+def render_html(analysis: TraceAnalysis, *, top: int = TOP_KERNELS) -> str:
+    """The complete page for ``analysis``: its timeline, regions (with their occurrences
+    highlighted on the timeline), summary and health."""
+    return render_page(
+        analysis.timeline, report_data(analysis, top=top), spans=region_spans(analysis)
+    )
+
+
+def render_page(
+    timeline: Timeline,
+    report: Mapping[str, Any] | None = None,
+    *,
+    spans: Sequence[IntArray] | None = None,
+) -> str:
+    """The page for ``timeline`` and a JSON ``report`` of it (may be None or partial);
+    ``spans`` are the occurrences of the report's regions (:func:`region_spans`)."""
+    data = page_data(timeline, report, spans=spans)
     app_js = _script_text(_asset("report.js"))
     plotly_js = _script_text(_plotly_js())
     template = _environment().get_template("report.html.j2")
@@ -82,6 +98,15 @@ def render_html(timeline: Timeline, report: Mapping[str, Any] | None = None) -> 
     )
 
 
+def region_spans(analysis: TraceAnalysis) -> list[IntArray]:
+    """Per region, its occurrences as ``[start_ns, end_ns]`` rows (at most
+    :data:`MAX_HIGHLIGHTED_OCCURRENCES`, the first ones)."""
+    return [
+        np.column_stack([r.region.start_ns, r.region.end_ns])[:MAX_HIGHLIGHTED_OCCURRENCES]
+        for r in analysis.region_results
+    ]
+
+
 def safe_json(value: Any) -> str:
     """JSON text that is inert inside an HTML ``<script>`` element.
 
@@ -93,12 +118,18 @@ def safe_json(value: Any) -> str:
     return _JSON_HTML_UNSAFE.sub(lambda m: _JSON_HTML_ESCAPES[m.group(0)], text)
 
 
-def page_data(timeline: Timeline, report: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """Everything the page shows, as JSON-ready data; text cells are already formatted."""
+def page_data(
+    timeline: Timeline,
+    report: Mapping[str, Any] | None = None,
+    *,
+    spans: Sequence[IntArray] | None = None,
+) -> dict[str, Any]:
+    """Everything the page shows, as JSON-ready data; text cells are already formatted.
+    ``spans``: per region of the report, its occurrences (none highlighted without)."""
     report = report or {}
     summary = report.get("summary")
     if not isinstance(summary, Mapping):
-        summary = summarize(timeline)
+        summary = summary_json(summarize(timeline))
     trace = report.get("trace") if isinstance(report.get("trace"), Mapping) else {}
     assert isinstance(trace, Mapping)
     meta = timeline.meta
@@ -109,7 +140,15 @@ def page_data(timeline: Timeline, report: Mapping[str, Any] | None = None) -> di
     )
     timeline_part = timeline_data(timeline)
     regions = _regions_table(report.get("regions"))
-    regions["spans"] = _region_spans(timeline, report.get("regions"), timeline_part["t0_ns"])
+    t0 = timeline_part["t0_ns"]
+    if spans is None:
+        spans = [np.empty((0, 2), np.int64)] * len(regions["rows"])
+    regions["spans"] = [
+        np.column_stack([us_since(span[:, 0], t0), us_since(span[:, 1], t0)]).tolist()
+        if len(span)
+        else []
+        for span in spans
+    ]
     return {
         "trace": {
             "path": str(trace.get("path") or meta.path),
@@ -122,33 +161,6 @@ def page_data(timeline: Timeline, report: Mapping[str, Any] | None = None) -> di
         "summary": _summary_section(summary),
         "timeline": timeline_part,
     }
-
-
-def _region_spans(timeline: Timeline, regions: Any, t0: int) -> list[list[list[float]]]:
-    """Per region row, its occurrences as ``[start_us, end_us]`` since the trace start.
-
-    An occurrence is a host range of the region's source whose name, less a ``#N`` suffix, is
-    the region's name (how the diagnosis groups them); at most
-    :data:`MAX_HIGHLIGHTED_OCCURRENCES`, the first ones.
-    """
-    ann = timeline.annotations
-    ann = ann[ann["source"] != "gpu_user_annotation"]
-    base = ann["name"].astype(str).str.replace(_OCCURRENCE_SUFFIX, "", regex=True).to_numpy()
-    source = ann["source"].to_numpy(object)
-    start, end = ann["start_ns"].to_numpy(np.int64), ann["end_ns"].to_numpy(np.int64)
-    spans = []
-    for region in regions if isinstance(regions, list) else []:
-        if not isinstance(region, Mapping):
-            continue
-        hit = np.flatnonzero(
-            (base == str(region.get("name"))) & (source == str(region.get("source")))
-        )[:MAX_HIGHLIGHTED_OCCURRENCES]
-        spans.append(
-            np.column_stack([us_since(start[hit], t0), us_since(end[hit], t0)]).tolist()
-            if len(hit)
-            else []
-        )
-    return spans
 
 
 # ------------------------------------------------------------------------------- table sections
@@ -175,10 +187,9 @@ def _regions_table(regions: Any) -> dict[str, Any]:
         if not isinstance(region, Mapping):
             continue
         wall, busy = region.get("wall_us"), region.get("gpu_busy_us")
-        # Busy share of the region's GPU window when the report has it (GPU work can run
-        # past the host-side wall), else of the wall.
+        # Busy share of the region's GPU window (GPU work can run past the host-side wall).
         reported_share = region.get("gpu_busy_share")
-        share = reported_share if _finite(reported_share) else _ratio(busy, wall)
+        share = reported_share if _finite(reported_share) else None
         verdict = str(region.get("verdict") or "")
         capture = region.get("capture")
         estimate = region.get("estimate")
@@ -483,12 +494,6 @@ def _count(value: Any) -> str:
 
 def _text(value: Any) -> str:
     return "–" if value is None or value == "" else str(value)
-
-
-def _ratio(part: Any, whole: Any) -> float | None:
-    if _finite(part) and _finite(whole) and float(whole) > 0:
-        return float(part) / float(whole)
-    return None
 
 
 def _depth(value: Any) -> int:

@@ -29,34 +29,97 @@ process's occurrences are a region of their own), else null.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+import json
+from typing import Any, Final
 
-from traceinspect.analysis.diagnose import Diagnosis, RegionDiagnosis
+from traceinspect.analysis.result import RegionDiagnosis, TraceAnalysis
 from traceinspect.analysis.steps import StepDetection
+from traceinspect.analysis.summary import TraceSummary
+from traceinspect.units import ns_to_us
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION: Final = 1
+
+#: Kernels listed in ``summary.top_kernels`` unless the caller says otherwise (``--top``).
+TOP_KERNELS: Final = 10
 
 
-def build_report(diagnosis: Diagnosis, summary: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """The JSON-ready report of ``diagnosis`` (plus the trace summary when given)."""
-    meta = diagnosis.timeline.meta
-    calibration = diagnosis.calibration
-    report: dict[str, Any] = {
+def render_json(analysis: TraceAnalysis, *, top: int = TOP_KERNELS) -> str:
+    """The ``--json`` report of ``analysis``, as text."""
+    return json.dumps(report_data(analysis, top=top), indent=1)
+
+
+def report_data(analysis: TraceAnalysis, *, top: int = TOP_KERNELS) -> dict[str, Any]:
+    """The JSON-ready report of ``analysis``; ``top`` kernels in the summary."""
+    summary = analysis.summary
+    calibration = analysis.calibration
+    return {
         "schema_version": SCHEMA_VERSION,
         "trace": {
-            "path": meta.path,
-            "format": meta.format,
-            "generation": meta.generation,
-            "devices": [{"id": d.id, "name": d.name} for d in meta.devices],
+            "path": summary.path,
+            "format": summary.format,
+            "generation": summary.generation,
+            "devices": [{"id": d.id, "name": d.name} for d in summary.devices],
         },
-        "health": [{"kind": h.kind, "message": h.message} for h in diagnosis.health],
+        "health": [{"kind": h.kind, "message": h.message} for h in analysis.warnings],
         "calibration": calibration.to_json() if calibration is not None else None,
-        "regions": [region_json(r) for r in diagnosis.regions],
+        "regions": [region_json(r) for r in analysis.region_results],
+        "summary": summary_json(summary, top=top),
     }
-    if summary is not None:
-        report["summary"] = dict(summary)
-    return report
+
+
+def summary_json(summary: TraceSummary, *, top: int = TOP_KERNELS) -> dict[str, Any]:
+    """The trace summary (times in ns, as this part of the schema has always given them)."""
+    acts = summary.activities
+    return {
+        "path": summary.path,
+        "format": summary.format,
+        "generation": summary.generation,
+        "devices": [{"id": d.id, "name": d.name} for d in summary.devices],
+        "notes": list(summary.notes),
+        "activities": {
+            "kernel": acts.kernel,
+            "memcpy": acts.memcpy,
+            "memset": acts.memset,
+            "graph": acts.graph,
+        },
+        "gpu": [
+            {
+                "device": dev.device,
+                "span_ns": dev.span_ns,
+                "busy_ns": dev.busy_ns,
+                "busy_share": dev.busy_share,
+                "streams": [
+                    {
+                        "stream": s.stream,
+                        "activities": s.activities,
+                        "kernels": s.kernels,
+                        "busy_ns": s.busy_ns,
+                    }
+                    for s in dev.streams
+                ],
+            }
+            for dev in summary.gpu
+        ],
+        "top_kernels": [
+            {
+                "name": k.name,
+                "count": k.count,
+                "total_ns": k.total_ns,
+                "mean_ns": k.mean_ns,
+                "share": k.share,
+            }
+            for k in summary.kernels[:top]
+        ],
+        "launch_apis": [
+            {"name": a.name, "api": a.api, "kind": a.kind, "count": a.count}
+            for a in summary.launch_apis
+        ],
+        "annotations": [
+            {"name": a.name, "source": a.source, "count": a.count} for a in summary.annotations
+        ],
+        "without_launch_record": summary.without_launch_record,
+        "from_graph": summary.from_graph,
+    }
 
 
 def region_json(r: RegionDiagnosis) -> dict[str, Any]:
@@ -68,22 +131,22 @@ def region_json(r: RegionDiagnosis) -> dict[str, Any]:
         "process": region.process if region.process >= 0 else None,
         "depth": region.depth,
         "occurrences": region.occurrences,
-        "wall_us": _us(r.wall_ns),
-        "wall_p95_us": _us(r.wall_p95_ns),
-        "window_us": _us(r.window_ns),
-        "gpu_busy_us": _us(r.gpu_busy_ns),
+        "wall_us": ns_to_us(r.wall_ns),
+        "wall_p95_us": ns_to_us(r.wall_p95_ns),
+        "window_us": ns_to_us(r.window_ns),
+        "gpu_busy_us": ns_to_us(r.gpu_busy_ns),
         "gpu_busy_share": round(r.busy_share, 4) if r.activities else None,
         "kernels": _count(r.kernels),
         "activities": _count(r.activities),
-        "median_kernel_us": _us(r.median_kernel_ns),
-        "median_activity_us": _us(r.median_activity_ns),
-        "idle_us": {cause: _us(ns) for cause, ns in r.idle_ns.items()},
-        "idle_other_us": {detail: _us(ns) for detail, ns in r.other_idle_ns.items()},
+        "median_kernel_us": ns_to_us(r.median_kernel_ns),
+        "median_activity_us": ns_to_us(r.median_activity_ns),
+        "idle_us": {cause: ns_to_us(ns) for cause, ns in r.idle_ns.items()},
+        "idle_other_us": {detail: ns_to_us(ns) for detail, ns in r.other_idle_ns.items()},
         "launch": {
             "launches": launch.launches,
-            "median_call_us": _us(launch.median_call_ns),
-            "median_latency_us": _us(launch.median_latency_ns),
-            "p95_latency_us": _us(launch.p95_latency_ns),
+            "median_call_us": ns_to_us(launch.median_call_ns),
+            "median_latency_us": ns_to_us(launch.median_latency_ns),
+            "p95_latency_us": ns_to_us(launch.p95_latency_ns),
             "median_queue_depth": _count(launch.median_queue_depth),
             "starved_share": _round(launch.starved_share),
         },
@@ -91,8 +154,8 @@ def region_json(r: RegionDiagnosis) -> dict[str, Any]:
             {
                 "device": s.device,
                 "stream": s.stream,
-                "busy_us": _us(s.busy_ns),
-                "idle_us": {cause: _us(ns) for cause, ns in s.idle_ns.items()},
+                "busy_us": ns_to_us(s.busy_ns),
+                "idle_us": {cause: ns_to_us(ns) for cause, ns in s.idle_ns.items()},
             }
             for s in r.streams
         ],
@@ -136,10 +199,6 @@ def detection_json(d: StepDetection) -> dict[str, Any]:
         "loop": d.source.loop if d.source else None,
         "body": (d.source.body or None) if d.source else None,
     }
-
-
-def _us(ns: float | None) -> float | None:
-    return None if ns is None else round(ns / 1000, 3)
 
 
 def _count(x: float | None) -> int | float | None:

@@ -22,6 +22,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from traceinspect.analysis.intervals import union_ns
+from traceinspect.analysis.result import TraceAnalysis
+from traceinspect.analysis.summary import TraceSummary
 from traceinspect.model import Timeline
 
 #: A rank whose median step wall time exceeds the median over ranks by this factor is a
@@ -66,23 +68,13 @@ def rank_of(timeline: Timeline, file_name: str) -> tuple[int | None, str]:
     return None, ""
 
 
-def step_diagnosis(timeline: Timeline) -> dict[str, Any] | None:
-    """The diagnosis of the rank's step: the profiler-step region, else the top-level region
-    holding the most time. Verdict, idle by cause (median per step, ns) and the share of the
-    step's GPU window spent waiting on host launches. ``None`` when nothing ran on the GPU."""
-    from traceinspect.analysis.diagnose import diagnose
-
-    if not timeline.has_gpu_activity:
+def step_diagnosis(analysis: TraceAnalysis) -> dict[str, Any] | None:
+    """The diagnosis of the rank's step (:attr:`TraceAnalysis.step`): verdict, idle by cause
+    (median per step, ns) and the share of the step's GPU window spent waiting on host
+    launches. ``None`` when nothing ran on the GPU."""
+    step = analysis.step
+    if not analysis.timeline.has_gpu_activity or step is None:
         return None
-    regions = diagnose(timeline, estimate=False).regions
-    steps = [r for r in regions if r.region.source == "profiler_step"]
-    top = [r for r in regions if r.region.depth == 0]
-    candidates = steps or top or regions
-    if not candidates:
-        return None
-    step = (
-        max(candidates, key=lambda r: r.wall_ns * r.region.occurrences) if not steps else steps[0]
-    )
     idle = {cause: int(ns) for cause, ns in step.idle_ns.items()}
     return {
         "region": step.region.name,
@@ -97,21 +89,21 @@ def step_diagnosis(timeline: Timeline) -> dict[str, Any] | None:
 
 
 def rank_row(
-    timeline: Timeline, file_name: str, *, diagnosis: Mapping[str, Any] | None = None
+    timeline: Timeline,
+    summary: TraceSummary,
+    file_name: str,
+    *,
+    diagnosis: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """One rank's numbers, JSON-ready. ``diagnosis`` (verdict and idle causes) is passed
-    through as given; times are integer ns, shares in [0, 1] or ``None`` when undefined."""
+    """One rank's numbers, JSON-ready: busy time from the trace ``summary``; ``diagnosis``
+    (verdict and idle causes) is passed through as given; times are integer ns, shares in
+    [0, 1] or ``None`` when undefined."""
     rank, rank_source = rank_of(timeline, file_name)
     gpu = timeline.gpu
-    names = {d.id: d.name for d in timeline.meta.devices}
-    devices = sorted(int(d) for d in np.unique(gpu["device"].to_numpy())) if len(gpu) else []
-    busy_ns = span_ns = 0
-    for device in devices:
-        on_device = gpu["device"].to_numpy() == device
-        starts = gpu["start_ns"].to_numpy()[on_device]
-        ends = gpu["end_ns"].to_numpy()[on_device]
-        busy_ns += union_ns(starts, ends)
-        span_ns += int(ends.max() - starts.min())
+    names = {d.id: d.name for d in summary.devices}
+    devices = [d.device for d in summary.gpu]
+    busy_ns = sum(d.busy_ns for d in summary.gpu)
+    span_ns = sum(d.span_ns for d in summary.gpu)
     kernels = timeline.kernels
     collective = kernels["name"].str.contains(COLLECTIVE_KERNEL_MARK, case=False, regex=False)
     collective_ns = union_ns(

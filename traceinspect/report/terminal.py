@@ -1,11 +1,15 @@
-"""The diagnosis on the terminal: one row per region, then capture blockers and trace health.
+"""The analysis on the terminal: the trace summary, one row per region, then evidence,
+replay estimates, capture blockers and trace health.
 
-Renders the same data the JSON report holds (:func:`~traceinspect.report.json_report.
-build_report`), so the two never disagree.
+:func:`render_terminal` / :func:`print_terminal` draw a
+:class:`~traceinspect.analysis.result.TraceAnalysis`; the regions part reads the same
+JSON-ready view the ``--json`` report serializes (:func:`~traceinspect.report.json_report.
+report_data`), so the two never disagree.
 """
 
 from __future__ import annotations
 
+import io
 import re
 from collections.abc import Mapping
 from typing import Any, Final
@@ -15,7 +19,10 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from traceinspect.analysis.result import TraceAnalysis
+from traceinspect.report.json_report import TOP_KERNELS, report_data
 from traceinspect.report.layout import abbreviate
+from traceinspect.report.summary import render_summary
 
 VERDICT_STYLE = {
     "launch-bound": "bold red",
@@ -50,6 +57,31 @@ SEVERITY_STYLE = {"breaks": "red", "change": "yellow", "note": "dim"}
 EVIDENCE_SHOWN = 8
 #: Blockers listed per region on the terminal (all are in the JSON).
 BLOCKERS_SHOWN = 4
+
+
+def render_terminal(
+    analysis: TraceAnalysis, *, width: int, color: bool = False, top: int = TOP_KERNELS
+) -> str:
+    """The terminal report of ``analysis`` as text: ``width`` columns, ANSI styles when
+    ``color``, the ``top`` kernels in the summary."""
+    buffer = io.StringIO()
+    console = Console(
+        file=buffer,
+        width=width,
+        highlight=False,
+        force_terminal=color,
+        no_color=None if color else True,  # None: NO_COLOR in the environment still applies
+    )
+    print_terminal(analysis, console, top=top)
+    return buffer.getvalue()
+
+
+def print_terminal(analysis: TraceAnalysis, console: Console, *, top: int = TOP_KERNELS) -> None:
+    """Print the terminal report of ``analysis`` on ``console``: the trace summary, then the
+    regions drawn from the JSON-ready view of the same analysis
+    (:func:`~traceinspect.report.json_report.report_data`), so terminal and JSON agree."""
+    render_summary(analysis.summary, console, top=top)
+    render_diagnosis(report_data(analysis, top=top), console)
 
 
 def render_diagnosis(report: Mapping[str, Any], console: Console) -> None:
