@@ -95,9 +95,9 @@ def test_the_same_kernels_per_region_as_the_pytorch_profiler_saw() -> None:
 @pytest.mark.parametrize("pid", [695, 696])
 def test_both_processes_read_launch_heavy_with_a_large_replay_saving(pid: int) -> None:
     from traceinspect.analysis.diagnose import diagnose
-    from traceinspect.report.json_report import build_report
+    from traceinspect.report.json_report import report_data
 
-    report = build_report(diagnose(timeline(NSYS)))
+    report = report_data(diagnose(timeline(NSYS)))
     mine = {r["name"]: r for r in report["regions"] if r["process"] == pid}
     backward = mine["backward"]
     assert backward["kernels"] == 57

@@ -246,7 +246,7 @@ def test_unannotated_scripts_get_their_steps(
     timeline = _load(str(UNANNOTATED / "unannotated" / name / f"{trace}.json.gz"))
     # WHEN it is diagnosed
     diagnosis = diagnose(timeline)
-    by_name = {r.region.name: r for r in diagnosis.regions}
+    by_name = {r.region.name: r for r in diagnosis.region_results}
     step = by_name["step (detected)"]
     found = step.region.detection
     assert found is not None
@@ -276,11 +276,11 @@ def test_terminal_json_and_html_say_the_step_was_detected_and_how_surely(
     from rich.console import Console
 
     from traceinspect.report.html import page_data
-    from traceinspect.report.json_report import build_report
+    from traceinspect.report.json_report import report_data
     from traceinspect.report.terminal import render_diagnosis
 
     timeline = _stripped(sample_file("host_sync.eager.json.gz"), stripped_dir)
-    report = build_report(diagnose(timeline))
+    report = report_data(diagnose(timeline))
     (step,) = [r for r in report["regions"] if r["source"] == "detected"]
     detection = step["detection"]
     assert (step["name"], detection["repeats"], detection["launches_per_step"]) == (
