@@ -254,10 +254,10 @@ def _find(folder: Path, name: Any) -> Path | None:
     return found[0] if found else None
 
 
-def all_workloads() -> list[Workload]:
+def all_workloads(validation: Path = VALIDATION_DIR) -> list[Workload]:
     out = sample_workloads(SAMPLE_SETS[0], "samples") + sample_workloads(SAMPLE_SETS[1], "holdout")
-    if VALIDATION_DIR.is_dir():
-        out += validation_workloads(VALIDATION_DIR)
+    if validation.is_dir():
+        out += validation_workloads(validation)
     return out
 
 
@@ -442,6 +442,10 @@ def summary(rows: Sequence[ValidationRow]) -> str:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--samples", type=Path, help="one latencies.json folder only")
+    ap.add_argument(
+        "--validation", type=Path, default=VALIDATION_DIR, help="profile --repeats recordings"
+    )
+    ap.add_argument("--only", help="only this group: samples, holdout or validation")
     ap.add_argument("--fit", action="store_true", help="fit the constants on every workload")
     ap.add_argument("--cv", action="store_true", help="two-fold cross-validation")
     ap.add_argument("--json", action="store_true", help="print the rows as JSON instead")
@@ -449,7 +453,9 @@ def main() -> int:
     if args.samples is not None:
         workloads = sample_workloads(args.samples, args.samples.name)
     else:
-        workloads = all_workloads()
+        workloads = all_workloads(args.validation)
+    if args.only:
+        workloads = [w for w in workloads if w.group == args.only]
     prepared = [prepare(w) for w in workloads]
     base = calibration_for(prepared[0].timeline)
     if args.fit:

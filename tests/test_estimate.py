@@ -130,9 +130,11 @@ def test_single_stream_replays_back_to_back_with_node_overhead() -> None:
         )
         == 25 * US
     )
-    # AND the range scales every overhead by ±10 %: 25 µs − 0.1 × (4 + 9 + 2) µs
-    assert est.low_ns == 23_500
-    assert est.high_ns == 26_500
+    # AND the range scales the launch and sync overheads by ±10 % and takes half the node
+    # overhead at the low end, 0.9 µs more per node at the high end (machines differ most
+    # there): low 3.6 + 10 + 4.5 + 1.8 µs, high 4.4 + 10 + 10 × (0.99 + 0.9) + 2.2 µs
+    assert est.low_ns == 19_900
+    assert est.high_ns == 35_500
     assert est.nodes == 10 and est.streams == 1 and est.dependencies == 0
 
 
@@ -270,9 +272,10 @@ def test_a_request_pays_the_cold_start_once() -> None:
     assert without.graphed_ns == 7_900
     # the range scales the cold start with the other overheads. High: two copies, the first
     # cold (6.6 µs host), the second warm (6.6 − 1.1 µs), the replay warm (4.4 − 1.1 µs to
-    # the GPU), kernel 1 + 0.99 µs, sync 2.2 µs. Low: no copy, a cold replay (3.6 µs).
-    assert with_copy.high_ns == 6_600 + 5_500 + 3_300 + 1_990 + 2_200
-    assert with_copy.low_ns == 3_600 + 1_810 + 1_800
+    # the GPU), kernel 1 + 0.99 + 0.9 µs, sync 2.2 µs. Low: no copy, a cold replay (3.6 µs),
+    # kernel 1 + half its 0.9 µs node overhead.
+    assert with_copy.high_ns == 6_600 + 5_500 + 3_300 + 2_890 + 2_200
+    assert with_copy.low_ns == 3_600 + 1_450 + 1_800
 
 
 def test_after_a_host_sync_the_next_replay_is_cold_again() -> None:
@@ -324,10 +327,12 @@ def test_region_medians_range_and_measured_saving() -> None:
     # 10th/90th percentiles 0.52 and 1.8, widened by the 5 % replay drift → durations
     # × 0.494 and × 1.89 at the ends of the range
     assert duration_spread(tl, occ) == pytest.approx((0.52, 1.8))
-    # low: overheads × 0.9 (6.21 µs) + 0.0988, 0.247, 0.494 µs → 10th percentile 6.3384 µs
-    assert est.low_ns == 6_338
-    # high: overheads × 1.1 (7.59 µs) + 0.378, 0.945, 1.89 µs → 90th percentile 9.291 µs
-    assert est.high_ns == 9_291
+    # low: launch and sync × 0.9, node overhead × 0.5 (5.85 µs) + 0.0988, 0.247, 0.494 µs
+    # → 10th percentile 5.9784 µs
+    assert est.low_ns == 5_978
+    # high: overheads × 1.1 + 0.9 µs per node (8.49 µs) + 0.378, 0.945, 1.89 µs → 90th
+    # percentile 10.191 µs
+    assert est.high_ns == 10_191
     assert est.eager_source == "measured"
     assert est.saving_ns == 30 * US - 7_400
     out = est.to_json()
@@ -508,7 +513,7 @@ def test_a100_trace_with_graph_launches_and_host_syncs() -> None:
     # after the first of each stretch between host syncs run warm (6,064 ns in all)
     assert est.parts["gpu_work"] == 75_104_000
     assert est.graphed_ns == 79_718_634
-    assert est.low_ns == 69_232_720 and est.high_ns == 132_771_734
+    assert est.low_ns == 68_933_587 and est.high_ns == 134_035_514
 
 
 def test_many_occurrences_are_estimated_from_an_even_sample() -> None:

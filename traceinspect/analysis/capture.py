@@ -524,8 +524,9 @@ FIXES: Final = {
     "or make the branch a GPU select",
     "warmup_kernel_sequence": "run the warm-up iterations before capturing",
     "shapes_change": "capture one graph per shape, or pad inputs to a few fixed shapes",
-    "collective": "NCCL collectives capture (NCCL ≥ 2.9.6), but every rank must replay "
-    "the same graph",
+    "collective": "NCCL collectives capture (NCCL ≥ 2.9.6): warm the communicator up eagerly "
+    "before capture, capture the same collectives in the same order on every rank, replay on "
+    "all ranks together, and keep host waits (work.wait(), barrier()) out of the graph",
 }
 
 

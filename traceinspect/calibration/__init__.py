@@ -45,6 +45,8 @@ Profile fields (``schema_version`` 1; times in integer or fractional nanoseconds
 ``profiler_call_ns``               host time it adds per CUDA runtime/driver call
 ``profiler_floor_frac``            a host stretch keeps at least this share of its
                                    profiled time when the costs are removed
+``profiler_python_ns``             host time it adds per recorded Python function call
+                                   (``with_stack=True``)
 =================================  =========================================================
 
 Unknown extra fields are kept in :attr:`Calibration.extra` (numbers only) and ignored.
@@ -112,17 +114,21 @@ class ProfilerCost:
     call_ns: float
     #: A host stretch never shrinks below this share of its profiled length.
     floor_frac: float
+    #: Per recorded Python function call (``with_stack=True``: the profiler's Python tracer).
+    python_ns: float = 0.0
 
 
-#: The profiler's costs when a profile does not state them: fitted on the H200 sample and
-#: validation workloads (``bench/validation_table.py --fit``), see the README.
+#: The profiler's costs when a profile does not state them: fitted on 30 H200 workloads
+#: (``bench/validation_table.py --fit``: 13 recorded with record_shapes, 17 without), see
+#: the README. ``python_ns`` (with_stack) is not fitted: no validation trace has stacks.
 DEFAULT_PROFILER_COST: Final = ProfilerCost(
-    op_ns=1_000.0, op_shapes_ns=6_000.0, call_ns=0.0, floor_frac=0.4
+    op_ns=1_000.0, op_shapes_ns=6_000.0, call_ns=1_000.0, floor_frac=0.4, python_ns=1_000.0
 )
 
 #: Per-node replay cost of real graphs beyond what the calibration's chains of one repeated
-#: kernel show, ns, when a profile does not state it: fitted on the H200 validation workloads
-#: (``bench/validation_table.py --fit``), see the README.
+#: kernel show, ns, when a profile does not state it: the fit on 30 H200 workloads gives
+#: 50 ns (``bench/validation_table.py --fit``), within the noise: 0. What differs is the
+#: machine (0.3–0.7 µs per node on one lease, 1.2–1.7 µs on another): the range carries it.
 DEFAULT_GRAPH_NODE_EXTRA_NS: Final = 0
 
 _REQUIRED: Final = (
@@ -155,6 +161,7 @@ _KNOWN: Final = frozenset(
         "profiler_op_shapes_ns",
         "profiler_call_ns",
         "profiler_floor_frac",
+        "profiler_python_ns",
         *_REQUIRED,
     }
 )
@@ -393,6 +400,7 @@ def _profiler_cost(data: Mapping[str, Any]) -> ProfilerCost:
         op_shapes_ns=float(_ns(data, "profiler_op_shapes_ns", int(default.op_shapes_ns))),
         call_ns=float(_ns(data, "profiler_call_ns", int(default.call_ns))),
         floor_frac=float(floor),
+        python_ns=float(_ns(data, "profiler_python_ns", int(default.python_ns))),
     )
 
 

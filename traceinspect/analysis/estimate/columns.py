@@ -76,25 +76,28 @@ class TimelineColumns:
 
     def thread_event_starts(
         self, threads: npt.NDArray[np.int64], first_ns: int, last_ns: int
-    ) -> tuple[IntArray, IntArray]:
-        """Sorted start times, in ``[first_ns, last_ns]``, of the CPU operators and of the
-        CUDA API calls made by the (pid, tid) keys ``threads`` (:attr:`host_thread`)."""
-        if "_op_thread" not in self._ops:
-            ops = self.timeline.cpu_ops
-            self._ops["_op_thread"] = (ops["pid"].to_numpy().astype(np.int64) << 32) ^ ops[
-                "tid"
-            ].to_numpy().astype(np.int64)
-            self._ops["start_ns"] = ops["start_ns"].to_numpy()
+    ) -> tuple[IntArray, IntArray, IntArray]:
+        """Sorted start times, in ``[first_ns, last_ns]``, of the CPU operators, of the
+        CUDA API calls and of the recorded Python function calls made by the (pid, tid)
+        keys ``threads`` (:attr:`host_thread`)."""
+        for table in ("cpu_ops", "python"):
+            if f"_{table}_thread" not in self._ops:
+                frame = getattr(self.timeline, table)
+                self._ops[f"_{table}_thread"] = (
+                    frame["pid"].to_numpy().astype(np.int64) << 32
+                ) ^ frame["tid"].to_numpy().astype(np.int64)
+                self._ops[f"_{table}_start"] = frame["start_ns"].to_numpy()
         out = []
         for starts, thread in (
-            (self._ops["start_ns"], self._ops["_op_thread"]),
+            (self._ops["_cpu_ops_start"], self._ops["_cpu_ops_thread"]),
             (self.host("start_ns"), self.host_thread),
+            (self._ops["_python_start"], self._ops["_python_thread"]),
         ):
             lo = int(np.searchsorted(starts, first_ns, side="left"))
             hi = int(np.searchsorted(starts, last_ns, side="right"))
             mine = np.isin(thread[lo:hi], threads)
             out.append(np.sort(starts[lo:hi][mine]).astype(np.int64))
-        return out[0], out[1]
+        return out[0], out[1], out[2]
 
     @property
     def host_thread(self) -> IntArray:

@@ -87,6 +87,7 @@ class HostClock:
         points: IntArray,
         op_starts: IntArray,
         call_starts: IntArray,
+        python_starts: IntArray,
         cost: ProfilerCost | None,
         shapes: bool,
     ) -> None:
@@ -98,8 +99,9 @@ class HostClock:
         else:
             ops = np.diff(np.searchsorted(op_starts, xs, side="left")).astype(np.float64)
             calls = np.diff(np.searchsorted(call_starts, xs, side="left")).astype(np.float64)
+            frames = np.diff(np.searchsorted(python_starts, xs, side="left")).astype(np.float64)
             per_op = cost.op_ns + (cost.op_shapes_ns if shapes else 0.0)
-            added = ops * per_op + calls * cost.call_ns
+            added = ops * per_op + calls * cost.call_ns + frames * cost.python_ns
             simulated = np.maximum(traced * cost.floor_frac, traced - added)
         self.y = np.concatenate([[0.0], np.cumsum(simulated)])
 
@@ -154,6 +156,7 @@ class EagerSimulation:
     points: IntArray
     op_starts: IntArray
     call_starts: IntArray
+    python_starts: IntArray
     shapes: bool
 
     @classmethod
@@ -189,7 +192,7 @@ class EagerSimulation:
         sync_start = cols.host("start_ns")[blocking][order]
         sync_end = cols.host("end_ns")[blocking][order]
         threads = np.unique(cols.host_thread[launch_row[known]]).astype(np.int64)
-        op_starts, call_starts = cols.thread_event_starts(threads, t0, t1)
+        op_starts, call_starts, python_starts = cols.thread_event_starts(threads, t0, t1)
         points = np.concatenate(
             [[t0, t1], launched_at[known], launch_end[known], sync_start, sync_end]
         ).astype(np.int64)
@@ -207,12 +210,15 @@ class EagerSimulation:
             points=points,
             op_starts=op_starts,
             call_starts=call_starts,
+            python_starts=python_starts,
             shapes=cols.shapes_recorded,
         )
 
     def run(self, cost: ProfilerCost | None, sync_ns: int) -> EagerRun:
         """The simulated run with the profiler's ``cost`` removed (``None``: as traced)."""
-        clock = HostClock(self.points, self.op_starts, self.call_starts, cost, self.shapes)
+        clock = HostClock(
+            self.points, self.op_starts, self.call_starts, self.python_starts, cost, self.shapes
+        )
         known, launched_at, sync_start = self.known, self.launched_at, self.sync_start
         n = len(self.duration)
         # Which stretch between syncs each launch falls in; unlaunched activities go first.
