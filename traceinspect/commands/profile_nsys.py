@@ -94,7 +94,7 @@ def run_profile_nsys(
         results["notes"].append(f"report not analyzed: {exc}")
         status = status or 1
     if results["rows"]:
-        from traceinspect.commands.profile import render_candidates
+        from traceinspect.report.candidates import render_candidates
 
         render_candidates(results, console)
     _write(out_dir / RESULTS_NAME, results)
