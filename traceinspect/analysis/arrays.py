@@ -1,8 +1,10 @@
-"""The timeline's columns as numpy arrays, plus per-activity facts every analysis reuses.
+"""The one index of a timeline: its columns as numpy arrays, plus per-activity facts every
+analysis reuses.
 
 Built once per trace by :func:`index_timeline`; everything here is vectorised over all GPU
 activities (no per-activity Python loops), so a trace with millions of kernels costs tens of
-milliseconds.
+milliseconds. The replay estimate's lazily extracted columns and host-call flags
+(:attr:`TimelineArrays.columns`) start from the same arrays, so no column is read twice.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
+from traceinspect.analysis.estimate.columns import TimelineColumns
 from traceinspect.analysis.intervals import IntArray, merge
 from traceinspect.model import Timeline
 
@@ -69,6 +72,9 @@ class TimelineArrays:
     device_busy: Blocks
     host_start: IntArray
     host_end: IntArray
+    #: The estimator's view of the same timeline (columns extracted on first use, device
+    #: shares, host-call flags), seeded with the arrays above.
+    columns: TimelineColumns
 
 
 def index_timeline(timeline: Timeline) -> TimelineArrays:
@@ -126,6 +132,17 @@ def index_timeline(timeline: Timeline) -> TimelineArrays:
             host,
             host["name"].str.contains("StreamWaitEvent", regex=False).to_numpy(bool),
         )
+    columns = TimelineColumns(timeline)
+    columns.preload(
+        gpu={
+            "start_ns": start,
+            "end_ns": end,
+            "device": device,
+            "stream": stream,
+            "launch_row": launch_row,
+        },
+        host={"start_ns": host_start, "end_ns": host_end, "pid": host_pid, "tid": host_tid},
+    )
     return TimelineArrays(
         timeline=timeline,
         start=start,
@@ -154,6 +171,7 @@ def index_timeline(timeline: Timeline) -> TimelineArrays:
         device_busy=_unions(device, start, end, np.ones(len(gpu), bool)),
         host_start=host_start,
         host_end=host_end,
+        columns=columns,
     )
 
 

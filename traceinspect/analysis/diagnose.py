@@ -73,7 +73,7 @@ def diagnose(
     checker = CaptureChecker(arrays, regions)
     step = step_region(regions)
     # The estimator's column arrays and device shares, built once for every region.
-    columns = _estimate_columns(timeline) if estimate and calibration is not None else None
+    columns = arrays.columns if estimate and calibration is not None else None
     diagnosed: list[RegionDiagnosis] = []
     step_result: RegionDiagnosis | None = None
     for region in regions:
@@ -106,16 +106,6 @@ def diagnose(
         calibration=calibration,
         step=step_result,
     )
-
-
-def _estimate_columns(timeline: Timeline) -> TimelineColumns | None:
-    """The estimator's :class:`~traceinspect.analysis.estimate.TimelineColumns` of
-    ``timeline`` (``None`` without the estimator)."""
-    try:
-        from traceinspect.analysis.estimate import TimelineColumns
-    except ImportError:  # pragma: no cover - the estimator ships with the package
-        return None
-    return TimelineColumns(timeline)
 
 
 def _estimate(

@@ -187,7 +187,8 @@ def diff_traces(
     ``eager_unprofiled_ns``, a measured unprofiled eager step, applies to the step region
     (:func:`~traceinspect.analysis.regions.step_region`) only; other regions' savings use
     the eager time estimated from the trace."""
-    eager_regions = find_regions(eager, index_timeline(eager))
+    eager_index = index_timeline(eager)
+    eager_regions = find_regions(eager, eager_index)
     graphed_regions = find_regions(graphed, index_timeline(graphed))
     by_key = {(r.name, r.source): r for r in graphed_regions}
     by_name: dict[str, Region] = {}
@@ -208,6 +209,7 @@ def diff_traces(
             [int(w) for w in region.wall_ns],
             calibration,
             eager_unprofiled_ns=eager_unprofiled_ns if region is step else None,
+            columns=eager_index.columns,
         )
         matched.append(
             RegionDiff(

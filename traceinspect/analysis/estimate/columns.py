@@ -60,6 +60,16 @@ class TimelineColumns:
             self._shapes_recorded = shapes_recorded(self.timeline)
         return self._shapes_recorded
 
+    def preload(
+        self,
+        gpu: Mapping[str, npt.NDArray[Any]],
+        host: Mapping[str, npt.NDArray[Any]],
+    ) -> None:
+        """Take columns another index already extracted (the same arrays, not copies), so
+        one timeline is read into numpy once per run."""
+        self._gpu.update(gpu)
+        self._host.update(host)
+
     @property
     def host_rows(self) -> int:
         return len(self.timeline.host)
