@@ -37,7 +37,7 @@ EXPECTED = {
     "sgd_update": (1471.5, 1223.2, 0.775, 0.881),
 }
 #: Workloads whose graphed prediction missed ±10 % when the hold-out was recorded.
-KNOWN_MISSES = {"sgd_update"}  # 600 tiny nodes: replay ran 1.2 µs/node slower than predicted
+KNOWN_MISSES = {"sgd_update"}  # 600 tiny nodes: replay ran about 0.4 µs per node slower than predicted
 
 
 @pytest.fixture(scope="module")
