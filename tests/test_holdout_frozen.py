@@ -37,7 +37,8 @@ EXPECTED = {
     "sgd_update": (1471.5, 1223.2, 0.775, 0.881),
 }
 #: Workloads whose graphed prediction missed ±10 % when the hold-out was recorded.
-KNOWN_MISSES = {"sgd_update"}  # 600 tiny nodes: replay ran about 0.4 µs per node slower than predicted
+#: (sgd_update: 600 tiny nodes; its replay ran about 0.4 µs per node slower than predicted)
+KNOWN_MISSES = {"sgd_update"}
 
 
 @pytest.fixture(scope="module")
