@@ -301,3 +301,27 @@ def test_terminal_json_and_html_say_the_step_was_detected_and_how_surely(
     sections = page["regions"]["details"][row]["sections"]
     assert sections[0]["title"].startswith("Found by step detection")
     assert sections[0]["items"] == [detection["summary"]]
+
+
+def test_the_detected_step_is_the_step_of_per_rank_tables_and_measured_eager_times() -> None:
+    from traceinspect.analysis.regions import step_region
+    from traceinspect.report.ranks import step_diagnosis
+
+    timeline = _load(str(UNANNOTATED / "unannotated" / "lstm_loop" / "trace.json.gz"))
+    regions = find_regions(timeline, index_timeline(timeline))
+    detected = next(r for r in regions if r.source == "detected" and r.name == "step (detected)")
+    assert step_region(regions) is detected
+    # --eager-us (the --mark run's unprofiled eager step: 2,268.2 µs) applies to it
+    analysis = diagnose(timeline, eager_unprofiled_ns=2_268_200)
+    assert analysis.step is not None
+    assert analysis.step.region.name == "step (detected)"
+    assert analysis.step.estimate.eager_ns == 2_268_200
+    saving = 1 - analysis.step.estimate.graphed_ns / analysis.step.estimate.eager_ns
+    assert saving == pytest.approx(0.754, abs=0.01)  # measured: 75.5 %
+    row = step_diagnosis(analysis)
+    assert row is not None
+    assert (row["region"], row["occurrences"], row["verdict"]) == (
+        "step (detected)",
+        18,
+        "launch-bound",
+    )
