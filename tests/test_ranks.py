@@ -292,3 +292,19 @@ def test_cross_rank_names_what_makes_a_rank_slow() -> None:
     assert view["slowest"][0]["excess_ns"]["sync_ns"] == pytest.approx(6e6)
     assert view["slowest"][0]["excess_ns"]["collective_ns"] == pytest.approx(2e6)
     assert view["slowest"][1]["why"] == []
+
+
+@pytest.mark.corpus
+def test_progress_counts_ranks_as_they_finish(tmp_path: Path) -> None:
+    from traceinspect.commands.ranks import analyze_files
+
+    shutil.copy(corpus_file(MI250), tmp_path / "rank-0.json.gz")
+    shutil.copy(corpus_file(TRITON), tmp_path / "rank-1.json.gz")
+    (tmp_path / "rank-2.json.gz").write_bytes(b"\x1f\x8b not really gzip")
+    files, _ = trace_files(tmp_path)
+    calls: list[tuple[int, int, int]] = []
+    results = analyze_files(files, workers=2, progress=lambda *c: calls.append(c))
+    # One call per finished rank, counting up; the broken rank counts as failed.
+    assert [c[:2] for c in calls] == [(1, 3), (2, 3), (3, 3)]
+    assert calls[-1][2] == 1
+    assert [("row" in r) for r in results] == [True, True, False]
