@@ -258,6 +258,17 @@ def test_cross_rank_view_of_the_real_ranks(report: dict[str, Any]) -> None:
     nccl_launch = report["ranks"][0]["diagnosis"]["idle_by_cause_ns"]["host_launch"]
     assert slow["excess_ns"]["launch_gap_ns"] == nccl_launch - typical["launch_gap_ns"]
     assert slow["excess_ns"]["launch_gap_ns"] > 100_000_000
+    # Each rank carries the replay estimate's saving for its step; the view spreads them.
+    by_file = {r["file"]: r["diagnosis"]["saving_frac"] for r in report["ranks"]}
+    assert by_file["rank3.json.gz"] is None  # the MI250 trace: no calibrated estimate
+    savings = [by_file["nccl.json.gz"], by_file["control.json.gz"]]
+    assert view["saving_frac"]["min"] == min(savings)
+    assert view["saving_frac"]["max"] == max(savings)
+    # The launch-bound-ish NCCL rank would gain most (about 0.81 of its step), the
+    # compute-heavy rank 3 almost nothing.
+    assert by_file["nccl.json.gz"] == pytest.approx(0.81, abs=0.1)
+    assert by_file["control.json.gz"] < 0.1
+    assert "replay would save" in report["_text"].replace("\n", " ")
     assert "rank 0: step 222.44 ms (2.90× median) — more than the median rank in launch gaps" in (
         report["_text"].replace("\n", " ")
     )

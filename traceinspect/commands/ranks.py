@@ -71,7 +71,7 @@ def analyze_one(path: str) -> dict[str, Any]:
     except Exception as exc:  # a reader bug on one rank must not lose the others
         return {"failure": {"file": name, "error": _internal(exc)}}
     try:
-        analysis = diagnose(timeline, estimate=False)
+        analysis = diagnose(timeline)  # with the replay estimate: the step's saving
     except Exception as exc:  # the row's own numbers still stand without the diagnosis
         error = {"error": _internal(exc)}
         return {"row": rank_row(timeline, summarize(timeline), name, diagnosis=error)}
@@ -208,7 +208,7 @@ def run_analyze_dir(
             folder, f"no trace files ({', '.join(TRACE_SUFFIXES)}) in this folder"
         )
     if console is None:
-        width = None if sys.stdout.isatty() else 120
+        width = None if sys.stdout.isatty() else 160
         console = Console(stderr=json_out == "-", highlight=False, width=width)
     n_workers = workers if workers is not None else worker_count(files)
     progress = _TerminalProgress() if sys.stderr.isatty() and not quiet else None

@@ -70,8 +70,9 @@ def rank_of(timeline: Timeline, file_name: str) -> tuple[int | None, str]:
 
 def step_diagnosis(analysis: TraceAnalysis) -> dict[str, Any] | None:
     """The diagnosis of the rank's step (:attr:`TraceAnalysis.step`): verdict, idle by cause
-    (median per step, ns) and the share of the step's GPU window spent waiting on host
-    launches. ``None`` when nothing ran on the GPU."""
+    (median per step, ns), the share of the step's GPU window spent waiting on host
+    launches and the share of the step replay would save (``saving_frac``, None without an
+    estimate). ``None`` when nothing ran on the GPU."""
     step = analysis.step
     if not analysis.timeline.has_gpu_activity or step is None:
         return None
@@ -85,7 +86,14 @@ def step_diagnosis(analysis: TraceAnalysis) -> dict[str, Any] | None:
         if step.window_ns
         else None,
         "idle_by_cause_ns": idle,
+        "saving_frac": _saving_frac(step.estimate),
     }
+
+
+def _saving_frac(estimate: Any) -> float | None:
+    """The replay estimate's saving as a share of the eager step (JSON-ready)."""
+    saving = getattr(estimate, "saving_frac", None)
+    return float(saving) if saving is not None else None
 
 
 def rank_row(
@@ -278,12 +286,18 @@ _SHORT_CAUSE: Final = {"host_launch": "launch", "dependency": "dep"}
 
 def _diagnosis_cells(diagnosis: Mapping[str, Any] | None) -> list[str]:
     if not diagnosis or "verdict" not in diagnosis:
-        return ["-", "-", "-"]
+        return ["-", "-", "-", "-"]
     idle = diagnosis.get("idle_by_cause_ns") or {}
     total = sum(idle.values())
     cause, ns = max(idle.items(), key=lambda kv: kv[1]) if idle else ("", 0)
     top_idle = f"{_SHORT_CAUSE.get(cause, cause)} {ns / total:.0%}" if total and ns else "-"
-    return [str(diagnosis["verdict"]), _share(diagnosis.get("launch_wait_share")), top_idle]
+    saving = diagnosis.get("saving_frac")
+    return [
+        str(diagnosis["verdict"]),
+        _share(diagnosis.get("launch_wait_share")),
+        top_idle,
+        "-" if saving is None else f"{saving:.0%}",
+    ]
 
 
 def render_ranks(data: Mapping[str, Any], console: Console) -> None:
@@ -298,7 +312,7 @@ def render_ranks(data: Mapping[str, Any], console: Console) -> None:
         with_diagnosis = any(r["diagnosis"] for r in rows)
         headers = ["rank", "file", "GPU", "kernels", "busy", "comm", "steps", "step ms", "×median"]
         if with_diagnosis:
-            headers += ["verdict", "launch", "top idle"]
+            headers += ["verdict", "launch", "top idle", "saving"]
         body = []
         for r in rows:
             ratio = "-" if r["step_vs_median"] is None else f"{r['step_vs_median']:.2f}"
@@ -339,7 +353,8 @@ def render_ranks(data: Mapping[str, Any], console: Console) -> None:
         if with_diagnosis:
             console.print(
                 "verdict: the step's; launch: share of the step's GPU window spent waiting on "
-                "host launches; top idle: the largest cause of GPU idle in the step"
+                "host launches; top idle: the largest cause of GPU idle in the step; saving: "
+                "what replaying the step as CUDA graphs would save (estimated from the trace)"
             )
     _render_cross_rank(data.get("cross_rank"), console)
     for failure in failed:
