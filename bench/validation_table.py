@@ -201,7 +201,9 @@ def validation_workloads(folder: Path = VALIDATION_DIR) -> list[Workload]:
     """The ``traceinspect profile --repeats`` recordings under ``folder``: one workload per
     callable and bucket with an ok eager and graphed row and an eager trace."""
     out: list[Workload] = []
-    for results in sorted(folder.glob("*/results.json")):
+    for results in sorted(folder.glob("*/results.json")) + sorted(
+        folder.glob("unannotated/*/mark.results.json")
+    ):
         data = json.loads(results.read_text())
         rows = list(_rows(data))
         for (callable_name, bucket), pair in itertools.groupby(
@@ -216,10 +218,13 @@ def validation_workloads(folder: Path = VALIDATION_DIR) -> list[Workload]:
                 continue
             if not eager.get("host_p50_ns") or not graphed.get("host_p50_ns"):
                 continue
-            trace = _find(results.parent, eager.get("trace"))
+            prefix = "mark." if results.name.startswith("mark.") else ""
+            trace = _find(results.parent, f"{prefix}{eager.get('trace')}")
             if trace is None:
                 continue
             label = results.parent.name
+            if prefix:
+                label = f"unannotated/{label}"
             if len({str(r["callable"]) for r in rows}) > 1:
                 label += f"/{callable_name}"
             if len({str(r["bucket"]) for r in rows if str(r["callable"]) == callable_name}) > 1:
@@ -245,7 +250,7 @@ def validation_workloads(folder: Path = VALIDATION_DIR) -> list[Workload]:
 
 
 def _find(folder: Path, name: Any) -> Path | None:
-    if not isinstance(name, str) or not name:
+    if not isinstance(name, str) or not name or name.endswith("None"):
         return None
     direct = folder / name
     if direct.is_file():

@@ -181,7 +181,10 @@ class EagerSimulation:
         incoming: dict[int, list[int]] = {}
         for src, dst in infer_dependencies(timeline, rows, columns=cols):
             incoming.setdefault(dst, []).append(src)
-        first = int(launched_at[known].min()) if known.any() else 0
+        # Without any launch record (a cut Nsight window) the host side starts with the
+        # occurrence, else with its first GPU activity.
+        fallback = int(start_ns) if start_ns is not None else int(cols.gpu("start_ns")[rows[0]])
+        first = int(launched_at[known].min()) if known.any() else fallback
         last = int(launch_end[known].max()) if known.any() else first
         t0 = first if start_ns is None else min(int(start_ns), first)
         if end_ns is None and wall_ns is not None:
