@@ -33,6 +33,12 @@ Result fields (integers in nanoseconds unless the name says otherwise):
     1-node tiny graph: wall(replay + synchronize) - ``kernel_ns``.
 ``sync_ns``
     ``torch.cuda.synchronize()`` on an idle device.
+``profiler_op_ns``, ``profiler_call_ns``, ``profiler_op_shapes_ns``, ``profiler_python_ns``
+    what ``torch.profiler`` adds to host time per recorded CPU operator, per CUDA call, per
+    operator when shapes are recorded and per Python frame when stacks are: loops of
+    ``x.view(-1)`` (an operator, no CUDA call) and ``x.add_(1)`` (an operator and a kernel
+    launch) timed unprofiled, profiled, profiled with ``record_shapes`` and with
+    ``with_stack``, per call (:func:`_profiler_costs`); the eager model removes them.
 ``copy_table``, ``copy_fixed_ns``, ``copy_bandwidth_bytes_per_us``
     device-to-device ``copy_`` of 4 KiB, 1 MiB and 64 MiB: host time of the call and the
     copy's device duration (profiler); fixed cost and bandwidth fitted from them.
@@ -100,6 +106,47 @@ def _device_durations_ns(fn: Callable[[], None], repeats: int, cats: tuple[str, 
     if not durs:
         raise RuntimeError(f"the profiler recorded no {'/'.join(cats)} activity")
     return _median_int(durs)
+
+
+def _per_call_ns(fn: Callable[[], Any], reps: int, calls: int = EAGER_LOOP_LAUNCHES) -> int:
+    """Median over ``reps`` loops of the host time of one ``fn()`` call (no synchronize)."""
+    import torch
+
+    per_call: list[int] = []
+    for _ in range(reps):
+        torch.cuda.synchronize()
+        t0 = time.perf_counter_ns()
+        for _ in range(calls):
+            fn()
+        per_call.append((time.perf_counter_ns() - t0) // calls)
+    torch.cuda.synchronize()
+    return _median_int(per_call)
+
+
+def _profiler_costs(x: Any, reps: int) -> dict[str, int]:
+    """What torch.profiler adds per recorded operator, CUDA call, shapes record and Python
+    frame: ``x.view(-1)`` records one operator and makes no CUDA call, ``x.add_(1)`` one
+    operator and one kernel launch; each loop body is one Python frame (a lambda)."""
+    import torch
+
+    activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
+    loops: dict[str, Callable[[], Any]] = {"view": lambda: x.view(-1), "add": lambda: x.add_(1)}
+    plain = {name: _per_call_ns(fn, reps) for name, fn in loops.items()}
+    profiled: dict[str, dict[str, int]] = {}
+    for mode, shapes, stack in (
+        ("plain", False, False),
+        ("shapes", True, False),
+        ("stack", False, True),
+    ):
+        with torch.profiler.profile(activities=activities, record_shapes=shapes, with_stack=stack):
+            profiled[mode] = {name: _per_call_ns(fn, 3, 500) for name, fn in loops.items()}
+    op = profiled["plain"]["view"] - plain["view"]
+    return {
+        "profiler_op_ns": max(0, op),
+        "profiler_call_ns": max(0, profiled["plain"]["add"] - plain["add"] - op),
+        "profiler_op_shapes_ns": max(0, profiled["shapes"]["view"] - profiled["plain"]["view"]),
+        "profiler_python_ns": max(0, profiled["stack"]["view"] - profiled["plain"]["view"]),
+    }
 
 
 def _kernel_ns(x: Any, repeats: int) -> int:
@@ -253,6 +300,8 @@ def measure(device_index: int = 0, quick: bool = False) -> dict[str, Any]:
     with _profiled(cuda=True):
         eager_host_profiled = _eager_launch_host_ns(tiny, 3)
 
+    profiler_costs = _profiler_costs(tiny, reps)
+
     sync: list[int] = []
     for _ in range(200):
         t0 = time.perf_counter_ns()
@@ -319,6 +368,7 @@ def measure(device_index: int = 0, quick: bool = False) -> dict[str, Any]:
         "copy_table": copies,
         "copy_fixed_ns": max(0, round(copies[0]["device_ns"] - copies[0]["bytes"] / bytes_per_ns)),
         "copy_bandwidth_bytes_per_us": round(bytes_per_ns * 1000),
+        **profiler_costs,
     }
 
 
