@@ -99,6 +99,22 @@ def analyze(
     ] = None,
     calibration: CalibrationOpt = None,
     eager_us: EagerUsOpt = None,
+    csv_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--csv",
+            help="Write regions.csv, kernels.csv and gaps.csv (one row per idle gap) into "
+            "this folder.",
+        ),
+    ] = None,
+    perfetto_out: Annotated[
+        Path | None,
+        typer.Option(
+            "--perfetto",
+            help="Write the trace plus the diagnosis (regions, idle gaps by cause, GPU busy) "
+            "as Chrome trace JSON for Perfetto UI / chrome://tracing.",
+        ),
+    ] = None,
     top: Annotated[int, typer.Option(help="How many kernels to list.")] = 10,
     force: Annotated[bool, typer.Option(help="Overwrite existing output files.")] = False,
     quiet: QuietOpt = False,
@@ -124,6 +140,8 @@ def analyze(
         force=force,
         quiet=quiet,
         cluster=cluster,
+        csv_dir=csv_dir,
+        perfetto_out=perfetto_out,
     )
 
 

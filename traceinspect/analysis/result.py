@@ -29,6 +29,7 @@ from traceinspect.model import Timeline
 if TYPE_CHECKING:
     import pandas as pd
 
+    from traceinspect.analysis.decision import GraphDecision
     from traceinspect.analysis.estimate import RegionEstimate
     from traceinspect.calibration import Calibration
 
@@ -118,6 +119,20 @@ class RegionDiagnosis:
     @property
     def name(self) -> str:
         return self.region.name
+
+    @cached_property
+    def decision(self) -> GraphDecision:
+        """Enable CUDA graphs for this region or not, and why
+        (:func:`~traceinspect.analysis.decision.decide_region`)."""
+        from traceinspect.analysis.decision import decide_region
+
+        return decide_region(
+            self.region.name,
+            verdict=self.verdict,
+            capture_verdict=self.capture.verdict,
+            blockers=[(b.severity, b.kind) for b in self.capture.blockers],
+            estimate=self.estimate,
+        )
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from traceinspect.errors import UsageError
 from traceinspect.parse import load_trace
 from traceinspect.report.json_report import render_json
 from traceinspect.report.layout import render_width
-from traceinspect.report.output import check_writable, write_text
+from traceinspect.report.output import check_csv_dir, check_writable, write_binary, write_text
 from traceinspect.report.progress import Progress, file_label
 from traceinspect.report.terminal import print_terminal
 from traceinspect.units import us_to_ns
@@ -57,6 +57,8 @@ def run_analyze(
     force: bool = False,
     quiet: bool = False,
     cluster: str | None = None,
+    csv_dir: Path | None = None,
+    perfetto_out: Path | None = None,
 ) -> None:
     if trace.is_dir():
         from traceinspect.commands.ranks import run_analyze_dir
@@ -78,6 +80,10 @@ def run_analyze(
         check_writable(Path(json_out), force=force)
     if html_out is not None:
         check_writable(html_out, force=force)
+    if perfetto_out is not None:
+        check_writable(perfetto_out, force=force)
+    if csv_dir is not None:
+        check_csv_dir(csv_dir, force=force)
     # With `--json -`, stdout carries the JSON alone; human output goes to stderr.
     step_us, by_name = parse_eager_us(eager_us)
     out_stream = sys.stderr if json_out == "-" else sys.stdout
@@ -103,9 +109,24 @@ def run_analyze(
 
             with progress.stage(f"writing {html_out.name}"):
                 html_text = render_html(analysis, top=top)
+        if perfetto_out is not None:
+            from traceinspect.report.perfetto import write_perfetto
+
+            with progress.stage(f"writing {perfetto_out.name}"):
+                write_binary(
+                    perfetto_out, lambda out: write_perfetto(analysis, out), force=force
+                )
     print_terminal(analysis, console, top=top)
     if json_out is not None:
         write_text(json_out, render_json(analysis, top=top), force=force)
     if html_out is not None and html_text is not None:
         write_text(html_out, html_text, force=force)
         console.print(f"HTML report: {html_out}")
+    if csv_dir is not None:
+        from traceinspect.report.csv_export import render_csv
+
+        for name, text in render_csv(analysis).items():
+            write_text(csv_dir / name, text, force=force)
+        console.print(f"CSV tables: {csv_dir}/{{regions,kernels,gaps}}.csv")
+    if perfetto_out is not None:
+        console.print(f"Perfetto trace: {perfetto_out} (open it in ui.perfetto.dev)")

@@ -36,16 +36,23 @@ def render_decisions(
     if not items:
         return
     console.print(f"[bold]{escape(title)}[/]")
-    for d in items[:DECISIONS_SHOWN]:
+    shown = items[:DECISIONS_SHOWN]
+    # A reason every decision gives (what a trace cannot know) is said once, at the end.
+    common = set.intersection(*(set(d["reasons"]) for d in shown)) if len(shown) > 1 else set()
+    for d in shown:
         choice = str(d["choice"])
+        style = CHOICE_STYLE.get(choice, "")
         console.print(
-            f"  [bold]{escape(str(d['subject']))}[/]: [{CHOICE_STYLE.get(choice, '')}]"
-            f"{escape(choice)}[/]"
+            f"  [bold]{escape(str(d['subject']))}[/]: "
+            + (f"[{style}]{escape(choice)}[/]" if style else escape(choice))
         )
         for reason in d["reasons"]:
-            style = "dim" if "unknown" in reason else ""
+            if reason in common:
+                continue
             text = escape(str(reason))
-            console.print(f"    [{style}]{text}[/]" if style else f"    {text}")
+            console.print(f"    [dim]{text}[/]" if "unknown" in reason else f"    {text}")
+    for reason in sorted(common):
+        console.print(f"  [dim]all: {escape(str(reason))}[/]")
     if len(items) > DECISIONS_SHOWN:
         console.print(f"  [dim]{len(items) - DECISIONS_SHOWN} more in --json[/]")
 

@@ -173,7 +173,7 @@ def utilization(items: _Items, start_ns: int, end_ns: int, bins: int) -> dict[st
         if items.series[lo] != previous_series:
             series_index += 1
             previous_series = items.series[lo]
-        covered = _covered_before(rel_start[lo:hi], rel_end[lo:hi], edges)
+        covered = covered_before(rel_start[lo:hi], rel_end[lo:hi], edges)
         share = np.diff(covered) / width if width > 0 else np.ones(bins)
         out.append(
             {
@@ -190,7 +190,7 @@ def utilization(items: _Items, start_ns: int, end_ns: int, bins: int) -> dict[st
     }
 
 
-def _covered_before(start: IntArray, end: IntArray, at: npt.NDArray[np.float64]) -> Any:
+def covered_before(start: IntArray, end: IntArray, at: npt.NDArray[np.float64]) -> Any:
     """Time covered by the union of ``[start, end)`` intervals (sorted by start) before each
     instant of ``at``."""
     reach = np.maximum.accumulate(end)

@@ -165,6 +165,7 @@ def region_json(r: RegionDiagnosis) -> dict[str, Any]:
         "verdict": r.verdict,
         "evidence": list(r.evidence),
         "estimate": r.estimate.to_json() if r.estimate is not None else None,
+        "decision": r.decision.to_json(),
         "capture": {
             "capturable": r.capture.capturable,
             "verdict": r.capture.verdict,

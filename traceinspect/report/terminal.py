@@ -20,6 +20,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from traceinspect.analysis.result import TraceAnalysis
+from traceinspect.report.decision import render_decisions
 from traceinspect.report.json_report import TOP_KERNELS, report_data
 from traceinspect.report.layout import abbreviate
 from traceinspect.report.summary import render_summary
@@ -98,6 +99,7 @@ def render_diagnosis(report: Mapping[str, Any], console: Console) -> None:
         _evidence(regions, console)
         _estimates(regions, console)
         _blockers(regions, console)
+        render_decisions([r["decision"] for r in regions if r.get("decision")], console)
     calibration = report.get("calibration")
     if calibration and calibration.get("note"):
         name, note = escape(calibration["name"]), escape(calibration["note"])
