@@ -375,6 +375,7 @@ def test_regions_table_shows_the_report_values() -> None:
         "graphed µs",
         "saving",
         "capture",
+        "decision",
     ]
     decode, partial = table["rows"]
     assert decode == [
@@ -390,6 +391,7 @@ def test_regions_table_shows_the_report_values() -> None:
         {"text": "420.0", "details": ["380.0 – 470.0"]},
         "814.5 (66%)",
         {"text": "not capturable", "cls": "capture-no", "details": ["1 blocker"]},
+        "–",  # no decision in this report
     ]
     assert table["details"][0] == {
         "sections": [
@@ -399,7 +401,9 @@ def test_regions_table_shows_the_report_values() -> None:
     }
     # The partial region: every missing value shows as missing, and it has no details.
     assert partial[0]["text"] == XSS_KERNEL
-    assert partial[1:] == ["–", "–", "–", "–", "–", "–", {"text": "–", "cls": ""}, "–", "–", "–"]
+    assert partial[1:] == [
+        "–", "–", "–", "–", "–", "–", {"text": "–", "cls": ""}, "–", "–", "–", "–"
+    ]
     assert table["details"][1] is None
 
 
@@ -445,6 +449,7 @@ def test_regions_table_with_the_diagnosis_report_fields() -> None:
         {"text": "79,724.7", "details": ["72,625.8 – 105,359.5"]},
         "286,150.8 (78%)",
         {"text": "capturable after changes", "cls": "capture-no", "details": ["1 blocker"]},
+        "–",
     ]
     assert table["details"][0]["sections"] == [  # no evidence given: no evidence section
         {
@@ -465,6 +470,29 @@ def test_regions_table_with_the_diagnosis_report_fields() -> None:
             ],
         },
     ]
+
+
+def test_regions_table_carries_the_graph_decision() -> None:
+    # GIVEN the mixed H200 step analyzed
+    from traceinspect.analysis.diagnose import diagnose
+    from traceinspect.parse import load_trace
+    from traceinspect.report.json_report import report_data
+
+    analysis = diagnose(load_trace(sample_file("mixed.eager.json.gz")))
+    table = page_data(analysis.timeline, report_data(analysis))["regions"]
+    names = [row[0]["text"] for row in table["rows"]]
+    attention = names.index("attention")
+    cell = table["rows"][attention][-1]
+    # THEN the decision column says enable, on an estimated saving
+    assert cell["text"] == "enable"
+    assert cell["cls"] == "decision decision-enable"
+    (saving,) = cell["details"]
+    assert saving.startswith("saves ") and saving.endswith("% (estimated)")
+    section = table["details"][attention]["sections"][0]
+    assert section["title"] == "Decision: enable CUDA graphs?"
+    assert section["items"][0] == "enable"
+    assert "capture ms: unknown (unknown)" in section["items"]
+    assert "graph memory MiB: unknown (unknown)" in section["items"]
 
 
 def test_regions_know_their_occurrences_in_the_timeline() -> None:
