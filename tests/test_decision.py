@@ -4,6 +4,7 @@ candidate), with what is measured, estimated and unknown told apart."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -192,3 +193,25 @@ def test_decisions_on_the_terminal() -> None:
         "    graph memory 34.0 MiB for the bucket set",
     ]
     assert "  attention: enable" in lines
+
+
+def test_analyze_prints_and_writes_each_regions_decision(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from traceinspect.cli import app
+
+    out = tmp_path / "r.json"
+    result = CliRunner().invoke(
+        app, ["analyze", str(sample_file("mixed.eager.json.gz")), "--json", str(out)],
+        env={"COLUMNS": "200"},
+    )
+    assert result.exit_code == 0, result.output
+    block = result.stdout[result.stdout.index("Decision — enable CUDA graphs?"):].splitlines()
+    assert "  attention: enable" in block
+    assert "  mlp: do not enable" in block
+    assert block[-1].startswith("  all: capture cost and graph memory: unknown from a trace")
+    regions = {r["name"]: r for r in json.loads(out.read_text())["regions"]}
+    decision = regions["attention"]["decision"]
+    assert decision["choice"] == "enable"
+    assert decision["saving_frac"]["source"] == "estimated"
+    assert decision["capture_ms"] == {"value": None, "source": "unknown"}
