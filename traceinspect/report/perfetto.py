@@ -57,7 +57,6 @@ def write_perfetto(analysis: TraceAnalysis, out: IO[bytes]) -> int:
     """Write the Chrome trace JSON of ``analysis`` to ``out``; return the events added."""
     timeline = analysis.timeline
     base_ns, raw_events, extra_keys = _source(timeline)
-    ours = list(diagnosis_events(analysis, base_ns))
     out.write(b'{"traceEvents":')
     if raw_events is not None:
         body = raw_events.rstrip()
@@ -71,14 +70,16 @@ def write_perfetto(analysis: TraceAnalysis, out: IO[bytes]) -> int:
         for event in timeline_events(timeline, base_ns):
             out.write((b"" if first else b",\n") + _ENCODER.encode(event))
             first = False
-    for event in ours:
+    added = 0
+    for event in diagnosis_events(analysis, base_ns):  # streamed: never all in memory
         out.write((b"" if first else b",\n") + _ENCODER.encode(event))
         first = False
+        added += 1
     out.write(b"]")
     for key, value in extra_keys.items():
         out.write(b"," + _ENCODER.encode(key) + b":" + value)
     out.write(b"}\n")
-    return len(ours)
+    return added
 
 
 def _source(timeline: Timeline) -> tuple[int, bytes | None, dict[str, bytes]]:
