@@ -15,6 +15,7 @@ from traceinspect.report.diff import render_diff
 from traceinspect.report.layout import render_width
 from traceinspect.report.output import check_writable, write_text
 from traceinspect.report.progress import Progress, file_label
+from traceinspect.units import us_to_ns
 
 
 def run_diff(
@@ -52,7 +53,7 @@ def run_diff(
                 eager,
                 graphed,
                 profile,
-                eager_unprofiled_ns=None if step_us is None else round(step_us * 1000),
+                eager_unprofiled_ns=None if step_us is None else us_to_ns(step_us),
             )
     render_diff(result, console, full_names=full_names)
     if json_out is not None:

@@ -14,6 +14,7 @@ from traceinspect.analysis.estimate.eager import EagerRun, profiler_cost_for, si
 from traceinspect.analysis.estimate.occurrence import OccurrenceEstimate, estimate_occurrence
 from traceinspect.calibration import Calibration
 from traceinspect.model import Timeline
+from traceinspect.units import ns_to_us
 
 EagerSource = Literal["measured", "trace", "trace-deflated"]
 
@@ -75,21 +76,21 @@ class RegionEstimate:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "graphed_us": _us(self.graphed_ns),
-            "low_us": _us(self.low_ns),
-            "high_us": _us(self.high_ns),
-            "saving_us": _us(self.saving_ns),
+            "graphed_us": ns_to_us(self.graphed_ns),
+            "low_us": ns_to_us(self.low_ns),
+            "high_us": ns_to_us(self.high_ns),
+            "saving_us": ns_to_us(self.saving_ns),
             "saving_frac": round(self.saving_frac, 4),
             "saving_low_frac": round(self.saving_low_frac, 4),
             "saving_high_frac": round(self.saving_high_frac, 4),
-            "eager_us": _us(self.eager_ns),
-            "eager_low_us": _us(self.eager_low_ns),
-            "eager_high_us": _us(self.eager_high_ns),
+            "eager_us": ns_to_us(self.eager_ns),
+            "eager_low_us": ns_to_us(self.eager_low_ns),
+            "eager_high_us": ns_to_us(self.eager_high_ns),
             "eager_source": self.eager_source,
             "unprofiled": self.unprofiled.to_json() if self.unprofiled else None,
             "calibration": self.calibration.name,
             "calibration_note": self.calibration.fallback_note,
-            "parts": {k: _us(v) for k, v in self.parts.items()},
+            "parts": {k: ns_to_us(v) for k, v in self.parts.items()},
             "occurrences": self.occurrences,
             "ranks": self.ranks,
             "graph": {
@@ -118,8 +119,8 @@ class UnprofiledShape:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "eager_us": _us(self.eager_ns),
-            "window_us": _us(self.window_ns),
+            "eager_us": ns_to_us(self.eager_ns),
+            "window_us": ns_to_us(self.window_ns),
             "busy_share": round(self.busy_share, 4),
             "idle_share": {k: round(v, 4) for k, v in self.idle_share.items()},
             "host_deflation": round(self.host_deflation, 4),
@@ -369,7 +370,3 @@ def _group_medians(group: IntArray, values: FloatArray) -> FloatArray:
 
 def _median(values: Sequence[int]) -> int:
     return int(round(float(np.median(np.asarray(values, np.float64)))))
-
-
-def _us(ns: int) -> float:
-    return round(ns / 1000.0, 3)
