@@ -142,3 +142,21 @@ def test_subprocess_respects_columns() -> None:
     assert done.returncode == 0, done.stderr
     assert max(len(line) for line in done.stdout.splitlines()) <= 80
     assert "launch-bound" in done.stdout and "capture" in done.stdout
+
+
+@pytest.mark.parametrize("width", [80, 100])
+def test_top_kernels_table_keeps_its_numbers_whole_at_narrow_widths(
+    width: int, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # GIVEN the mixed H200 step, whose kernel names run to 100+ characters
+    out = analyze_at(width, sample_file("mixed.eager.json.gz"), capsys, monkeypatch)
+    lines = out.splitlines()
+    head = next(i for i, line in enumerate(lines) if "Top kernels" in line)
+    table = lines[head + 1 : head + 15]
+    # THEN the headers and figures are whole (the name column gives way) and nothing is wider
+    header = next(line for line in table if "kernel" in line)
+    for column in ("count", "total µs", "mean µs", "share"):
+        assert column in header
+    top = next(line for line in table if "coopB_NNT" in line)
+    assert "8,256.3" in top and "825.6" in top and "78.6%" in top
+    assert all(len(line.rstrip()) <= width for line in table)

@@ -10,6 +10,10 @@ from rich.markup import escape
 from rich.table import Table
 
 from traceinspect.analysis.summary import TraceSummary
+from traceinspect.report.layout import abbreviate
+
+#: Cells taken by the top-kernels table besides the name: count, total, mean, share, borders.
+_NUMBERS_WIDTH = 48
 
 
 def _us(ns: int | float) -> str:
@@ -54,12 +58,16 @@ def render_summary(summary: TraceSummary, console: Console, *, top: int) -> None
     kernels = summary.kernels[:top]
     if kernels:
         table = Table(title="Top kernels by total time", title_justify="left")
-        table.add_column("kernel", overflow="ellipsis", max_width=70, no_wrap=True)
+        # The numbers keep their width; the kernel name gives way on a narrow terminal,
+        # abbreviated as in the regions table (whole in --json and CSV).
+        name_width = max(16, min(70, console.width - _NUMBERS_WIDTH))
+        table.add_column("kernel", overflow="ellipsis", max_width=name_width, no_wrap=True)
         for col in ("count", "total µs", "mean µs", "share"):
-            table.add_column(col, justify="right")
+            table.add_column(col, justify="right", no_wrap=True)
         for k in kernels:
             table.add_row(
-                escape(k.name), f"{k.count:,}", _us(k.total_ns), _us(k.mean_ns),
+                escape(abbreviate(k.name, name_width)), f"{k.count:,}",
+                _us(k.total_ns), _us(k.mean_ns),
                 f"{k.share:.1%}" if k.share is not None else "-",
             )
         console.print(table)
