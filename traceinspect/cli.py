@@ -301,9 +301,21 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point for ``traceinspect`` and ``python -m traceinspect``; returns the exit code.
 
     Usage errors are reported by typer itself (exit 2); our own errors become one line on
-    stderr with their exit code, never a traceback.
+    stderr with their exit code, never a traceback. SIGTERM and SIGHUP unwind like Ctrl-C
+    (temporary files removed) and exit with 128 + the signal's number.
     """
-    args = sys.argv[1:] if argv is None else argv
+    from traceinspect.files import install_signal_handlers, restore_signal_handlers
+
+    previous = install_signal_handlers()
+    try:
+        return _run(sys.argv[1:] if argv is None else argv)
+    finally:
+        restore_signal_handlers(previous)
+
+
+def _run(args: list[str]) -> int:
+    from traceinspect.files import OutputError, Terminated
+
     try:
         app(args=args, prog_name="traceinspect", standalone_mode=True)
     except SystemExit as exc:
@@ -312,11 +324,35 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         return code if isinstance(code, int) else 1
     except TraceinspectError as exc:
-        print(f"traceinspect: {exc}", file=sys.stderr)
+        if isinstance(exc, OutputError) and str(exc).startswith("stdout:"):
+            _silence_stdout()
+        _error_line(str(exc))
         return exc.exit_code
+    except Terminated as exc:
+        _error_line(f"stopped by {exc}")
+        return exc.exit_status
     except KeyboardInterrupt:
-        print("traceinspect: interrupted", file=sys.stderr)
+        _error_line("interrupted")
         return 130
     except BrokenPipeError:
+        _silence_stdout()
         return 0
     return 0
+
+
+def _error_line(message: str) -> None:
+    """``traceinspect: MESSAGE`` on stderr, control characters made visible, one line."""
+    from traceinspect.sanitize import sanitize
+
+    if sys.stderr is None:
+        return
+    try:
+        print(f"traceinspect: {sanitize(message, one_line=True)}", file=sys.stderr)
+    except (OSError, ValueError):
+        pass
+
+
+def _silence_stdout() -> None:
+    from traceinspect.files import silence_stdout
+
+    silence_stdout()

@@ -7,16 +7,16 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from rich.console import Console
-
 from traceinspect.analysis.diagnose import diagnose
 from traceinspect.errors import UsageError
+from traceinspect.files import STDOUT, check_outputs
 from traceinspect.parse import load_trace
 from traceinspect.report.json_report import render_json
 from traceinspect.report.layout import render_width
-from traceinspect.report.output import check_csv_dir, check_writable, write_binary, write_text
+from traceinspect.report.output import check_csv_dir, write_binary, write_text
 from traceinspect.report.progress import Progress, file_label
 from traceinspect.report.terminal import print_terminal
+from traceinspect.sanitize import make_console
 from traceinspect.units import us_to_ns
 
 
@@ -75,19 +75,17 @@ def run_analyze(
         from traceinspect.errors import UsageError
 
         raise UsageError(f"{trace}: --cluster runs the ranks of a folder; give the folder")
-    # Refuse to clobber outputs before spending time on the analysis.
-    if json_out not in (None, "-"):
-        check_writable(Path(json_out), force=force)
-    if html_out is not None:
-        check_writable(html_out, force=force)
-    if perfetto_out is not None:
-        check_writable(perfetto_out, force=force)
+    # Refuse to clobber inputs or outputs before spending time on the analysis.
+    inputs = [trace] if calibration is None else [trace, calibration]
+    outputs = [("--json", json_out), ("--html", html_out), ("--perfetto", perfetto_out)]
+    check_outputs(outputs, inputs=inputs, force=force)
     if csv_dir is not None:
         check_csv_dir(csv_dir, force=force)
-    # With `--json -`, stdout carries the JSON alone; human output goes to stderr.
+    # With `--json -` (or `--html -`), stdout carries that alone; human output goes to stderr.
     step_us, by_name = parse_eager_us(eager_us)
-    out_stream = sys.stderr if json_out == "-" else sys.stdout
-    console = Console(stderr=json_out == "-", highlight=False, width=render_width(out_stream))
+    to_stdout = STDOUT in (str(json_out), str(html_out))
+    out_stream = sys.stderr if to_stdout else sys.stdout
+    console = make_console(stderr=to_stdout, width=render_width(out_stream))
     with Progress(quiet=quiet) as progress:
         with progress.stage(f"reading {file_label(trace)}"):
             timeline = load_trace(trace)
@@ -121,7 +119,8 @@ def run_analyze(
         write_text(json_out, render_json(analysis, top=top), force=force)
     if html_out is not None and html_text is not None:
         write_text(html_out, html_text, force=force)
-        console.print(f"HTML report: {html_out}")
+        if str(html_out) != STDOUT:
+            console.print(f"HTML report: {html_out}", markup=False)
     if csv_dir is not None:
         from traceinspect.report.csv_export import render_csv
 

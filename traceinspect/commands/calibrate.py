@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-
 from traceinspect.calibration import parse_calibration
 from traceinspect.errors import TraceinspectError, UsageError
+from traceinspect.files import stdout_is_terminal
 from traceinspect.report.output import check_writable, write_text
+from traceinspect.sanitize import make_console
 
 
 def run_calibrate(
@@ -41,7 +40,7 @@ def run_calibrate(
     except ValueError as exc:
         raise TraceinspectError(f"calibrate: measured profile is unusable ({exc})") from None
     write_text(out, json.dumps(result, indent=1), force=force)
-    console = Console(highlight=False, width=None if sys.stdout.isatty() else 120)
+    console = make_console(width=None if stdout_is_terminal() else 120)
     console.print(
         f"{profile.device_name}: eager launch {profile.eager_launch_host_ns / 1000:.2f} µs "
         f"({profile.eager_launch_host_ns_profiled / 1000:.2f} µs profiled), replay() "

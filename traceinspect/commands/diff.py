@@ -8,13 +8,12 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from rich.console import Console
-
 from traceinspect.errors import UsageError
 from traceinspect.report.diff import render_diff
 from traceinspect.report.layout import render_width
-from traceinspect.report.output import check_writable, write_text
+from traceinspect.report.output import check_outputs, write_text
 from traceinspect.report.progress import Progress, file_label
+from traceinspect.sanitize import make_console
 from traceinspect.units import us_to_ns
 
 
@@ -33,15 +32,15 @@ def run_diff(
     from traceinspect.calibration import calibration_for
     from traceinspect.parse import load_trace
 
-    if json_out not in (None, "-"):
-        check_writable(Path(json_out), force=force)
+    inputs = [eager_trace, graphed_trace] + ([] if calibration is None else [calibration])
+    check_outputs([("--json", json_out)], inputs=inputs, force=force)
     from traceinspect.commands.analyze import parse_eager_us
 
     step_us, by_name = parse_eager_us(eager_us)
     if by_name:
         raise UsageError("diff takes --eager-us for the step only (a bare number of µs)")
     out_stream = sys.stderr if json_out == "-" else sys.stdout
-    console = Console(stderr=json_out == "-", highlight=False, width=render_width(out_stream))
+    console = make_console(stderr=json_out == "-", width=render_width(out_stream))
     with Progress(quiet=quiet) as progress:
         with progress.stage(f"reading {file_label(eager_trace)}"):
             eager = load_trace(eager_trace)

@@ -44,9 +44,11 @@ from traceinspect.collect.replay import (
 from traceinspect.collect.runner import INTERRUPTED_STATUS, ScriptOutcome, run_script
 from traceinspect.collect.session import Session, activate
 from traceinspect.errors import TraceinspectError, UsageError
+from traceinspect.files import stdout_is_terminal
 from traceinspect.report.candidates import render_candidates
 from traceinspect.report.decision import render_decisions
 from traceinspect.report.output import write_text
+from traceinspect.sanitize import make_console
 
 SCHEMA_VERSION: Final = 1
 TRACE_NAME: Final = "trace.json.gz"
@@ -83,8 +85,8 @@ def run_profile(
     """Run ``script`` with ``script_args`` under the profiler (Nsight Systems with ``nsys``);
     return its exit status."""
     options = options or MeasureOptions()
-    console = console or Console(highlight=False, width=None if sys.stdout.isatty() else 120)
-    err = Console(stderr=True, highlight=False)
+    console = console or make_console(width=None if stdout_is_terminal() else 120)
+    err = make_console(stderr=True)
     if not script.is_file():
         raise UsageError(f"{script}: no such script")
     out_dir = DEFAULT_OUT_ROOT / script.stem if out is None else out
@@ -225,7 +227,7 @@ def analyze_trace(trace_path: Path, json_path: Path) -> None:
     from traceinspect.report.terminal import print_terminal
 
     analysis = diagnose(load_trace(trace_path))
-    print_terminal(analysis, Console(highlight=False, width=render_width(sys.stdout)))
+    print_terminal(analysis, make_console(width=render_width(sys.stdout)))
     write_text(json_path, render_json(analysis), force=True)
 
 

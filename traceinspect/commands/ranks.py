@@ -22,8 +22,10 @@ from typing import Any, Final
 from rich.console import Console
 
 from traceinspect.errors import TraceFormatError, TraceinspectError, UsageError
-from traceinspect.report.output import check_writable, write_text
+from traceinspect.files import stdout_is_terminal
+from traceinspect.report.output import check_outputs, write_text
 from traceinspect.report.ranks import ranks_report, render_ranks
+from traceinspect.sanitize import make_console
 
 #: Called after each rank with (ranks done, ranks in all, ranks failed so far).
 Progress = Callable[[int, int, int], None]
@@ -200,16 +202,15 @@ def run_analyze_dir(
     memory)."""
     if html_out is not None:
         raise UsageError(f"{folder}: --html draws one trace; give one rank's file, not a folder")
-    if json_out not in (None, "-"):
-        check_writable(Path(json_out), force=force)
     files, ignored = trace_files(folder)
     if not files:
         raise TraceFormatError(
             folder, f"no trace files ({', '.join(TRACE_SUFFIXES)}) in this folder"
         )
+    check_outputs([("--json", json_out)], inputs=files, force=force)
     if console is None:
-        width = None if sys.stdout.isatty() else 160
-        console = Console(stderr=json_out == "-", highlight=False, width=width)
+        width = None if stdout_is_terminal() else 160
+        console = make_console(stderr=json_out == "-", width=width)
     n_workers = workers if workers is not None else worker_count(files)
     progress = _TerminalProgress() if sys.stderr.isatty() and not quiet else None
     try:
