@@ -22,10 +22,11 @@ import signal
 import stat
 import sys
 import tempfile
+import zlib
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from types import FrameType
-from typing import Any, Final, TextIO
+from typing import IO, Any, Final, TextIO
 
 from traceinspect.errors import TraceinspectError, UsageError
 
@@ -295,3 +296,64 @@ def silence_stdout() -> None:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, 1)
         os.close(devnull)
+
+
+# ------------------------------------------------------------------------ input expansion
+
+#: Sampled at the start of a gzip file to measure its expansion: compressed bytes read at
+#: most, and inflated bytes produced at most (whichever comes first).
+EXPANSION_SAMPLE_IN: Final = 2 << 20
+EXPANSION_SAMPLE_OUT: Final = 32 << 20
+_BLANKS: Final = b" \t\r\n"
+
+
+def expanded_json_bytes(path: Path) -> int:
+    """The JSON text (blanks not counted) reading ``path`` will hold, measured rather than
+    assumed: a plain file is its size; a gzip file is inflated at its start (at most
+    :data:`EXPANSION_SAMPLE_IN` compressed or :data:`EXPANSION_SAMPLE_OUT` inflated bytes)
+    and the non-blank bytes per compressed byte there scale its size. A whitespace bomb
+    thus counts as the events in it, a dense trace as all of its text.
+
+    For sizing workers by memory (the readers hold decoded events, never blanks); 0 for
+    what cannot be read."""
+    try:
+        size = os.stat(path).st_size
+        with open(path, "rb") as f:
+            if f.read(2) != b"\x1f\x8b":
+                return size
+            f.seek(0)
+            consumed, kept, whole = _sample_gzip(f)
+    except (OSError, ValueError):
+        return 0
+    if whole or consumed >= size:
+        return kept
+    return int(kept * size / max(1, consumed))
+
+
+def _sample_gzip(f: IO[bytes]) -> tuple[int, int, bool]:
+    """(compressed bytes consumed, non-blank bytes inflated, whether the file ended)."""
+    inflater = zlib.decompressobj(31)
+    pending = b""
+    consumed = produced = kept = 0
+    while consumed < EXPANSION_SAMPLE_IN and produced < EXPANSION_SAMPLE_OUT:
+        if not pending:
+            pending = f.read(64 * 1024)
+            if not pending:
+                return consumed, kept, True
+        try:
+            out = inflater.decompress(pending, 1 << 20)
+        except zlib.error:
+            return consumed, kept, True  # the reader reports the corrupt gzip
+        rest = inflater.unconsumed_tail or inflater.unused_data
+        consumed += len(pending) - len(rest)
+        produced += len(out)
+        kept += len(out) - sum(out.count(c) for c in _BLANKS)
+        if inflater.eof:  # the next gzip member, if any
+            inflater = zlib.decompressobj(31)
+        if not out and len(rest) == len(pending):
+            more = f.read(64 * 1024)
+            if not more:
+                return consumed, kept, True
+            rest += more
+        pending = rest
+    return consumed, kept, False

@@ -22,7 +22,7 @@ from typing import Any, Final
 from rich.console import Console
 
 from traceinspect.errors import TraceFormatError, TraceinspectError, UsageError
-from traceinspect.files import stdout_is_terminal
+from traceinspect.files import expanded_json_bytes, stdout_is_terminal
 from traceinspect.report.output import check_outputs, write_text
 from traceinspect.report.ranks import ranks_report, render_ranks
 from traceinspect.sanitize import make_console
@@ -36,11 +36,6 @@ TRACE_SUFFIXES: Final = (".json", ".json.gz", ".sqlite", ".nsys-rep")
 #: Peak memory of analyzing one trace, as a multiple of its JSON size: 1.4× measured on a
 #: 200 MB Kineto trace (bench/run.py); rounded up for the worker's own interpreter.
 PEAK_RSS_PER_JSON_BYTE: Final = 2.0
-#: JSON bytes per byte of a gzipped Kineto trace (10-20× on the corpus): used to budget
-#: workers by memory before the files are opened.
-GZIP_EXPANSION: Final = 15
-
-
 def trace_files(folder: Path) -> tuple[list[Path], int]:
     """The trace files directly in ``folder`` (sorted) and how many other entries it holds."""
     try:
@@ -97,20 +92,13 @@ def worker_count(
         available_bytes = _available_memory()
     if available_bytes is None or not files:
         return limit
-    largest = max(
-        _size(p) * (GZIP_EXPANSION if p.name.lower().endswith(".gz") else 1) for p in files
-    )
+    # Measured per file (gzip inflated at its start), not assumed: a whitespace bomb holds
+    # no events, a dense trace may expand 100x.
+    largest = max(expanded_json_bytes(p) for p in files)
     per_worker = int(largest * PEAK_RSS_PER_JSON_BYTE)
     if per_worker <= 0:
         return limit
     return max(1, min(limit, available_bytes // per_worker))
-
-
-def _size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except OSError:
-        return 0
 
 
 def _available_memory() -> int | None:

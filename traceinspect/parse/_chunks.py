@@ -12,6 +12,17 @@ value leaves an unterminated string or unbalanced brackets, so a successful deco
 the cut sits between two top-level events. When no cut in a chunk's window decodes (one
 event longer than the window, or strings full of ``},``), the window is doubled: the text
 is never decoded whole unless the file ends first.
+
+Memory is bounded by the events kept, never by the bytes read (hostile files included):
+
+* a block read that is whitespace only (a gzip bomb of blanks between events) is kept as
+  one blank, so whitespace never accumulates;
+* the window never grows beyond :data:`MAX_EVENT_BYTES`: an event, the keys before
+  ``traceEvents`` or any stretch of text without an event boundary larger than that is
+  refused with one line;
+* before the window grows (and every :data:`CHECK_EVERY_BYTES` of squeezed input) the text
+  held is checked for syntax, so invalid bytes (a NUL, junk before ``traceEvents``) fail at
+  their position instead of being read to the end of the file.
 """
 
 from __future__ import annotations
@@ -19,7 +30,7 @@ from __future__ import annotations
 import gzip
 import re
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any, Final
 
@@ -31,6 +42,12 @@ from traceinspect.parse import sniff
 #: Decodes tried per chunk, latest ``},`` first, before the chunk is widened (a ``},``
 #: inside a string, e.g. a kernel name with ``{lambda()#1},``, fails to decode).
 MAX_CUT_TRIES: Final = 8
+MiB: Final = 1 << 20
+#: Longest stretch of text held at once without an event boundary (one event, the keys
+#: before traceEvents): real events are below 1 MiB; beyond this the file is refused.
+MAX_EVENT_BYTES: Final = 64 * MiB
+#: Whitespace read (and dropped) between two syntax checks of the text held.
+CHECK_EVERY_BYTES: Final = 16 * MiB
 
 # --------------------------------------------------------------------------------------
 # What is decoded. Every field has a default: absent keys are fine, wrong types are not.
@@ -90,6 +107,10 @@ class TopLevel(msgspec.Struct):
 _EVENTS_DECODER: Final = msgspec.json.Decoder(list[Event], float_hook=str)
 _TAIL_DECODER: Final = msgspec.json.Decoder(TopLevel, float_hook=str)
 _META_DECODER: Final = msgspec.json.Decoder(TopLevel)
+# Syntax-only checks of a prefix (values skipped, not built): truncation is fine, the
+# first invalid byte is reported.
+_EVENTS_SYNTAX: Final = msgspec.json.Decoder(list[msgspec.Raw])
+_OBJECT_SYNTAX: Final = msgspec.json.Decoder(dict[str, msgspec.Raw])
 
 
 # --------------------------------------------------------------------------------------
@@ -103,6 +124,7 @@ _OPEN, _CLOSE, _COMMA = ord("["), ord("]"), ord(",")
 _UTF8_BOM: Final = b"\xef\xbb\xbf"
 _BYTE_POSITION: Final = re.compile(r"\(byte (\d+)\)")
 _EVENT_INDEX: Final = re.compile(r"\$(?:\.traceEvents)?\[(\d+)\]")
+_NOT_BLANK: Final = re.compile(rb"[^ \t\r\n]")
 
 
 class Source:
@@ -136,6 +158,11 @@ class Source:
         self._file.close()
 
 
+def _is_blank(block: bytes) -> bool:
+    """Only JSON whitespace (``isspace`` also takes \\v and \\f, which JSON does not)."""
+    return block.isspace() and b"\x0b" not in block and b"\x0c" not in block
+
+
 class _Buffer:
     """Unconsumed text plus its offset in the file, for error positions.
 
@@ -148,11 +175,23 @@ class _Buffer:
         self.source = source
         self.data = bytearray()
         self.offset = 0  # file offset of data[0]
+        self.check: Callable[[], None] = lambda: None  # syntax check of the text held
+        self.squeezed = 0  # blank bytes dropped since the last check
 
     def fill(self, size: int) -> None:
-        """Read until ``data`` holds ``size`` bytes or the file ends."""
-        while len(self.data) < size and not self.source.eof:
-            self.data += self.source.read()
+        """Read until ``data`` holds ``size`` bytes or the file ends. A block that is all
+        blank (the bulk of a whitespace bomb) is kept as one blank."""
+        source = self.source
+        while len(self.data) < size and not source.eof:
+            block = source.read()
+            if len(block) > 1 and _is_blank(block):
+                self.data += b" "
+                self.squeezed += len(block) - 1
+                if self.squeezed >= CHECK_EVERY_BYTES:
+                    self.squeezed = 0
+                    self.check()
+            else:
+                self.data += block
 
     def fill_all(self) -> None:
         self.fill(2**62)
@@ -207,9 +246,11 @@ class EventChunks:
         if head.startswith(b"["):  # the bare-array flavour of the Chrome trace format
             self._top_level_array = True
             buf.consume(len(buf.data) - len(head))
+            buf.check = self._check_events
             return
         if not head.startswith(b"{"):
             raise TraceFormatError(self.path, "not a JSON object: expected a Chrome trace")
+        buf.check = self._check_head
         searched = 0
         while True:
             for match in _EVENTS_KEY.finditer(buf.data, searched):
@@ -221,17 +262,59 @@ class EventChunks:
                 except _DECODE_ERRORS:
                     continue  # the key text sat inside a string or a nested object
                 buf.consume(match.end() - 1)  # keep the "[": data[0] opens the array
+                buf.check = self._check_events
                 return
             if buf.source.eof:
                 break
+            self._check_head()
+            if len(buf.data) > MAX_EVENT_BYTES:
+                raise TraceFormatError(
+                    self.path,
+                    f"no traceEvents array in the first {MAX_EVENT_BYTES // MiB} MiB "
+                    "(a value before it is larger than this reader holds)",
+                )
             searched = max(0, len(buf.data) - 64)
-            buf.fill(len(buf.data) + self.chunk_bytes)
+            grown = max(len(buf.data) + self.chunk_bytes, 2 * len(buf.data))
+            buf.fill(min(grown, MAX_EVENT_BYTES + 1))
         meta = self._decode_meta(buf.data, 0)  # raises the real syntax error, if any
         if meta.traceEvents is None:
             raise TraceFormatError(self.path, "JSON object without a traceEvents array")
         self.meta = meta
         buf.consume(len(buf.data))
         self._pending_tail: list[Event] | None = meta.traceEvents
+
+    def _check_syntax(
+        self, decoder: msgspec.json.Decoder[Any], text: bytes | bytearray | memoryview, shift: int
+    ) -> None:
+        """Raise the first syntax error in ``text`` (a prefix: truncation is fine)."""
+        try:
+            decoder.decode(text)
+        except msgspec.DecodeError as exc:
+            message = str(exc)
+            if "truncated" in message:
+                return
+            position = _BYTE_POSITION.search(message)
+            if position is not None and int(position.group(1)) >= len(text) - 4:
+                return  # a multi-byte character cut at the end of the prefix
+            raise self._fail(exc, shift) from None
+        except (msgspec.ValidationError, UnicodeDecodeError):
+            return  # types and text are checked by the real decode
+
+    def _check_head(self) -> None:
+        """The keys before traceEvents: junk fails here, not after reading the whole file."""
+        self._check_syntax(_OBJECT_SYNTAX, self.buffer.data, 0)
+
+    def _check_events(self) -> None:
+        data = self.buffer.data
+        if not data:
+            return
+        saved = data[0]
+        data[0] = _OPEN  # the "[" or "," before the next event
+        with memoryview(data) as view:
+            try:
+                self._check_syntax(_EVENTS_SYNTAX, view[:MAX_EVENT_BYTES], self.buffer.offset)
+            finally:
+                data[0] = saved
 
     def _cut_and_decode(self, window: int) -> list[Event] | None:
         """Decode a prefix of whole events from the first ``window`` buffered bytes, or
@@ -252,9 +335,8 @@ class EventChunks:
                 brace = data.rfind(b"}", 1, end)
                 if brace < 0:
                     return None
-                after = brace + 1
-                while after < len(data) and data[after] in _WHITESPACE:
-                    after += 1
+                next_text = _NOT_BLANK.search(data, brace + 1)
+                after = len(data) if next_text is None else next_text.start()
                 end = brace
                 if after >= len(data) or data[after] != _COMMA:
                     continue
@@ -305,7 +387,14 @@ class EventChunks:
                 break
             events = self._cut_and_decode(window)
             if events is None:  # no event ends in the window: widen it, never decode all
+                self._check_events()
                 window *= 2
+                if window > MAX_EVENT_BYTES:
+                    raise TraceFormatError(
+                        self.path,
+                        f"no event ends within {MAX_EVENT_BYTES // MiB} MiB after byte "
+                        f"{buf.offset} (an event larger than this reader holds)",
+                    )
                 continue
             window = self.chunk_bytes
             yield events
