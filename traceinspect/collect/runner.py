@@ -9,8 +9,11 @@ and gives 1, Ctrl-C gives 130.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import runpy
 import sys
+import threading
 import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -40,33 +43,113 @@ class ScriptOutcome:
         }
 
 
+class _HardExit(BaseException):
+    """The script called ``os._exit(status)`` in its main thread: unwound instead, so the
+    trace is exported (a plain ``except Exception`` in the script does not catch it)."""
+
+    def __init__(self, status: int) -> None:
+        super().__init__(status)
+        self.status = status
+
+
 def run_script(script: Path, args: Sequence[str], *, stderr: TextIO | None = None) -> ScriptOutcome:
-    """Run ``script`` as ``__main__`` with ``args``; never raises for the script's own errors."""
+    """Run ``script`` as ``__main__`` with ``args``; never raises for the script's own errors.
+
+    Faults of the script stay the script's: a forked child that returns from the script
+    leaves at once with its status (it never runs the collector's exit path); ``os._exit``
+    in the main thread ends the script like ``sys.exit`` (the trace is kept); stdout and
+    stderr closed by the script are reopened on their original descriptors.
+    """
     err = sys.stderr if stderr is None else stderr
     script = script.absolute()
     # Python puts the script's real folder (links resolved) first on the path.
     folder = str(script.resolve().parent)
     saved_argv = sys.argv
     saved_path = list(sys.path)
+    saved_streams = _save_std_streams()
     sys.argv = [str(script), *args]  # runpy sets argv[0] to the path it runs
     if sys.path:
         sys.path[0] = folder
     else:
         sys.path.append(folder)
+    parent = os.getpid()
+    real_exit = os._exit
+    main_thread = threading.main_thread()
+
+    def hard_exit(status: int) -> None:
+        if os.getpid() != parent or threading.current_thread() is not main_thread:
+            real_exit(status)
+        raise _HardExit(status)
+
+    os._exit = hard_exit  # type: ignore[assignment]
+    outcome = ScriptOutcome(0)
     try:
         runpy.run_path(str(script), run_name="__main__")
     except SystemExit as exc:
-        return _exit_outcome(exc.code, err)
+        outcome = _exit_outcome(exc.code, err)
+    except _HardExit as exc:
+        outcome = ScriptOutcome(exc.status, "os._exit", f"os._exit({exc.status})")
     except KeyboardInterrupt as exc:
-        _print_exception(exc, script, err)
-        return ScriptOutcome(INTERRUPTED_STATUS, "KeyboardInterrupt", "", interrupted=True)
+        if os.getpid() == parent:
+            _print_exception(exc, script, err)
+        status = getattr(exc, "exit_status", INTERRUPTED_STATUS)
+        outcome = ScriptOutcome(status, type(exc).__name__, str(exc), interrupted=True)
     except BaseException as exc:  # noqa: BLE001 - the script's error is reported, not raised
         _print_exception(exc, script, err)
-        return ScriptOutcome(1, type(exc).__name__, str(exc))
+        outcome = ScriptOutcome(1, type(exc).__name__, _safe_str(exc))
     finally:
+        os._exit = real_exit
+        if os.getpid() != parent:  # a forked child of the script: its work is done
+            _leave_child(outcome.exit_status)
         sys.argv = saved_argv
         sys.path[:] = saved_path
-    return ScriptOutcome(0)
+        _restore_std_streams(saved_streams)
+    return outcome
+
+
+def _leave_child(status: int) -> None:
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            stream.flush()
+    os._exit(status & 0xFF)
+
+
+def _safe_str(exc: BaseException) -> str:
+    """``str(exc)``, or a placeholder when the exception's ``__str__`` itself raises."""
+    try:
+        return str(exc)
+    except BaseException:  # noqa: BLE001 - any failure of user code
+        return f"<{type(exc).__name__}: str() failed>"
+
+
+def _save_std_streams() -> list[tuple[str, int, TextIO | None, int | None]]:
+    """(name, fd, stream, a duplicate of fd) for stdout and stderr."""
+    saved = []
+    for name, fd in (("stdout", 1), ("stderr", 2)):
+        try:
+            copy: int | None = os.dup(fd)
+        except OSError:
+            copy = None
+        saved.append((name, fd, getattr(sys, name), copy))
+    return saved
+
+
+def _restore_std_streams(saved: list[tuple[str, int, TextIO | None, int | None]]) -> None:
+    """Undo what the script did to stdout/stderr: a closed stream or descriptor comes back."""
+    for name, fd, stream, copy in saved:
+        if copy is None:
+            continue
+        try:
+            os.fstat(fd)
+        except OSError:
+            os.dup2(copy, fd)  # the script closed the descriptor itself
+        current = getattr(sys, name)
+        if current is None or getattr(current, "closed", False):
+            if stream is not None and not stream.closed:
+                setattr(sys, name, stream)
+            else:
+                setattr(sys, name, open(fd, "w", buffering=1, closefd=False))  # noqa: SIM115
+        os.close(copy)
 
 
 def _exit_outcome(code: object, err: TextIO) -> ScriptOutcome:

@@ -20,11 +20,12 @@ analyzed, it is 1.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import platform
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Final
@@ -41,7 +42,7 @@ from traceinspect.collect.replay import (
     start_profiler,
     unavailable_result,
 )
-from traceinspect.collect.runner import INTERRUPTED_STATUS, ScriptOutcome, run_script
+from traceinspect.collect.runner import ScriptOutcome, run_script
 from traceinspect.collect.session import Session, activate
 from traceinspect.errors import TraceinspectError, UsageError
 from traceinspect.files import stdout_is_terminal
@@ -142,7 +143,7 @@ def run_profile(
     if outcome.interrupted:
         results["notes"].append("interrupted: graph candidates not measured, trace not analyzed")
         _write_results(out_dir, results)
-        return INTERRUPTED_STATUS
+        return outcome.exit_status
     _write_results(out_dir, results)  # rewritten below; this one survives a crash while measuring
     if session.candidates and candidates:
         measured = _measure_all(session.candidates, out_dir, options, cuda=cuda, err=err)
@@ -208,13 +209,45 @@ def record_script(
     with activate(session):
         start_profiler(prof)
         try:
-            outcome = run_script(script, script_args)
+            with refuse_second_profiler(torch):
+                outcome = run_script(script, script_args)
         finally:
             if cuda:
                 _synchronize(torch)
             prof.stop()
             export_trace(prof, trace_path)
     return outcome
+
+
+#: Raised in the script when it starts a profiler of its own while ours records: torch
+#: has one profiler per process and crashes (SIGSEGV) when a second one stops.
+SECOND_PROFILER_MESSAGE: Final = (
+    "traceinspect profile already records this process with torch.profiler, and torch "
+    "cannot run a second profiler beside it: remove the script's own profiler, or run the "
+    "script without `traceinspect profile`"
+)
+
+
+@contextlib.contextmanager
+def refuse_second_profiler(torch: Any) -> Iterator[None]:
+    """While the block runs, a profiler the script starts (``torch.profiler.profile`` or
+    ``torch.autograd.profiler.profile``, both through ``_prepare_trace``) raises
+    :data:`SECOND_PROFILER_MESSAGE` in the script instead of crashing the process."""
+    legacy = getattr(getattr(torch.autograd, "profiler", None), "profile", None)
+    original = getattr(legacy, "_prepare_trace", None)
+    if legacy is None or original is None:
+        yield
+        return
+
+    def refuse(self: Any, *args: Any, **kwargs: Any) -> None:
+        print(f"traceinspect: {SECOND_PROFILER_MESSAGE}", file=sys.stderr)
+        raise RuntimeError(SECOND_PROFILER_MESSAGE)
+
+    legacy._prepare_trace = refuse
+    try:
+        yield
+    finally:
+        legacy._prepare_trace = original
 
 
 def analyze_trace(trace_path: Path, json_path: Path) -> None:
