@@ -6,6 +6,7 @@ Exit codes: 0 success, 1 analysis failure, 2 bad input or usage, 130 interrupted
 
 from __future__ import annotations
 
+import signal
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -314,12 +315,15 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(args: list[str]) -> int:
-    from traceinspect.files import OutputError, Terminated
+    from traceinspect.files import OutputError, Terminated, received_signal
 
     try:
         app(args=args, prog_name="traceinspect", standalone_mode=True)
     except SystemExit as exc:
         code = exc.code
+        if code == 130 and received_signal():  # typer turns the KeyboardInterrupt into 130
+            _error_line(f"stopped by {signal.Signals(received_signal()).name}")
+            return 128 + received_signal()
         if code is None:
             return 0
         return code if isinstance(code, int) else 1
@@ -332,6 +336,10 @@ def _run(args: list[str]) -> int:
         _error_line(f"stopped by {exc}")
         return exc.exit_status
     except KeyboardInterrupt:
+        signum = received_signal()
+        if signum:
+            _error_line(f"stopped by {signal.Signals(signum).name}")
+            return 128 + signum
         _error_line("interrupted")
         return 130
     except BrokenPipeError:

@@ -52,8 +52,19 @@ class Terminated(KeyboardInterrupt):
         return 128 + self.signum
 
 
+#: The last SIGTERM/SIGHUP received (0: none), for when a library re-raises the exception
+#: as a plain KeyboardInterrupt (click does).
+_received: list[int] = [0]
+
+
 def _raise_terminated(signum: int, frame: FrameType | None) -> None:
+    _received[0] = signum
     raise Terminated(signum)
+
+
+def received_signal() -> int:
+    """The number of the last SIGTERM/SIGHUP turned into :class:`Terminated`, or 0."""
+    return _received[0]
 
 
 def install_signal_handlers() -> dict[int, Any]:
@@ -62,6 +73,7 @@ def install_signal_handlers() -> dict[int, Any]:
     Returns the handlers replaced, for :func:`restore_signal_handlers`.
     """
     previous: dict[int, Any] = {}
+    _received[0] = 0
     for sig in (signal.SIGTERM, signal.SIGHUP):
         with contextlib.suppress(ValueError, OSError):  # not the main thread / unsupported
             previous[sig] = signal.signal(sig, _raise_terminated)

@@ -114,7 +114,9 @@ def read_nsys(path: Path) -> Timeline:
 def _read_sqlite(db: Path, shown: Path) -> Timeline:
     """Read export ``db``; errors name ``shown`` (the file the user gave)."""
     try:
-        uri = f"{db.resolve().as_uri()}?mode=ro"
+        # immutable: no -wal/-shm files or locks beside the input (its folder is untouched,
+        # and a read-only folder or shared archive works); exports are complete files.
+        uri = f"{db.resolve().as_uri()}?mode=ro&immutable=1"
         try:
             return _read_connection(uri, shown, lenient=False)
         except (sqlite3.OperationalError, pd.errors.DatabaseError) as exc:
