@@ -348,12 +348,19 @@ def _run(args: list[str]) -> int:
     return 0
 
 
+#: Longest error line printed (longer ones keep their start and their end).
+MESSAGE_CHARS = 300
+
+
 def _error_line(message: str) -> None:
     """``traceinspect: MESSAGE`` on stderr, control characters made visible, one line."""
     from traceinspect.sanitize import sanitize
 
     if sys.stderr is None:
         return
+    if len(message) > MESSAGE_CHARS:  # a 5,000-character path: keep both ends
+        half = MESSAGE_CHARS // 2
+        message = f"{message[:half]}…{message[-half:]}"
     try:
         print(f"traceinspect: {sanitize(message, one_line=True)}", file=sys.stderr)
     except (OSError, ValueError):

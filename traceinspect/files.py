@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import select
 import signal
 import stat
 import sys
@@ -28,7 +29,7 @@ from pathlib import Path
 from types import FrameType
 from typing import IO, Any, Final, TextIO
 
-from traceinspect.errors import TraceinspectError, UsageError
+from traceinspect.errors import TraceFormatError, TraceinspectError, UsageError
 
 STDOUT: Final = "-"
 
@@ -369,3 +370,102 @@ def _sample_gzip(f: IO[bytes]) -> tuple[int, int, bool]:
             rest += more
         pending = rest
     return consumed, kept, False
+
+
+# ------------------------------------------------------------------------------- inputs
+
+#: How long a FIFO given as an input may stay without a writer or data before it is refused.
+FIFO_WAIT_S: Final = 30.0
+#: Largest stream (stdin, a FIFO, a process substitution) copied to a private file.
+MAX_STREAM_BYTES: Final = 64 << 30
+_STREAM_BLOCK: Final = 1 << 20
+
+
+def _input_error(path: object, exc: OSError) -> TraceFormatError:
+    if isinstance(exc, FileNotFoundError):
+        return TraceFormatError(_short(path), "no such file")
+    return TraceFormatError(_short(path), f"cannot read ({_reason(exc)})")
+
+
+def input_is_folder(path: Path) -> bool:
+    """Whether ``path`` is a folder; a path that cannot be looked at (permissions, a name
+    too long) is one :class:`TraceFormatError` line, a missing one is not a folder."""
+    if str(path) == STDOUT:
+        return False
+    try:
+        return stat.S_ISDIR(os.stat(path).st_mode)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    except OSError as exc:
+        raise _input_error(path, exc) from None
+    except ValueError as exc:  # a NUL in the path
+        raise TraceFormatError(_short(path), f"not a file name ({exc})") from None
+
+
+def is_stream(path: Path) -> bool:
+    """``-`` (stdin), or something that exists and is neither a file nor a folder: a FIFO,
+    ``/dev/stdin`` on a pipe, a process substitution (``<(zcat t.json.gz)``), a device."""
+    if str(path) == STDOUT:
+        return True
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return False
+    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
+
+
+@contextlib.contextmanager
+def local_copy(path: Path) -> Iterator[Path]:
+    """A stream read once, to its end, into a private temporary file (mode 0600, removed on
+    every way out), so its format is sniffed from the copy and readers that need to seek
+    (SQLite) work. Never reads a stream twice; a FIFO nobody writes to is refused after
+    :data:`FIFO_WAIT_S`; more than :data:`MAX_STREAM_BYTES` is refused."""
+    fd = _open_stream(path)
+    try:
+        handle, name = tempfile.mkstemp(prefix="traceinspect-stream-")
+    except OSError as exc:
+        os.close(fd)
+        raise TraceFormatError(
+            _short(path), f"cannot copy the stream to a temporary file ({_reason(exc)})"
+        ) from None
+    copy = Path(name)
+    try:
+        with os.fdopen(fd, "rb") as source, os.fdopen(handle, "wb") as target:
+            total = 0
+            while block := source.read(_STREAM_BLOCK):
+                total += len(block)
+                if total > MAX_STREAM_BYTES:
+                    raise TraceFormatError(
+                        _short(path),
+                        f"stream longer than {MAX_STREAM_BYTES >> 30} GiB: save it to a file",
+                    )
+                target.write(block)
+        yield copy
+    except OSError as exc:
+        raise _input_error(path, exc) from None
+    finally:
+        copy.unlink(missing_ok=True)
+
+
+def _open_stream(path: Path) -> int:
+    """A blocking descriptor on the stream, once data (or its end) is there to read."""
+    if str(path) == STDOUT:
+        if sys.stdin is None or os.isatty(0):
+            raise TraceFormatError("-", "stdin is a terminal: pipe a trace into it")
+        return os.dup(0)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO's open waits for no writer
+    except OSError as exc:
+        raise _input_error(path, exc) from None
+    try:
+        poller = select.poll()
+        poller.register(fd, select.POLLIN | select.POLLPRI)
+        if not poller.poll(FIFO_WAIT_S * 1000):
+            raise TraceFormatError(
+                _short(path), f"nothing written to this FIFO within {FIFO_WAIT_S:g} s"
+            )
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd

@@ -303,12 +303,22 @@ def slug(device_name: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", device_name.lower()).strip("-")
 
 
+def _read_text(path: Path) -> str:
+    """The file's text; a FIFO or stdin is read once, with a bound on the wait for data."""
+    from traceinspect.files import is_stream, local_copy
+
+    if is_stream(path):
+        with local_copy(path) as copy:
+            return copy.read_text(encoding="utf-8")
+    return path.read_text(encoding="utf-8")
+
+
 def load_calibration(path: str | Path, *, source: str | None = None) -> Calibration:
     """Read a profile; a missing, malformed or incomplete file raises one-line
     :class:`TraceFormatError` naming the path and the problem."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = _read_text(path)
     except FileNotFoundError:
         raise TraceFormatError(path, "no such calibration file") from None
     except IsADirectoryError:

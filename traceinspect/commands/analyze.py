@@ -9,7 +9,7 @@ from pathlib import Path
 
 from traceinspect.analysis.diagnose import diagnose
 from traceinspect.errors import UsageError
-from traceinspect.files import STDOUT, check_outputs
+from traceinspect.files import STDOUT, check_outputs, input_is_folder
 from traceinspect.parse import load_trace
 from traceinspect.report.json_report import render_json
 from traceinspect.report.layout import render_width
@@ -60,7 +60,7 @@ def run_analyze(
     csv_dir: Path | None = None,
     perfetto_out: Path | None = None,
 ) -> None:
-    if trace.is_dir():
+    if input_is_folder(trace):
         from traceinspect.commands.ranks import run_analyze_dir
 
         return run_analyze_dir(
@@ -72,8 +72,6 @@ def run_analyze(
             quiet=quiet,
         )
     if cluster is not None:
-        from traceinspect.errors import UsageError
-
         raise UsageError(f"{trace}: --cluster runs the ranks of a folder; give the folder")
     # Refuse to clobber inputs or outputs before spending time on the analysis.
     inputs = [trace] if calibration is None else [trace, calibration]
@@ -83,6 +81,8 @@ def run_analyze(
         check_csv_dir(csv_dir, force=force)
     # With `--json -` (or `--html -`), stdout carries that alone; human output goes to stderr.
     step_us, by_name = parse_eager_us(eager_us)
+    if top < 0:
+        raise UsageError(f"--top takes how many kernels to list (0 or more), got {top}")
     to_stdout = STDOUT in (str(json_out), str(html_out))
     out_stream = sys.stderr if to_stdout else sys.stdout
     console = make_console(stderr=to_stdout, width=render_width(out_stream))

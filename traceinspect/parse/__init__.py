@@ -10,6 +10,7 @@ import zlib
 from pathlib import Path
 
 from traceinspect.errors import TraceFormatError
+from traceinspect.files import is_stream, local_copy
 from traceinspect.model import Timeline
 
 GZIP_MAGIC = b"\x1f\x8b"
@@ -73,6 +74,8 @@ def load_trace(path: str | Path, *, workers: int | None = None) -> Timeline:
     """Read any supported trace into a :class:`Timeline`. ``workers``: processes for one
     large Kineto JSON file (default: one per core; 1 where the caller runs in parallel)."""
     path = Path(path)
+    if is_stream(path):  # stdin, a FIFO, <(zcat t.json.gz): read once into a private copy
+        return _load_stream(path, workers)
     kind = sniff(path)
     if kind in ("json", "json.gz"):
         from traceinspect.parse.kineto import read_kineto
@@ -81,3 +84,16 @@ def load_trace(path: str | Path, *, workers: int | None = None) -> Timeline:
     from traceinspect.parse.nsys import read_nsys
 
     return read_nsys(path)
+
+
+def _load_stream(path: Path, workers: int | None) -> Timeline:
+    """:func:`load_trace` of a stream's private copy; messages and the result name ``path``."""
+    import dataclasses
+
+    with local_copy(path) as copy:
+        try:
+            timeline = load_trace(copy, workers=workers)
+        except TraceFormatError as exc:
+            raise TraceFormatError(path, exc.problem) from None
+    meta = dataclasses.replace(timeline.meta, path=str(path))
+    return dataclasses.replace(timeline, meta=meta)
