@@ -92,6 +92,16 @@ def test_calibration_from_a_fifo(tmp_path: Path) -> None:
     assert json.loads(out.read_text())["calibration"]["name"] == "calibration"
 
 
+def test_calibration_fifo_without_a_writer_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(traceinspect.files, "FIFO_WAIT_S", 0.3)
+    fifo = tmp_path / "calibration.fifo"
+    os.mkfifo(fifo)
+    assert main(["analyze", str(sample_file(TRACE)), "--calibration", str(fifo)]) == 2
+    assert "nothing written to this FIFO within 0.3 s" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("compressed", [True, False])
 def test_dash_reads_stdin(tmp_path: Path, compressed: bool) -> None:
     data = sample_file(TRACE).read_bytes()
