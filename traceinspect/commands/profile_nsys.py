@@ -32,6 +32,7 @@ from traceinspect.collect.nsys import NsysError, export_sqlite, find_nsys, recor
 from traceinspect.collect.replay import SECTION_PREFIX, MeasureOptions
 from traceinspect.errors import TraceinspectError, UsageError
 from traceinspect.model import Timeline
+from traceinspect.sanitize import make_console
 
 REPORT_STEM: Final = "report"
 REPORT_NAME: Final = "report.nsys-rep"
@@ -58,8 +59,8 @@ def run_profile_nsys(
 ) -> int:
     """Record ``script`` under nsys into ``out_dir`` (already prepared); its exit status."""
     options = options or MeasureOptions()
-    console = console or Console(highlight=False, width=None if sys.stdout.isatty() else 120)
-    err = Console(stderr=True, highlight=False)
+    console = console or make_console(width=None if sys.stdout.isatty() else 120)
+    err = make_console(stderr=True)
     nsys = find_nsys(nsys_path)
     child = [sys.executable, "-m", "traceinspect.commands.profile_nsys", "--child"]
     child += ["--out", str(out_dir), "--options", json.dumps(asdict(options))]
@@ -236,7 +237,7 @@ def _run_child(
     from traceinspect.collect.runner import INTERRUPTED_STATUS, run_script
     from traceinspect.collect.session import Session, activate
 
-    err = Console(stderr=True, highlight=False)
+    err = make_console(stderr=True)
     session = Session()
     with activate(session), region(SCRIPT_SECTION):
         outcome = run_script(script, script_args)

@@ -26,6 +26,8 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
+from traceinspect.sanitize import make_console
+
 #: Work shorter than this shows no progress at all (a flash of a spinner is noise).
 SHOW_AFTER_S: Final = 1.0
 
@@ -40,7 +42,7 @@ class Progress:
         console: Console | None = None,
         show_after_s: float = SHOW_AFTER_S,
     ) -> None:
-        self.console = console or Console(stderr=True, highlight=False)
+        self.console = console or make_console(stderr=True)
         self.enabled = not quiet and self.console.is_terminal
         self._show_after_s = show_after_s
         self._lock = threading.Lock()

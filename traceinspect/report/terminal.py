@@ -24,6 +24,7 @@ from traceinspect.report.decision import render_decisions
 from traceinspect.report.json_report import TOP_KERNELS, report_data
 from traceinspect.report.layout import abbreviate
 from traceinspect.report.summary import render_summary
+from traceinspect.sanitize import SafeConsole
 
 VERDICT_STYLE = {
     "launch-bound": "bold red",
@@ -66,7 +67,7 @@ def render_terminal(
     """The terminal report of ``analysis`` as text: ``width`` columns, ANSI styles when
     ``color``, the ``top`` kernels in the summary."""
     buffer = io.StringIO()
-    console = Console(
+    console = SafeConsole(  # control characters in names made visible
         file=buffer,
         width=width,
         highlight=False,
