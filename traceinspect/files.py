@@ -256,6 +256,9 @@ class GuardedStream:
 
     def _stream(self) -> TextIO:
         stream: TextIO | None = getattr(sys, self.name)
+        # rich's Live (progress display) swaps sys.stderr for a proxy that prints through
+        # the console: writing there would loop back into this stream. Rich unwraps it too.
+        stream = getattr(stream, "rich_proxied_file", stream)
         if stream is None:
             raise OutputError(f"{self.name}: cannot write (it is closed)")
         return stream
