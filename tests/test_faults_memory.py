@@ -26,7 +26,7 @@ GiB = 1 << 30
 ADDRESS_LIMIT = 3 * GiB
 #: Peak RSS allowed for reading a bomb: the sample alone peaks near 100 MiB; without the
 #: bounds the 512 MiB of blanks alone are held (twice while the buffer grows).
-RSS_BOUND_MIB = 600
+RSS_BOUND_MIB = 400
 
 WHITESPACE_MEMBER = gzip.compress(b" " * MiB, compresslevel=9)
 JUNK_MEMBER = gzip.compress(b"x" * MiB, compresslevel=9)
@@ -37,13 +37,16 @@ limit = int(sys.argv[1])
 resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 from traceinspect.cli import main
 code = main(sys.argv[2:])
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+# VmHWM, not ru_maxrss: Linux carries the forking parent's (pytest's) peak across exec
+# into ru_maxrss; VmHWM is this process image's own peak.
+with open("/proc/self/status") as status:
+    peak = next(int(l.split()[1]) for l in status if l.startswith("VmHWM")) // 1024
 print(f"peak_rss_mib={peak}", file=sys.stderr)
 sys.exit(code)
 """
 
 
-def run_child(*args: str, timeout: float = 180) -> tuple[int, str, int]:
+def run_child(*args: str, timeout: float = 900) -> tuple[int, str, int]:
     done = subprocess.run(
         [sys.executable, "-c", CHILD, str(ADDRESS_LIMIT), *args],
         capture_output=True,
@@ -92,7 +95,7 @@ def test_nul_bytes_fail_fast_at_their_position(tmp_path: Path) -> None:
     # NUL at byte 16, then 1 GiB more: one line naming byte 16, without reading on.
     bad = tmp_path / "nul.json.gz"
     bad.write_bytes(gzip.compress(b'{"traceEvents":[\x00') + WHITESPACE_MEMBER * 1024)
-    code, stderr, peak = run_child("analyze", str(bad), timeout=60)
+    code, stderr, peak = run_child("analyze", str(bad))
     assert code == 2
     assert stderr.count("\n") == 1 and "Traceback" not in stderr, stderr
     assert "byte 16" in stderr
@@ -102,7 +105,7 @@ def test_nul_bytes_fail_fast_at_their_position(tmp_path: Path) -> None:
 def test_junk_before_trace_events_fails_fast(tmp_path: Path) -> None:
     bad = tmp_path / "junk.json.gz"
     bad.write_bytes(gzip.compress(b"{") + JUNK_MEMBER * 1024)
-    code, stderr, peak = run_child("analyze", str(bad), timeout=60)
+    code, stderr, peak = run_child("analyze", str(bad))
     assert code == 2
     assert stderr.count("\n") == 1 and "Traceback" not in stderr, stderr
     assert "(byte 1)" in stderr
@@ -117,7 +120,7 @@ def test_a_huge_string_before_trace_events_is_refused_in_bounded_memory(tmp_path
         + JUNK_MEMBER * 1024
         + gzip.compress(b'", "traceEvents": []}')
     )
-    code, stderr, peak = run_child("analyze", str(bad), timeout=60)
+    code, stderr, peak = run_child("analyze", str(bad))
     assert code == 2
     assert stderr.count("\n") == 1 and "Traceback" not in stderr, stderr
     assert "MiB" in stderr
@@ -131,7 +134,7 @@ def test_one_event_larger_than_the_cap_is_refused_in_bounded_memory(tmp_path: Pa
         + JUNK_MEMBER * 1024
         + gzip.compress(b'"}]}')
     )
-    code, stderr, peak = run_child("analyze", str(bad), timeout=60)
+    code, stderr, peak = run_child("analyze", str(bad))
     assert code == 2
     assert stderr.count("\n") == 1 and "Traceback" not in stderr, stderr
     assert "MiB" in stderr
