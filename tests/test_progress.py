@@ -17,7 +17,13 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from traceinspect.cli import app
-from traceinspect.report.progress import SHOW_AFTER_S, Progress, file_label
+from traceinspect.report.progress import (
+    SHOW_AFTER_ENV,
+    SHOW_AFTER_S,
+    Progress,
+    default_show_after_s,
+    file_label,
+)
 
 
 def terminal(buffer: io.StringIO) -> Console:
@@ -98,7 +104,9 @@ def test_cli_on_a_terminal_shows_progress_for_a_slow_read(slow_trace: Path, quie
     # WHEN analyzed with stderr on a pseudo-terminal (stdout piped)
     main_fd, child_fd = pty.openpty()
     args = [sys.executable, "-m", "traceinspect", "analyze", str(big)] + (["-q"] if quiet else [])
-    child = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=child_fd, cwd=ROOT)
+    # progress drawn at once: whether a read outlasts the 1 s delay depends on the machine
+    env = {**os.environ, SHOW_AFTER_ENV: "0"}
+    child = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=child_fd, cwd=ROOT, env=env)
     os.close(child_fd)
     seen = b""
     while True:
@@ -120,3 +128,17 @@ def test_cli_on_a_terminal_shows_progress_for_a_slow_read(slow_trace: Path, quie
     assert (b"reading big.json" in seen or b"diagnosing" in seen) is not quiet
     assert b"reading" not in stdout
     assert b"Regions" in stdout
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [(None, 1.0), ("0", 0.0), ("2.5", 2.5), ("-1", 1.0), ("nan", 1.0), ("soon", 1.0)],
+)
+def test_progress_delay_from_the_environment(
+    value: str | None, expected: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if value is None:
+        monkeypatch.delenv(SHOW_AFTER_ENV, raising=False)
+    else:
+        monkeypatch.setenv(SHOW_AFTER_ENV, value)
+    assert default_show_after_s() == expected

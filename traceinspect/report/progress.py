@@ -8,6 +8,8 @@ transient: it disappears when the work is done, leaving the report alone on scre
 
 from __future__ import annotations
 
+import math
+import os
 import threading
 import time
 from collections.abc import Iterator
@@ -30,6 +32,19 @@ from traceinspect.sanitize import make_console
 
 #: Work shorter than this shows no progress at all (a flash of a spinner is noise).
 SHOW_AFTER_S: Final = 1.0
+#: Environment variable that sets another delay in seconds (``0``: show at once).
+SHOW_AFTER_ENV: Final = "TRACEINSPECT_PROGRESS_AFTER_S"
+
+
+def default_show_after_s() -> float:
+    """The delay before progress is drawn: ``$TRACEINSPECT_PROGRESS_AFTER_S`` when it holds a
+    finite number of seconds >= 0, else :data:`SHOW_AFTER_S`."""
+    text = os.environ.get(SHOW_AFTER_ENV, "")
+    try:
+        value = float(text)
+    except ValueError:
+        return SHOW_AFTER_S
+    return value if math.isfinite(value) and value >= 0 else SHOW_AFTER_S
 
 
 class Progress:
@@ -40,11 +55,11 @@ class Progress:
         *,
         quiet: bool = False,
         console: Console | None = None,
-        show_after_s: float = SHOW_AFTER_S,
+        show_after_s: float | None = None,
     ) -> None:
         self.console = console or make_console(stderr=True)
         self.enabled = not quiet and self.console.is_terminal
-        self._show_after_s = show_after_s
+        self._show_after_s = show_after_s if show_after_s is not None else default_show_after_s()
         self._lock = threading.Lock()
         self._timer: threading.Timer | None = None
         self._shown = False
