@@ -20,12 +20,9 @@ from traceinspect.errors import TraceFormatError
 from traceinspect.model import Timeline
 from traceinspect.parse import kineto, load_trace
 from traceinspect.parse._nesting import nesting_depth
-from traceinspect.parse.kineto import (
-    classify_host_call,
-    classify_memcpy,
-    read_kineto,
-    us_to_ns,
-)
+from traceinspect.parse.cuda_api import classify_host_call, classify_memcpy
+from traceinspect.parse.exact_time import us_to_ns
+from traceinspect.parse.kineto import read_kineto
 
 NEGATIVE_QUEUE = "HolisticTraceAnalysis__negative_queue_length_values_check__rank0.json.gz"
 TRACE_DIFF = "HolisticTraceAnalysis__trace_diff__control.json.gz"

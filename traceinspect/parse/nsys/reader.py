@@ -32,7 +32,7 @@ import pandas as pd
 from traceinspect.errors import TraceFormatError
 from traceinspect.model import DeviceInfo, Timeline, TraceMeta, collective_names, make_table
 from traceinspect.parse import sniff
-from traceinspect.parse.kineto import classify_host_call
+from traceinspect.parse.cuda_api import classify_host_call
 from traceinspect.parse.nsys.export import _gunzipped, _one_line, export_report
 from traceinspect.parse.nsys.nvtx import read_nvtx
 from traceinspect.parse.nsys.schema import (
