@@ -290,10 +290,10 @@ class Part:
 
 def collect_range(path: Path, part: Range) -> Part:
     """Read one range with the single-process reader's chunking and collector."""
-    from traceinspect.parse import kineto
+    from traceinspect.parse import kineto, kineto_collect
 
     source = RangeSource(path, part, kineto.READ_BYTES)
-    collector = kineto._Collector(path)
+    collector = kineto_collect._Collector(path)
     chunks = EventChunks(source, kineto.CHUNK_BYTES)
     try:
         for events in chunks:
@@ -319,11 +319,11 @@ def collect_range(path: Path, part: Range) -> Part:
 
 def merge(path: Path, parts: Sequence[Part], head_meta: TopLevel) -> tuple[Any, TopLevel]:
     """The collector the single-process reader would have built, and the top-level keys."""
-    from traceinspect.parse import kineto
+    from traceinspect.parse import kineto_collect
 
-    merged = kineto._Collector(path)
+    merged = kineto_collect._Collector(path)
     # Strings are keyed by their stored text here (the readers' raw-JSON keys stay local).
-    tables = {name: kineto._Strings() for name in _STRING_TABLES}
+    tables = {name: kineto_collect._Strings() for name in _STRING_TABLES}
     merged.names, merged.dims, merged.geometry = (tables[n] for n in _STRING_TABLES)
     for part in parts:
         recode = {
@@ -342,7 +342,7 @@ def merge(path: Path, parts: Sequence[Part], head_meta: TopLevel) -> tuple[Any, 
         merged.missing_flow_ts += part.missing_flow_ts
         merged.correlation_args_seen |= part.correlation_args_seen
     if merged.correlation_args_seen:
-        merged.flows = kineto._Columns()
+        merged.flows = kineto_collect._Columns()
     meta = head_meta
     tail = parts[-1].meta
     if tail is not None:
