@@ -143,7 +143,7 @@ def test_trace_name_is_a_safe_file_name() -> None:
 
 def test_outputs_compared_with_the_dtypes_tolerance() -> None:
     torch = pytest.importorskip("torch")
-    from traceinspect.collect.replay import _compare
+    from traceinspect.collect.tensors import compare_outputs as _compare
 
     want = [torch.ones(4), torch.arange(3)]
     # Exactly equal outputs (a tuple, as a callable would return them)
@@ -166,7 +166,8 @@ def test_outputs_compared_with_the_dtypes_tolerance() -> None:
 
 def test_inputs_resized_and_rotated_along_the_batch_dim() -> None:
     torch = pytest.importorskip("torch")
-    from traceinspect.collect.replay import _resize, _rotate
+    from traceinspect.collect.tensors import resize as _resize
+    from traceinspect.collect.tensors import rotate as _rotate
 
     x = torch.tensor([[1, 1], [2, 2], [3, 3]])
     assert _resize(x, 5, 0, torch).tolist() == [[1, 1], [2, 2], [3, 3], [1, 1], [2, 2]]

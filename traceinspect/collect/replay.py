@@ -36,7 +36,7 @@ import random
 import re
 import time
 import warnings
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -49,6 +49,13 @@ from traceinspect.collect.buckets import (
 )
 from traceinspect.collect.candidates import GraphCandidate
 from traceinspect.collect.failures import classify_exception, first_error
+from traceinspect.collect.tensors import (
+    batch_size,
+    clone_tensors,
+    compare_outputs,
+    resize,
+    rotate,
+)
 
 #: Columns of a results row, in order. Every row has all of them; ``None`` = not measured.
 ROW_FIELDS: Final = (
@@ -84,16 +91,6 @@ ROW_FIELDS: Final = (
     "round_gpu_p50_ns",
 )
 
-#: (rtol, atol) per output dtype: torch.testing.assert_close's defaults. Other dtypes
-#: (integers, bool) must match exactly.
-TOLERANCES: Final[Mapping[str, tuple[float, float]]] = {
-    "float64": (1e-7, 1e-7),
-    "float32": (1.3e-6, 1e-5),
-    "float16": (1e-3, 1e-5),
-    "bfloat16": (1.6e-2, 1e-5),
-    "complex128": (1e-7, 1e-7),
-    "complex64": (1.3e-6, 1e-5),
-}
 
 #: Distinct request sizes of a mix that are timed eagerly, most frequent first (bounds the
 #: run time; sizes beyond it have no eager latency and the estimates needing them are null).
@@ -180,7 +177,7 @@ def candidate_buckets(candidate: GraphCandidate) -> list[int | None]:
     """The batch sizes captured: the registered buckets, else the example's own size."""
     if candidate.buckets is not None:
         return list(candidate.buckets)
-    return [_batch_size(candidate.example_inputs or (), candidate.batch_dim)]
+    return [batch_size(candidate.example_inputs or (), candidate.batch_dim)]
 
 
 def unavailable_result(candidate: GraphCandidate, reason: str) -> CandidateResult:
@@ -272,7 +269,7 @@ class _Measurement:
             return [eager, graphed]
         try:
             inputs = self._inputs(bucket)
-            new_inputs = tuple(_rotate(x, self.c.batch_dim, self.torch) for x in inputs)
+            new_inputs = tuple(rotate(x, self.c.batch_dim, self.torch) for x in inputs)
         except Exception as exc:  # noqa: BLE001 - the user's input factory failed
             for row in (eager, graphed):
                 _fail_exc(row, "inputs", exc)
@@ -331,7 +328,7 @@ class _Measurement:
             torch.cuda.reset_peak_memory_stats()
             row["allocated_before_bytes"] = int(torch.cuda.memory_allocated())
             host, gpu = _time_steps(lambda: fn(*inputs), self.opt.iters, torch)
-            expected = _clone_tensors(fn(*inputs), torch)
+            expected = clone_tensors(fn(*inputs), torch)
             torch.cuda.synchronize()
         except Exception as exc:  # noqa: BLE001 - reported in the row
             _fail_exc(row, "eager", exc)
@@ -405,7 +402,7 @@ class _Measurement:
             torch.cuda.synchronize()
             row["first_replay_ns"] = time.perf_counter_ns() - start
             host, gpu = _time_steps(step, self.opt.iters, torch)
-            correct, max_error, tolerance = _compare(expected, static_out, torch)
+            correct, max_error, tolerance = compare_outputs(expected, static_out, torch)
         except Exception as exc:  # noqa: BLE001
             _fail_exc(row, "replay", exc)
             self._check_context()
@@ -456,7 +453,7 @@ class _Measurement:
                 continue
             row = new_row(self.c.name, size, "eager", in_bucket_set=False)
             try:
-                inputs = tuple(_rotate(x, self.c.batch_dim, self.torch) for x in self._inputs(size))
+                inputs = tuple(rotate(x, self.c.batch_dim, self.torch) for x in self._inputs(size))
             except Exception as exc:  # noqa: BLE001
                 _fail_exc(row, "inputs", exc)
                 rows.append(row)
@@ -542,7 +539,7 @@ class _Measurement:
             made = (
                 example
                 if size is None or own
-                else tuple(_resize(x, size, self.c.batch_dim, self.torch) for x in example)
+                else tuple(resize(x, size, self.c.batch_dim, self.torch) for x in example)
             )
         if size is not None:
             self.inputs[size] = made
@@ -709,75 +706,6 @@ def _fail_exc(row: dict[str, Any], phase: str, exc: BaseException) -> None:
         "error_type": type(first).__name__,
         "message": message,
     }
-
-
-def _batch_size(inputs: Sequence[Any], dim: int) -> int | None:
-    for x in inputs:
-        shape = getattr(x, "shape", None)
-        if shape is not None and len(shape) > dim:
-            return int(shape[dim])
-    return None
-
-
-def _resize(x: Any, size: int, dim: int, torch: Any) -> Any:
-    """``x`` with ``size`` rows along ``dim``, repeating its rows in order."""
-    if not isinstance(x, torch.Tensor) or x.dim() <= dim or x.shape[dim] == size:
-        return x
-    index = torch.arange(size, device=x.device) % x.shape[dim]
-    return x.index_select(dim, index).contiguous()
-
-
-def _rotate(x: Any, dim: int, torch: Any) -> Any:
-    if not isinstance(x, torch.Tensor) or x.dim() <= dim:
-        return x
-    return torch.roll(x, 1, dim).contiguous()
-
-
-def _tensors(value: Any, torch: Any) -> Iterator[Any]:
-    if isinstance(value, torch.Tensor):
-        yield value
-    elif isinstance(value, tuple | list):
-        for item in value:
-            yield from _tensors(item, torch)
-    elif isinstance(value, dict):
-        for key in sorted(value, key=str):
-            yield from _tensors(value[key], torch)
-
-
-def _clone_tensors(value: Any, torch: Any) -> list[Any]:
-    return [t.detach().clone() for t in _tensors(value, torch)]
-
-
-def _compare(
-    expected: list[Any], graph_output: Any, torch: Any
-) -> tuple[bool | None, float | None, str | None]:
-    """(all outputs within tolerance, largest absolute error, the tolerance used)."""
-    actual = list(_tensors(graph_output, torch))
-    if not expected or len(actual) != len(expected):
-        return (None if not expected and not actual else False), None, None
-    correct = True
-    max_error = 0.0
-    tolerances = []
-    for want, got in zip(expected, actual, strict=True):
-        if want.shape != got.shape or want.dtype != got.dtype:
-            return False, None, None
-        dtype = str(want.dtype).removeprefix("torch.")
-        if dtype in TOLERANCES:
-            rtol, atol = TOLERANCES[dtype]
-            ok = bool(torch.allclose(got, want, rtol=rtol, atol=atol, equal_nan=True))
-            tolerances.append(f"{dtype} rtol={rtol:g} atol={atol:g}")
-        else:
-            ok = bool(torch.equal(got, want))
-            tolerances.append(f"{dtype} exact")
-        if want.numel():
-            diff = (
-                (got.double() - want.double()).abs().max()
-                if want.is_floating_point() or want.is_complex()
-                else (got.long() - want.long()).abs().max()
-            )
-            max_error = max(max_error, float(diff))
-        correct = correct and ok
-    return correct, max_error, "; ".join(sorted(set(tolerances)))
 
 
 def _mix_json(mix: Mapping[int, float]) -> dict[str, float]:

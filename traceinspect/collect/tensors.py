@@ -1,0 +1,89 @@
+"""The tensors a graph candidate is called with and returns: batch size and resizing along
+the batch dimension, new inputs for replay (rotated rows), and the comparison of replayed
+outputs with eager ones. torch is passed in by the caller (imported lazily there).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, Final
+
+#: (rtol, atol) per output dtype: torch.testing.assert_close's defaults. Other dtypes
+#: (integers, bool) must match exactly.
+TOLERANCES: Final[Mapping[str, tuple[float, float]]] = {
+    "float64": (1e-7, 1e-7),
+    "float32": (1.3e-6, 1e-5),
+    "float16": (1e-3, 1e-5),
+    "bfloat16": (1.6e-2, 1e-5),
+    "complex128": (1e-7, 1e-7),
+    "complex64": (1.3e-6, 1e-5),
+}
+
+
+def batch_size(inputs: Sequence[Any], dim: int) -> int | None:
+    for x in inputs:
+        shape = getattr(x, "shape", None)
+        if shape is not None and len(shape) > dim:
+            return int(shape[dim])
+    return None
+
+
+def resize(x: Any, size: int, dim: int, torch: Any) -> Any:
+    """``x`` with ``size`` rows along ``dim``, repeating its rows in order."""
+    if not isinstance(x, torch.Tensor) or x.dim() <= dim or x.shape[dim] == size:
+        return x
+    index = torch.arange(size, device=x.device) % x.shape[dim]
+    return x.index_select(dim, index).contiguous()
+
+
+def rotate(x: Any, dim: int, torch: Any) -> Any:
+    if not isinstance(x, torch.Tensor) or x.dim() <= dim:
+        return x
+    return torch.roll(x, 1, dim).contiguous()
+
+
+def tensors(value: Any, torch: Any) -> Iterator[Any]:
+    if isinstance(value, torch.Tensor):
+        yield value
+    elif isinstance(value, tuple | list):
+        for item in value:
+            yield from tensors(item, torch)
+    elif isinstance(value, dict):
+        for key in sorted(value, key=str):
+            yield from tensors(value[key], torch)
+
+
+def clone_tensors(value: Any, torch: Any) -> list[Any]:
+    return [t.detach().clone() for t in tensors(value, torch)]
+
+
+def compare_outputs(
+    expected: list[Any], graph_output: Any, torch: Any
+) -> tuple[bool | None, float | None, str | None]:
+    """(all outputs within tolerance, largest absolute error, the tolerance used)."""
+    actual = list(tensors(graph_output, torch))
+    if not expected or len(actual) != len(expected):
+        return (None if not expected and not actual else False), None, None
+    correct = True
+    max_error = 0.0
+    tolerances = []
+    for want, got in zip(expected, actual, strict=True):
+        if want.shape != got.shape or want.dtype != got.dtype:
+            return False, None, None
+        dtype = str(want.dtype).removeprefix("torch.")
+        if dtype in TOLERANCES:
+            rtol, atol = TOLERANCES[dtype]
+            ok = bool(torch.allclose(got, want, rtol=rtol, atol=atol, equal_nan=True))
+            tolerances.append(f"{dtype} rtol={rtol:g} atol={atol:g}")
+        else:
+            ok = bool(torch.equal(got, want))
+            tolerances.append(f"{dtype} exact")
+        if want.numel():
+            diff = (
+                (got.double() - want.double()).abs().max()
+                if want.is_floating_point() or want.is_complex()
+                else (got.long() - want.long()).abs().max()
+            )
+            max_error = max(max_error, float(diff))
+        correct = correct and ok
+    return correct, max_error, "; ".join(sorted(set(tolerances)))
