@@ -49,6 +49,11 @@ def test_nsys_export_keeps_each_process_and_its_gpu_apart() -> None:
     }
     # the all-reduce kernels are marked as collectives: 8 per step and process
     assert int(timeline.gpu["collective"].sum()) == 2 * STEPS * 8
+    # NCCL's own NVTX ranges are communication and library activity, never user regions
+    sources = timeline.annotations.groupby("source").size().to_dict()
+    assert sources == {"collective": 192, "library": 4, "nvtx": 4 * STEPS * 2}
+    names = {r.region.name for r in analysis(NSYS).region_results}
+    assert not any(name.startswith("nccl") for name in names)
 
 
 @pytest.mark.parametrize("name", [NSYS, *RANKS])
