@@ -33,6 +33,7 @@ from typing import Any, Final
 from rich.console import Console
 
 from traceinspect.analysis.decision import decide_candidates
+from traceinspect.analysis.result import TraceAnalysis
 from traceinspect.collect.candidates import GraphCandidate
 from traceinspect.collect.replay import (
     CandidateResult,
@@ -324,21 +325,28 @@ def _add_predictions(rows: list[dict[str, Any]], out_dir: Path, err: Console) ->
         except Exception as exc:  # noqa: BLE001 - a failed prediction stays null
             err.print(f"traceinspect: no prediction from {eager['trace']}: {exc}", markup=False)
             continue
-        estimate = next(
-            (
-                d.estimate
-                for d in diagnosis.region_results
-                if d.region.name == row["callable"] and d.region.depth == 0
-            ),
-            None,
-        )
-        if estimate is None:
-            continue
-        row["predicted_ns"] = int(estimate.graphed_ns)
-        row["predicted_low_ns"] = int(estimate.low_ns)
-        row["predicted_high_ns"] = int(estimate.high_ns)
-        if row["host_p50_ns"]:
-            row["prediction_error"] = row["predicted_ns"] / row["host_p50_ns"] - 1
+        fill_prediction(row, diagnosis)
+
+
+def fill_prediction(row: dict[str, Any], diagnosis: TraceAnalysis) -> None:
+    """A graphed row's prediction from the analysis of its candidate's eager trace: the
+    estimate of the top-level region named after the callable (the row keeps its nulls when
+    there is none)."""
+    estimate = next(
+        (
+            d.estimate
+            for d in diagnosis.region_results
+            if d.region.name == row["callable"] and d.region.depth == 0
+        ),
+        None,
+    )
+    if estimate is None:
+        return
+    row["predicted_ns"] = int(estimate.graphed_ns)
+    row["predicted_low_ns"] = int(estimate.low_ns)
+    row["predicted_high_ns"] = int(estimate.high_ns)
+    if row["host_p50_ns"]:
+        row["prediction_error"] = row["predicted_ns"] / row["host_p50_ns"] - 1
 
 
 def _write_results(out_dir: Path, results: dict[str, Any]) -> None:

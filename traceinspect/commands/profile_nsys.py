@@ -126,6 +126,7 @@ def _add_predictions(rows: list[dict[str, Any]], timeline: Timeline, err: Consol
     unprofiled eager time (as the torch-profiler path predicts from the eager trace file)."""
     from traceinspect.analysis.diagnose import diagnose
     from traceinspect.analysis.window import section_bounds, window
+    from traceinspect.commands.profile import fill_prediction
 
     eager_rows = {
         (r["callable"], r["bucket"]): r
@@ -145,21 +146,7 @@ def _add_predictions(rows: list[dict[str, Any]], timeline: Timeline, err: Consol
         except Exception as exc:  # noqa: BLE001 - a failed prediction stays null
             err.print(f"traceinspect: no prediction from {eager['trace']}: {exc}", markup=False)
             continue
-        estimate = next(
-            (
-                d.estimate
-                for d in diagnosis.region_results
-                if d.region.name == row["callable"] and d.region.depth == 0
-            ),
-            None,
-        )
-        if estimate is None:
-            continue
-        row["predicted_ns"] = int(estimate.graphed_ns)
-        row["predicted_low_ns"] = int(estimate.low_ns)
-        row["predicted_high_ns"] = int(estimate.high_ns)
-        if row["host_p50_ns"]:
-            row["prediction_error"] = row["predicted_ns"] / row["host_p50_ns"] - 1
+        fill_prediction(row, diagnosis)
 
 
 def _load(path: Path) -> Timeline:
