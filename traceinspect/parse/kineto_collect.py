@@ -360,14 +360,16 @@ class _Collector:
     def _add_thread_interval(
         self,
         cols: _Columns,
-        codes: NDArray[np.int8],
+        codes: NDArray[np.int8] | None,
         sub: list[Event],
         start: NDArray[np.int64],
         end: NDArray[np.int64],
     ) -> None:
-        """The columns every host-thread row has: name, category, pid, tid, interval."""
+        """The columns every host-thread row has: name, category (where the table keeps it:
+        ``codes`` not ``None``), pid, tid, interval."""
         cols.add("name", self.names.codes(list(map(_GET_NAME, sub))))
-        cols.add("cat_code", codes)
+        if codes is not None:
+            cols.add("cat_code", codes)
         cols.add("pid", _to_int64(list(map(_GET_PID, sub))))
         cols.add("tid", _to_int64(list(map(_GET_TID, sub))))
         cols.add("start_ns", start)
@@ -426,12 +428,7 @@ class _Collector:
         start: NDArray[np.int64],
         end: NDArray[np.int64],
     ) -> None:
-        cols = self.python
-        cols.add("name", self.names.codes(list(map(_GET_NAME, sub))))
-        cols.add("pid", _to_int64(list(map(_GET_PID, sub))))
-        cols.add("tid", _to_int64(list(map(_GET_TID, sub))))
-        cols.add("start_ns", start)
-        cols.add("end_ns", end)
+        self._add_thread_interval(self.python, None, sub, start, end)
 
     def _cuda_sync(
         self,
