@@ -25,6 +25,9 @@ graph_id           int64    CUDA graph id when known (-1)
 graph_node_id      int64    node id inside the graph when known (-1)
 from_graph         bool     launched by a graph launch (cudaGraphLaunch / graph ids)
 grid, block        str      ``"x,y,z"`` launch geometry, ``""`` when not a kernel
+registers          int64    registers per thread of a kernel (-1 unknown)
+shared_mem         int64    shared memory per block of a kernel, bytes, static + dynamic
+                            (-1 unknown)
 bytes              int64    bytes moved/set by memcpy/memset (-1 otherwise)
 copy_kind          str      ``HtoD`` ``DtoH`` ``DtoD`` ``HtoH`` ``PtoP`` (memcpy only)
 host_memory        str      ``pageable`` | ``pinned`` | ``""`` for the host side of copies
@@ -92,6 +95,11 @@ pid, tid           int64
 device, stream     int64
 start_ns, end_ns   int64
 correlation        int64    of the API call that caused it (-1)
+wait_on_stream     int64    ``stream_wait_event``: the stream the waited-on event was
+                            recorded on (-1 unknown)
+record_correlation int64    ``stream_wait_event``: correlation of the ``cudaEventRecord``
+                            call that recorded the event (-1 unknown). Kineto writes both
+                            when the profiler ran with ``enable_cuda_sync_events``.
 =================  =======  ==========================================================
 """
 
@@ -148,6 +156,8 @@ SCHEMA: Final[Mapping[str, Mapping[str, str]]] = {
         "from_graph": "bool",
         "grid": _STR,
         "block": _STR,
+        "registers": _I64,
+        "shared_mem": _I64,
         "bytes": _I64,
         "copy_kind": _STR,
         "host_memory": _STR,
@@ -202,6 +212,8 @@ SCHEMA: Final[Mapping[str, Mapping[str, str]]] = {
         "start_ns": _I64,
         "end_ns": _I64,
         "correlation": _I64,
+        "wait_on_stream": _I64,
+        "record_correlation": _I64,
     },
 }
 

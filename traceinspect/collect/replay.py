@@ -553,7 +553,7 @@ class _Measurement:
         path = self.out_dir / name
         activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
         try:
-            prof = torch.profiler.profile(activities=activities)
+            prof = profiler(torch, activities)
             start_profiler(prof)
             try:
                 for _ in range(self.opt.profile_steps):
@@ -614,6 +614,24 @@ def request_sequence(mix: Mapping[int, float], count: int, seed: int = 0) -> lis
     sequence = [size for size in sorted(counts) for _ in range(counts[size])]
     random.Random(seed).shuffle(sequence)
     return sequence
+
+
+def profiler(torch: Any, activities: Sequence[Any], **options: Any) -> Any:
+    """A ``torch.profiler.profile`` for ``activities`` that also records which event each
+    stream wait waited on (Kineto's ``enable_cuda_sync_events``, where this torch has it):
+    the replay estimate then reads cross-stream dependencies exactly instead of guessing
+    them from the order of the host calls."""
+    config = None
+    cuda = torch.profiler.ProfilerActivity.CUDA in activities
+    make = getattr(getattr(torch._C, "_profiler", None), "_ExperimentalConfig", None)
+    if cuda and make is not None:
+        try:
+            config = make(enable_cuda_sync_events=True)
+        except TypeError:  # a torch whose config lacks the option
+            config = None
+    if config is not None:
+        options["experimental_config"] = config
+    return torch.profiler.profile(activities=activities, **options)
 
 
 def start_profiler(prof: Any) -> None:

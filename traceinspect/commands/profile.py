@@ -40,6 +40,7 @@ from traceinspect.collect.replay import (
     MeasureOptions,
     export_trace,
     measure_candidate,
+    profiler,
     start_profiler,
     unavailable_result,
 )
@@ -204,9 +205,7 @@ def record_script(
     activities = [activity.CPU, activity.CUDA] if cuda else [activity.CPU]
     # Python stacks name the source line of a detected step's loop; they cost host time per
     # Python call (see the README), which traceinspect's deflation does not remove.
-    prof = torch.profiler.profile(
-        activities=activities, record_shapes=record_shapes, with_stack=with_stack
-    )
+    prof = profiler(torch, activities, record_shapes=record_shapes, with_stack=with_stack)
     with activate(session):
         start_profiler(prof)
         try:

@@ -63,9 +63,15 @@ class EventArgs(msgspec.Struct, gc=False):
     bytes: int | str | None = -1  # ROCm runtime calls write it as a string
     grid: msgspec.Raw = msgspec.Raw()
     block: msgspec.Raw = msgspec.Raw()
+    registers: int | None = msgspec.field(name="registers per thread", default=-1)
+    shared_memory: int | None = msgspec.field(name="shared memory", default=-1)
     graph_id: int | None = msgspec.field(name="graph id", default=-1)
     graph_node_id: int | None = msgspec.field(name="graph node id", default=-1)
     cuda_sync_kind: str | None = ""
+    wait_on_stream: int | None = -1
+    record_correlation: int | None = msgspec.field(
+        name="wait_on_cuda_event_record_corr_id", default=-1
+    )
     input_dims: msgspec.Raw = msgspec.field(name="Input Dims", default=msgspec.Raw())
     input_dims_lower: msgspec.Raw = msgspec.field(name="Input dims", default=msgspec.Raw())
 

@@ -340,6 +340,9 @@ class _Collector:
         cols.add("graph_node_id", _arg_ints(args, "graph_node_id"))
         # Kernels have a grid and block, copies and memsets a byte count.
         kernel = codes == _KERNEL
+        # Registers and shared memory bound how many blocks share an SM (device share).
+        cols.add("registers", np.where(kernel, _arg_ints(args, "registers"), -1))
+        cols.add("shared_mem", np.where(kernel, _arg_ints(args, "shared_memory"), -1))
         if kernel.all():
             cols.add("grid", self.geometry.codes(_raw_keys([a.grid for a in args])))
             cols.add("block", self.geometry.codes(_raw_keys([a.block for a in args])))
@@ -447,6 +450,8 @@ class _Collector:
         cols.add("start_ns", start)
         cols.add("end_ns", end)
         cols.add("correlation", _arg_ints(args, "correlation"))
+        cols.add("wait_on_stream", _arg_ints(args, "wait_on_stream"))
+        cols.add("record_correlation", _arg_ints(args, "record_correlation"))
 
 
 def _raw_keys(raws: list[msgspec.Raw]) -> list[bytes]:

@@ -4,6 +4,7 @@ device share, and the host-call lookups every part of the estimate shares."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 import numpy as np
@@ -48,6 +49,8 @@ class TimelineColumns:
         self._ops: dict[str, npt.NDArray[Any]] = {}
         self._share: FloatArray | None = None
         self._shapes_recorded: bool | None = None
+        #: Per-timeline results computed once by the estimate's helpers, by name.
+        self.memo: dict[str, Any] = {}
 
     @property
     def shapes_recorded(self) -> bool:
@@ -147,12 +150,81 @@ class TimelineColumns:
 def device_share(
     timeline: Timeline, rows: IntArray, *, columns: TimelineColumns | None = None
 ) -> FloatArray:
-    """Fraction of the device each activity occupies while it runs: a kernel with at least
-    one block per SM fills it (its waves span every SM); a smaller grid fills
-    ``blocks / SMs``. Copies and memsets run on copy engines: 0. Unknown grid or SM count: 1.
+    """Fraction of the device each activity occupies while it runs: its blocks over the
+    blocks the device holds at once (:func:`resident_blocks_per_sm` × SMs), at most 1 —
+    a kernel whose waves cover every SM fills it. Without registers or shared memory in the
+    trace a block is taken to fill its SM (``blocks / SMs``). Copies and memsets run on
+    copy engines: 0. Unknown grid or SM count: 1.
     """
     cols = columns or TimelineColumns(timeline)
     return cols.share[np.asarray(rows, np.int64)]
+
+
+@dataclass(frozen=True)
+class SmLimits:
+    """What one SM of a device holds at once (the occupancy calculator's inputs)."""
+
+    sms: int
+    threads: int = 0
+    registers: int = 0
+    shared_mem: int = 0
+    blocks: int = 0
+
+    @classmethod
+    def of(cls, properties: Mapping[str, Any]) -> SmLimits:
+        """From Kineto's ``deviceProperties`` or Nsight Systems' ``TARGET_INFO_GPU``."""
+
+        def first(*keys: str) -> int:
+            for key in keys:
+                value = properties.get(key)
+                if isinstance(value, (int, float)) and value > 0:
+                    return int(value)
+            return 0
+
+        warps = first("maxWarpsPerSm")
+        threads = first("maxThreadsPerMultiprocessor") or warps * WARP_SIZE
+        major, minor = first("computeMajor"), max(0, int(properties.get("computeMinor") or 0))
+        return cls(
+            sms=first("numSms", "multiProcessorCount", "smCount"),
+            threads=threads,
+            registers=first("regsPerMultiprocessor", "maxRegistersPerSm"),
+            shared_mem=first("sharedMemPerMultiprocessor", "maxShmemPerSm"),
+            blocks=first("maxBlocksPerSm") or _MAX_BLOCKS_PER_SM.get((major, minor), 0),
+        )
+
+    def resident_blocks(
+        self, threads: FloatArray, registers: FloatArray, shared_mem: FloatArray
+    ) -> FloatArray:
+        """Blocks of each kernel one SM holds at once (0 where unknown): the least of the
+        thread, register (allocated per warp in units of 256), shared-memory (plus the
+        1 KiB the driver reserves per block) and block-count limits."""
+        known = (threads > 0) & (registers > 0) & (shared_mem >= 0)
+        if not (self.threads and self.registers and self.shared_mem and self.blocks):
+            return np.zeros(len(threads))
+        warps = np.ceil(np.maximum(threads, 1) / WARP_SIZE)
+        regs_per_warp = np.ceil(np.maximum(registers, 1) * WARP_SIZE / 256) * 256
+        by_threads = np.floor(self.threads / (warps * WARP_SIZE))
+        by_regs = np.floor(self.registers / (regs_per_warp * warps))
+        by_smem = np.floor(self.shared_mem / (np.maximum(shared_mem, 0) + _SMEM_RESERVED))
+        limit = np.minimum(np.minimum(by_threads, by_regs), np.minimum(by_smem, self.blocks))
+        return np.where(known, np.maximum(limit, 1.0), 0.0)
+
+
+WARP_SIZE: Final = 32
+#: Shared memory the driver reserves per resident block (compute capability ≥ 8.0).
+_SMEM_RESERVED: Final = 1024
+#: Resident blocks per SM by compute capability, where the trace does not say.
+_MAX_BLOCKS_PER_SM: Final = {
+    (7, 0): 32,
+    (7, 5): 16,
+    (8, 0): 32,
+    (8, 6): 16,
+    (8, 7): 16,
+    (8, 9): 24,
+    (9, 0): 32,
+    (10, 0): 32,
+    (12, 0): 32,
+}
 
 
 def _device_share_all(cols: TimelineColumns) -> FloatArray:
@@ -161,21 +233,30 @@ def _device_share_all(cols: TimelineColumns) -> FloatArray:
     # Each distinct grid parsed once; factorized, not turned into fixed-width strings.
     inverse, grids = pd.factorize(cols.gpu("grid"), use_na_sentinel=False)
     blocks = np.array([_blocks(str(g)) for g in grids], np.float64)[inverse]
-    sms_by_device = {d.id: _sm_count(d.properties) for d in cols.timeline.meta.devices}
+    inverse, block_dims = pd.factorize(cols.gpu("block"), use_na_sentinel=False)
+    threads = np.array([_blocks(str(b)) for b in block_dims], np.float64)[inverse]
+    registers = cols.gpu("registers").astype(np.float64)
+    shared_mem = cols.gpu("shared_mem").astype(np.float64)
+    limits = {d.id: SmLimits.of(d.properties) for d in cols.timeline.meta.devices}
     devices, device_at = np.unique(cols.gpu("device"), return_inverse=True)
-    sms = np.array([sms_by_device.get(int(d), 0) for d in devices], np.float64)[device_at]
+    sms = np.zeros(len(kind))
+    resident = np.zeros(len(kind))
+    for i, device in enumerate(devices.tolist()):
+        on = device_at == i
+        lim = limits.get(int(device))
+        if lim is None or not lim.sms:
+            continue
+        sms[on] = lim.sms
+        resident[on] = lim.resident_blocks(threads[on], registers[on], shared_mem[on])
     known = (kind == "kernel") & (blocks > 0) & (sms > 0)
-    share[known] = np.minimum(1.0, blocks[known] / sms[known])
+    # One block per SM where the occupancy is unknown (a block is taken to fill its SM).
+    capacity = sms * np.maximum(resident, 1.0)
+    share[known] = np.minimum(1.0, blocks[known] / capacity[known])
     return share
 
 
-def _sm_count(properties: Mapping[str, Any]) -> int:
-    value = properties.get("numSms", properties.get("multiProcessorCount", 0))
-    return int(value) if isinstance(value, (int, float)) and value > 0 else 0
-
-
 def _blocks(grid: str) -> int:
-    """Blocks in a ``"x,y,z"`` grid (0 when unknown)."""
+    """Blocks in a ``"x,y,z"`` grid, threads in a block (0 when unknown)."""
     try:
         dims = [int(part) for part in grid.split(",")]
     except ValueError:

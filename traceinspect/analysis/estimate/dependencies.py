@@ -32,7 +32,13 @@ def infer_dependencies(
 
     Two sources, combined:
 
-    * **Events.** A ``cudaStreamWaitEvent`` call makes the next activity launched after it
+    * **Recorded waits.** Where the trace says which event record each stream wait waited
+      on (Kineto's ``cuda_sync`` "Stream Wait Event" with ``wait_on_stream`` and the
+      record's correlation, written when the profiler ran with ``enable_cuda_sync_events``;
+      ``traceinspect profile`` turns it on), the first activity launched on the waiting
+      stream after the wait depends on the last activity launched on the recorded stream
+      before the record — exactly, with no guessing; the event rule below is then not used.
+    * **Events.** Otherwise a ``cudaStreamWaitEvent`` call makes the next activity launched after it
       by the same thread (whose stream is the waiting stream) depend on the last activity,
       on another stream, launched before the preceding ``cudaEventRecord`` of that thread
       (before the wait call when no record precedes it); among several other streams, the
@@ -55,9 +61,90 @@ def infer_dependencies(
     launched_at, launch_row = launch_times(cols, rows)
     submitted_by = host_column(cols, "end_ns", launch_row)
 
-    deps = set(_event_dependencies(cols, keys, launch_row, launched_at, start, end))
+    recorded = _recorded_wait_dependencies(cols, keys, launched_at)
+    if recorded is None:
+        deps = set(_event_dependencies(cols, keys, launch_row, launched_at, start, end))
+    else:
+        deps = set(recorded)
     deps.update(_timing_dependencies(keys, start, end, submitted_by))
     return sorted(deps, key=lambda d: (d[1], d[0]))
+
+
+def _recorded_wait_dependencies(
+    cols: TimelineColumns, keys: IntArray, launched_at: IntArray
+) -> list[tuple[int, int]] | None:
+    """The recorded-waits rule of :func:`infer_dependencies`; ``None`` when the trace does
+    not record which event each stream wait waited on."""
+    table = _recorded_waits(cols)
+    if table is None:
+        return None
+    waiting, recorded, wait_at, record_at = table
+    known = launched_at >= 0
+    if not known.any():
+        return []
+    first, last = int(launched_at[known].min()), int(launched_at[known].max())
+    inside = (wait_at >= first) & (wait_at <= last) & (record_at >= 0)
+    deps: list[tuple[int, int]] = []
+    order = np.flatnonzero(known)[np.argsort(launched_at[known], kind="stable")]
+    for k in np.flatnonzero(inside):
+        if waiting[k] == recorded[k]:
+            continue
+        on_src = order[keys[order] == recorded[k]]
+        on_dst = order[keys[order] == waiting[k]]
+        i = int(np.searchsorted(launched_at[on_src], record_at[k], side="left")) - 1
+        j = int(np.searchsorted(launched_at[on_dst], wait_at[k], side="right"))
+        if i >= 0 and j < len(on_dst) and on_src[i] < on_dst[j]:
+            deps.append((int(on_src[i]), int(on_dst[j])))
+    return deps
+
+
+def _recorded_waits(
+    cols: TimelineColumns,
+) -> tuple[IntArray, IntArray, IntArray, IntArray] | None:
+    """Per recorded stream wait of the trace: the waiting and the recorded stream keys, and
+    the host start of the wait call and of the record call (computed once per timeline)."""
+    if "recorded_waits" in cols.memo:
+        return cols.memo["recorded_waits"]  # type: ignore[no-any-return]
+    syncs = cols.timeline.syncs
+    result = None
+    if len(syncs) and "record_correlation" in syncs:
+        record_corr = syncs["record_correlation"].to_numpy()
+        waits = np.flatnonzero(
+            (syncs["kind"].to_numpy() == "stream_wait_event")
+            & (record_corr >= 0)
+            & (syncs["wait_on_stream"].to_numpy() >= 0)
+        )
+        if len(waits):
+            device = syncs["device"].to_numpy()[waits]
+            pid = syncs["pid"].to_numpy()[waits]
+            result = (
+                stream_keys(device, syncs["stream"].to_numpy()[waits]),
+                stream_keys(device, syncs["wait_on_stream"].to_numpy()[waits]),
+                _call_start(cols, pid, syncs["correlation"].to_numpy()[waits]),
+                _call_start(cols, pid, record_corr[waits]),
+            )
+    cols.memo["recorded_waits"] = result
+    return result
+
+
+def _call_start(cols: TimelineColumns, pid: IntArray, correlation: IntArray) -> IntArray:
+    """Start of the host call with each (pid, correlation), -1 where none."""
+    out = np.full(len(correlation), -1, np.int64)
+    if not cols.host_rows:
+        return out
+    host_corr = cols.host("correlation")
+    host_pid = cols.host("pid")
+    host_start = cols.host("start_ns")
+    by_corr = np.argsort(host_corr, kind="stable")
+    sorted_corr = host_corr[by_corr]
+    lo = np.searchsorted(sorted_corr, correlation, side="left")
+    hi = np.searchsorted(sorted_corr, correlation, side="right")
+    for k in np.flatnonzero((hi > lo) & (correlation >= 0)):
+        candidates = by_corr[lo[k] : hi[k]]
+        mine = candidates[(host_pid[candidates] == pid[k]) | (pid[k] < 0)]
+        if len(mine):
+            out[k] = host_start[mine[0]]
+    return out
 
 
 def _timing_dependencies(

@@ -288,11 +288,16 @@ class _Reader:
                 return "''"
             return " || ',' || ".join(f"COALESCE(t.{a}, '')" for a in axes)
 
+        # Shared memory per block: static + dynamic, unknown (-1) when neither column exists.
+        shared = [c for c in ("staticSharedMemory", "dynamicSharedMemory") if s.has(table, c)]
+        shared_sql = " + ".join(f"COALESCE(t.{c}, 0)" for c in shared) if shared else "-1"
         sql = (
             f"SELECT {self._gpu_common(table)}, {name_sql} AS name, "
             f"{s.int_col(table, 'graphId')} AS graph_id, "
             f"{s.int_col(table, 'graphNodeId')} AS graph_node_id, "
-            f"{dims('grid')} AS grid, {dims('block')} AS block "
+            f"{dims('grid')} AS grid, {dims('block')} AS block, "
+            f"{s.int_col(table, 'registersPerThread')} AS registers, "
+            f"{shared_sql} AS shared_mem "
             f"FROM {table} t{joins}"
         )
         frame = self._gpu_frame(sql, "kernels")
@@ -306,6 +311,8 @@ class _Reader:
         frame["name"] = frame["name"].astype(str)
         frame["grid"] = frame["grid"].astype(str)
         frame["block"] = frame["block"].astype(str)
+        frame["registers"] = i64(frame, "registers")
+        frame["shared_mem"] = i64(frame, "shared_mem")
         return self._gpu_table(frame)
 
     def _memcpy(self) -> pd.DataFrame:
@@ -526,6 +533,8 @@ _GPU_COLUMNS: Final = (
     "from_graph",
     "grid",
     "block",
+    "registers",
+    "shared_mem",
     "bytes",
     "copy_kind",
     "host_memory",

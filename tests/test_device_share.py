@@ -1,0 +1,74 @@
+"""How much of the device each kernel occupies, from the launch geometry and the registers
+and shared memory the profiler recorded (real H200 traces, Kineto and Nsight Systems)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import SAMPLES
+
+from traceinspect.analysis.estimate import TimelineColumns
+from traceinspect.analysis.estimate.columns import SmLimits
+from traceinspect.parse import load_trace
+
+MULTISTREAM = SAMPLES / "validation" / "multistream_events" / "step.b256.eager.json.gz"
+NSYS_TWO_STREAMS = SAMPLES / "nsys" / "two_streams.eager.sqlite.gz"
+
+
+def _kernel(timeline_gpu: object, name_part: str) -> int:
+    import pandas as pd
+
+    assert isinstance(timeline_gpu, pd.DataFrame)
+    names = timeline_gpu["name"].astype(str)
+    return int(np.flatnonzero(names.str.contains(name_part, regex=False).to_numpy())[0])
+
+
+def test_kineto_kernels_carry_registers_and_shared_memory() -> None:
+    timeline = load_trace(MULTISTREAM)
+    gpu = timeline.gpu
+    gemm = _kernel(gpu, "nvjet_sm90")
+    relu = _kernel(gpu, "vectorized_elementwise_kernel")
+    assert (gpu.at[gemm, "registers"], gpu.at[gemm, "shared_mem"]) == (168, 213460)
+    assert (gpu.at[relu, "registers"], gpu.at[relu, "shared_mem"]) == (32, 0)
+    copies = gpu["kind"].to_numpy() != "kernel"
+    assert (gpu["registers"].to_numpy()[copies] == -1).all()
+
+
+def test_nsys_kernels_carry_registers_and_shared_memory() -> None:
+    timeline = load_trace(NSYS_TWO_STREAMS)
+    gpu = timeline.gpu
+    gemm = _kernel(gpu, "nvjet_sm90")
+    # static + dynamic shared memory of the export's kernel table
+    assert (gpu.at[gemm, "registers"], gpu.at[gemm, "shared_mem"]) == (168, 213188)
+    limits = SmLimits.of(timeline.meta.devices[0].properties)
+    assert limits == SmLimits(sms=132, threads=2048, registers=65536, shared_mem=233472, blocks=32)
+
+
+def test_kineto_device_properties_give_the_h200_limits() -> None:
+    timeline = load_trace(MULTISTREAM)
+    limits = SmLimits.of(timeline.meta.devices[0].properties)
+    # Kineto has no maxBlocksPerSm: compute capability 9.0 holds 32 blocks per SM.
+    assert limits == SmLimits(sms=132, threads=2048, registers=65536, shared_mem=233472, blocks=32)
+
+
+def test_share_counts_the_blocks_an_sm_holds_at_once() -> None:
+    timeline = load_trace(MULTISTREAM)
+    cols = TimelineColumns(timeline)
+    gpu = timeline.gpu
+    gemm = _kernel(gpu, "nvjet_sm90")
+    relu = _kernel(gpu, "vectorized_elementwise_kernel")
+    # The GEMM's 213 KB of shared memory leaves room for one block per SM: its 128 blocks
+    # fill 128 of 132 SMs. The ReLU's 128-thread, 32-register blocks fit 16 to an SM (the
+    # thread limit, 2048 / 128): 256 blocks take 256 / (16 x 132) of the device.
+    assert cols.share[gemm] == pytest.approx(128 / 132)
+    assert cols.share[relu] == pytest.approx(256 / (16 * 132))
+
+
+def test_unknown_occupancy_falls_back_to_one_block_per_sm() -> None:
+    limits = SmLimits(sms=132, threads=2048, registers=65536, shared_mem=233472, blocks=32)
+    resident = limits.resident_blocks(
+        np.array([128.0, 256.0, 1024.0]), np.array([-1.0, 64.0, 32.0]), np.array([0.0, 0, 0])
+    )
+    # unknown registers: 0 (the caller takes one block per SM); 256 threads x 64 registers:
+    # the register file holds 4 blocks; 1024 threads: the thread limit, 2 blocks.
+    assert resident.tolist() == [0.0, 4.0, 2.0]
