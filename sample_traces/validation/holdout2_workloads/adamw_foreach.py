@@ -1,0 +1,31 @@
+"""AdamW update over 120 parameter tensors with ``foreach=True`` (multi-tensor kernels),
+gradients given (second hold-out).
+
+    traceinspect profile adamw_foreach.py
+"""
+
+from __future__ import annotations
+
+import _path  # noqa: F401 - ../workloads on sys.path
+import torch
+from _common import Built, main
+
+
+def build(device: torch.device, smoke: bool) -> Built:
+    count, size = (4, 16) if smoke else (120, 65_536)
+    params = [torch.randn(size, device=device, requires_grad=True) for _ in range(count)]
+    for p in params:
+        p.grad = torch.randn_like(p)
+    opt = torch.optim.AdamW(params, lr=1e-3, foreach=True, capturable=device.type == "cuda")
+    opt.step()  # optimizer state allocated before the measured steps
+
+    def step(scale: torch.Tensor) -> torch.Tensor:
+        opt.step()
+        return scale
+
+    inputs = [(torch.ones(1, device=device),) for _ in range(2)]
+    return Built(step, inputs, f"AdamW foreach over {count} x {size}", params)
+
+
+if __name__ == "__main__":
+    main(build, __doc__)
