@@ -12,6 +12,8 @@ from conftest import SAMPLES, sample_file
 
 from traceinspect.analysis.decision import (
     MIN_SAVING_FRAC,
+    MIN_SAVING_NS,
+    EnclosingStep,
     GraphDecision,
     decide_candidate,
     decide_candidates,
@@ -59,6 +61,91 @@ def test_region_decisions_on_the_h200_samples() -> None:
     assert gemm.choice == "do not enable"
     assert gemm.saving_frac.value is not None and gemm.saving_frac.value < MIN_SAVING_FRAC
     assert "below 5%" in gemm.reasons[0]
+
+
+def test_a_region_saving_less_than_a_graph_launch_is_not_worth_a_graph() -> None:
+    # GIVEN the .item() of host_sync: replay would save 7.3 µs of its 31.2 µs (23 %), once a
+    # step of 763 µs (eager, profiler inflation removed)
+    diagnosis = diagnose(load_trace(sample_file("host_sync.eager.json.gz")))
+    check = next(r for r in diagnosis.region_results if r.region.name == "check")
+    assert check.estimate is not None and check.estimate.saving_ns == 7307
+    assert check.in_step == EnclosingStep("ProfilerStep", 762_643.0, 1.0)
+    # THEN it is not worth a graph, though 23 % is above MIN_SAVING_FRAC
+    decision = check.decision
+    assert check.estimate.saving_frac > MIN_SAVING_FRAC
+    assert decision.choice == "do not enable"
+    assert decision.reasons[0] == (
+        "not worth a graph: saves 7.3 µs per occurrence, less than one graph launch's latency "
+        "(13.4 µs); its 1 occurrence a step saves 7.3 µs, 1.0% of the step (ProfilerStep, "
+        "763 µs)"
+    )
+    assert decision.reasons[1].startswith("replay would save 7.3 µs per occurrence (23%")
+    # AND without the step it sits in, the saving per occurrence decides alone
+    alone = decide_region(
+        "check", verdict=check.verdict, capture_verdict=check.capture.verdict,
+        estimate=check.estimate,
+    )
+    assert alone.choice == "do not enable"
+    assert alone.reasons[0].endswith("(13.4 µs); the step it sits in is unknown")
+    # AND the same saving is worth a graph where a step holds enough of them: 8 a step of
+    # 763 µs add up to 58 µs, 7.7 % (> MIN_SAVING_FRAC)
+    often = decide_region(
+        "check", verdict=check.verdict, capture_verdict=check.capture.verdict,
+        blockers=[(b.severity, b.kind) for b in check.capture.blockers],
+        estimate=check.estimate, step=EnclosingStep("ProfilerStep", 762_643.0, 8.0),
+    )
+    assert often.choice == "enable after changes"
+    assert (
+        "under one graph launch (13.4 µs) per occurrence, but its 8 occurrences a step save "
+        "58.5 µs, 7.7% of the step (ProfilerStep, 763 µs)"
+    ) in often.reasons
+
+
+def test_the_saving_floor_is_one_graph_launch_on_the_h200() -> None:
+    # MIN_SAVING_NS is the H200 calibration's launch latency of one graph, as its comment says
+    calibration = json.loads(
+        (Path(__file__).parents[1] / "traceinspect/calibration/nvidia-h200.json").read_text()
+    )
+    assert calibration["graph_launch_latency_ns"] == MIN_SAVING_NS == 13_380
+
+
+@pytest.mark.parametrize(
+    ("trace", "region", "choice", "per_step"),
+    [
+        # replay measured 86 % faster (1,494 -> 207 µs a step): saves 1.7 ms per occurrence
+        ("tiny_mlp.eager.json.gz", "step", "enable", 1.0),
+        ("convnet_b1.eager.json.gz", "step", "enable", 1.0),
+        ("decode_step.eager.json.gz", "step", "enable", 1.0),
+        # 56 µs per occurrence, 8 occurrences a step
+        ("decode_step.eager.json.gz", "mlp", "enable", 8.0),
+        ("host_sync.eager.json.gz", "prepare", "enable", 1.0),
+        # 72 µs per occurrence, 5.4 % of itself; 4 of its 5 start in the 9 detected steps
+        ("validation/moe_routing/step.b2048.eager.json.gz", "step", "enable", 4 / 9),
+        ("validation/decoder_b1/step.b1.eager.json.gz", "step", "enable", 1.0),
+    ],
+)
+def test_regions_with_real_savings_keep_their_decision(
+    trace: str, region: str, choice: str, per_step: float
+) -> None:
+    diagnosis = diagnose(load_trace(sample_file(trace)))
+    result = next(r for r in diagnosis.region_results if r.region.name == region)
+    assert result.decision.choice == choice
+    assert result.in_step is not None
+    assert result.in_step.occurrences_per_step == pytest.approx(per_step)
+    assert not any("not worth a graph" in reason for reason in result.decision.reasons)
+
+
+def test_each_process_weighs_its_saving_against_its_own_step() -> None:
+    # GIVEN the two-process NCCL DDP export: a train_step region per process
+    diagnosis = diagnose(load_trace(sample_file("nsys/ddp_nccl.sqlite.gz")))
+    steps = {r.region.process: r for r in diagnosis.region_results if r.name == "train_step"}
+    assert sorted(steps) == [751, 752]
+    for r in diagnosis.region_results:
+        # THEN each region sits in its own process's step, once a step
+        own = steps[r.region.process]
+        assert own.estimate is not None
+        assert r.in_step == EnclosingStep("train_step", float(own.estimate.eager_ns), 1.0)
+    assert {s.estimate.eager_ns for s in steps.values() if s.estimate} == {5_428_194, 5_500_898}
 
 
 def test_region_decision_says_whether_the_eager_side_was_measured() -> None:
@@ -215,3 +302,34 @@ def test_analyze_prints_and_writes_each_regions_decision(tmp_path: Path) -> None
     assert decision["choice"] == "enable"
     assert decision["saving_frac"]["source"] == "estimated"
     assert decision["capture_ms"] == {"value": None, "source": "unknown"}
+
+
+def test_reports_say_a_tiny_region_is_not_worth_a_graph(tmp_path: Path) -> None:
+    import csv
+
+    from typer.testing import CliRunner
+
+    from traceinspect.cli import app
+
+    out, tables = tmp_path / "r.json", tmp_path / "csv"
+    result = CliRunner().invoke(
+        app,
+        ["analyze", str(sample_file("host_sync.eager.json.gz")), "--json", str(out),
+         "--csv", str(tables)],
+        env={"COLUMNS": "200"},
+    )
+    assert result.exit_code == 0, result.output
+    block = result.stdout[result.stdout.index("Decision — enable CUDA graphs?"):].splitlines()
+    at = block.index("  check: do not enable")
+    assert block[at + 1].startswith(
+        "    not worth a graph: saves 7.3 µs per occurrence, less than one graph launch's"
+    )
+    regions = {r["name"]: r for r in json.loads(out.read_text())["regions"]}
+    assert regions["check"]["decision"]["choice"] == "do not enable"
+    assert regions["prepare"]["decision"]["choice"] == "enable"
+    with (tables / "regions.csv").open(newline="") as f:
+        rows = {row["name"]: row for row in csv.DictReader(f)}
+    assert rows["check"]["decision"] == "do not enable"
+    assert rows["check"]["decision_reason"].startswith(
+        "do not enable: not worth a graph: saves 7.3 µs per occurrence"
+    )

@@ -23,6 +23,14 @@ from traceinspect.analysis.estimate import RegionEstimate
 #: spread of eager step latency (bucket picking treats 2 % as a tie; eager p50 drifted by
 #: more than 5 % between rounds of one run on the H200 validation workloads).
 MIN_SAVING_FRAC: Final = 0.05
+#: A region whose replay saves less than this per occurrence is not worth a graph of its own,
+#: unless its occurrences add up to MIN_SAVING_FRAC of the step it sits in: it is less than
+#: one graph launch takes, cudaGraphLaunch to the graph's first node on the GPU (13.4 µs on
+#: the H200: ``graph_launch_latency_ns`` of calibration/nvidia-h200.json), the size of the
+#: replay model's own per-graph terms (launch, completion) and of their error, while the
+#: capture is paid all the same (1.7-17 ms and 2 MiB of graph pool or more for each sample
+#: workload's step: sample_traces/latencies.json).
+MIN_SAVING_NS: Final = 13_380
 
 Source = Literal["measured", "estimated", "unknown"]
 Choice = Literal[
@@ -98,6 +106,21 @@ class GraphDecision:
 # ----------------------------------------------------------------------------------- regions
 
 
+@dataclass(frozen=True)
+class EnclosingStep:
+    """The step a region sits in (for the step itself: itself): its name, its eager time
+    per occurrence and how many of the region's occurrences one step holds (those of the
+    trace inside a step occurrence, over the step's occurrences)."""
+
+    name: str
+    eager_ns: float
+    occurrences_per_step: float
+
+    def share(self, saving_ns: float) -> float:
+        """What a saving of ``saving_ns`` per region occurrence is of one step."""
+        return self.occurrences_per_step * saving_ns / self.eager_ns if self.eager_ns > 0 else 0.0
+
+
 def decide_region(
     name: str,
     *,
@@ -105,12 +128,15 @@ def decide_region(
     capture_verdict: str,
     blockers: Sequence[tuple[str, str]] = (),
     estimate: RegionEstimate | None,
+    step: EnclosingStep | None = None,
 ) -> GraphDecision:
     """The decision for one region of a trace.
 
     ``blockers`` are the capture pre-flight's ``(severity, kind)`` pairs. The saving is the
     replay estimate's (its eager side measured when ``--eager-us`` was given); capture cost,
-    graph memory and fallback share are unknown from a trace.
+    graph memory and fallback share are unknown from a trace. ``step``, where known, is the
+    step the region sits in: a saving per occurrence under :data:`MIN_SAVING_NS` is still
+    worth a graph when the region's occurrences add up to :data:`MIN_SAVING_FRAC` of it.
     """
     unknowns = (
         f"capture cost and graph memory: unknown from a trace ({_PROFILE_HINT}); "
@@ -147,10 +173,21 @@ def decide_region(
         f"range {low:.0%} to {high:.0%}; {eager_said})"
     )
     reasons = [saving_said]
+    step_share = step.share(estimate.saving_ns) if step is not None else None
     if mid < MIN_SAVING_FRAC:
         reasons[0] += f": below {MIN_SAVING_FRAC:.0%}"
         choice: Choice = "do not enable"
+    elif estimate.saving_ns < MIN_SAVING_NS and (
+        step_share is None or step_share < MIN_SAVING_FRAC
+    ):
+        reasons.insert(0, _not_worth_a_graph(estimate.saving_ns, step, step_share))
+        choice = "do not enable"
     else:
+        if estimate.saving_ns < MIN_SAVING_NS and step is not None and step_share is not None:
+            reasons.append(
+                f"under one graph launch ({_us(MIN_SAVING_NS / 1000)}) per occurrence, but "
+                f"{_per_step(step, estimate.saving_ns, step_share)}"
+            )
         if low < MIN_SAVING_FRAC:
             reasons.append(
                 f"the range reaches {low:.0%}: confirm by measuring both modes "
@@ -178,6 +215,27 @@ def decide_region(
     reasons.append(unknowns)
     return GraphDecision(
         name, "region", choice, tuple(reasons), saving_us=saving_us, saving_frac=saving_frac
+    )
+
+
+def _not_worth_a_graph(
+    saving_ns: float, step: EnclosingStep | None, step_share: float | None
+) -> str:
+    said = (
+        f"not worth a graph: saves {_us(saving_ns / 1000)} per occurrence, less than one "
+        f"graph launch's latency ({_us(MIN_SAVING_NS / 1000)})"
+    )
+    if step is None or step_share is None:
+        return said + "; the step it sits in is unknown"
+    return said + f"; {_per_step(step, saving_ns, step_share)}"
+
+
+def _per_step(step: EnclosingStep, saving_ns: float, share: float) -> str:
+    count = step.occurrences_per_step
+    occurrences = f"{count:.3g} occurrence" + ("s a step save" if count != 1 else " a step saves")
+    return (
+        f"its {occurrences} {_us(count * saving_ns / 1000)}, {share:.1%} of the step "
+        f"({step.name}, {_us(step.eager_ns / 1000)})"
     )
 
 

@@ -75,7 +75,6 @@ def diagnose(
     # The estimator's column arrays and device shares, built once for every region.
     columns = arrays.columns if estimate and calibration is not None else None
     diagnosed: list[RegionDiagnosis] = []
-    step_result: RegionDiagnosis | None = None
     for region in regions:
         result = _diagnose_region(arrays, region, checker, launch_cost)
         if (
@@ -95,8 +94,8 @@ def diagnose(
                 notes.append(warning)
             result = _with_estimate(result, est, launch_cost)
         diagnosed.append(result)
-        if region is step:
-            step_result = result
+    diagnosed = _with_steps(diagnosed, step)
+    step_result = next((r for r in diagnosed if r.region is step), None)
     health = check_health(timeline, arrays, diagnosed) + notes
     return TraceAnalysis(
         timeline=timeline,
@@ -138,6 +137,51 @@ def _estimate(
             "estimate_failed",
             f"replay estimate for region {region.name!r} failed: {type(exc).__name__}: {exc}",
         )
+
+
+def _with_steps(diagnosed: list[RegionDiagnosis], step: Region | None) -> list[RegionDiagnosis]:
+    """Each estimated region with the step it sits in (:attr:`RegionDiagnosis.in_step`):
+    the step region of its own process (the step's name and source), whose eager time and
+    occurrences weigh a small saving; None for a region outside every step occurrence."""
+    from traceinspect.analysis.decision import EnclosingStep
+
+    if step is None:
+        return diagnosed
+    steps = {
+        r.region.process: r
+        for r in diagnosed
+        if r.region.name == step.name and r.region.source == step.source
+    }
+    out: list[RegionDiagnosis] = []
+    for result in diagnosed:
+        mine = steps.get(result.region.process)
+        if result.estimate is None or mine is None or mine.estimate is None:
+            out.append(result)
+            continue
+        inside = 1 if mine is result else _occurrences_inside(result.region, mine.region)
+        per_step = inside / mine.region.occurrences if mine is not result else 1.0
+        enclosing = (
+            EnclosingStep(mine.region.name, float(mine.estimate.eager_ns), per_step)
+            if inside
+            else None
+        )
+        out.append(replace(result, in_step=enclosing))
+    return out
+
+
+def _occurrences_inside(region: Region, step: Region) -> int:
+    """How many of ``region``'s occurrences start inside an occurrence of ``step`` of the
+    same process (occurrences of one process's step do not overlap)."""
+    inside = 0
+    for pid in np.unique(region.pid).tolist():
+        ours = step.pid == pid
+        order = np.argsort(step.start_ns[ours], kind="stable")
+        starts, ends = step.start_ns[ours][order], step.end_ns[ours][order]
+        at = region.start_ns[region.pid == pid]
+        before = np.searchsorted(starts, at, side="right") - 1
+        known = before >= 0
+        inside += int((at[known] <= ends[before[known]]).sum())
+    return inside
 
 
 def _with_estimate(

@@ -29,7 +29,7 @@ from traceinspect.model import Timeline
 if TYPE_CHECKING:
     import pandas as pd
 
-    from traceinspect.analysis.decision import GraphDecision
+    from traceinspect.analysis.decision import EnclosingStep, GraphDecision
     from traceinspect.analysis.estimate import RegionEstimate
     from traceinspect.calibration import Calibration
 
@@ -115,6 +115,9 @@ class RegionDiagnosis:
     estimate: RegionEstimate | None = None
     #: What the verdict read (the profiled timeline's shares).
     shape: RegionShape | None = None
+    #: The step this region sits in and how many of its occurrences a step holds (the step
+    #: itself: itself, once); None where unknown. A small saving is weighed against it.
+    in_step: EnclosingStep | None = None
 
     @property
     def name(self) -> str:
@@ -132,6 +135,7 @@ class RegionDiagnosis:
             capture_verdict=self.capture.verdict,
             blockers=[(b.severity, b.kind) for b in self.capture.blockers],
             estimate=self.estimate,
+            step=self.in_step,
         )
 
 
