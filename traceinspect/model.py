@@ -95,6 +95,8 @@ pid, tid           int64
 device, stream     int64
 start_ns, end_ns   int64
 correlation        int64    of the API call that caused it (-1)
+event_id           int64    ``stream_wait_event`` / ``event``: the profiler's id of the CUDA
+                            event waited on (-1 unknown): waits on one id wait on one record
 wait_on_stream     int64    ``stream_wait_event``: the stream the waited-on event was
                             recorded on (-1 unknown)
 record_correlation int64    ``stream_wait_event``: correlation of the ``cudaEventRecord``
@@ -212,6 +214,7 @@ SCHEMA: Final[Mapping[str, Mapping[str, str]]] = {
         "start_ns": _I64,
         "end_ns": _I64,
         "correlation": _I64,
+        "event_id": _I64,
         "wait_on_stream": _I64,
         "record_correlation": _I64,
     },

@@ -69,6 +69,7 @@ class EventArgs(msgspec.Struct, gc=False):
     graph_node_id: int | None = msgspec.field(name="graph node id", default=-1)
     cuda_sync_kind: str | None = ""
     wait_on_stream: int | None = -1
+    event_id: int | None = msgspec.field(name="wait_on_cuda_event_id", default=-1)
     record_correlation: int | None = msgspec.field(
         name="wait_on_cuda_event_record_corr_id", default=-1
     )

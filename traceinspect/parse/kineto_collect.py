@@ -450,6 +450,7 @@ class _Collector:
         cols.add("start_ns", start)
         cols.add("end_ns", end)
         cols.add("correlation", _arg_ints(args, "correlation"))
+        cols.add("event_id", _arg_ints(args, "event_id"))
         cols.add("wait_on_stream", _arg_ints(args, "wait_on_stream"))
         cols.add("record_correlation", _arg_ints(args, "record_correlation"))
 

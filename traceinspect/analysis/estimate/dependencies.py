@@ -7,6 +7,7 @@ from typing import Final
 import numpy as np
 
 from traceinspect.analysis.estimate.columns import (
+    LAUNCH_KINDS,
     IntArray,
     TimelineColumns,
     host_column,
@@ -201,6 +202,9 @@ def _event_dependencies(
         return []
     first, last = int(launched_at[known].min()), int(launched_at[known].max())
     lo, hi = host_window(cols, first, last)
+    # The calls between the previous launch and the first one belong to this work too (a
+    # fork records and waits just before the branch's first launch).
+    lo = _after_previous_launch(cols, lo)
     waits = np.flatnonzero(cols.host_flag("wait")[lo:hi])
     if not len(waits):
         return []
@@ -217,16 +221,21 @@ def _event_dependencies(
     # holds back: the next one launched after the call.
     cut_at = waits.copy()
     launching = np.zeros(len(waits), bool)
+    event = _waited_event_ids(cols, lo, hi)
     for p, t in set(zip(pid[waits].tolist(), tid[waits].tolist(), strict=True)):
         if not ((launch_pid == p) & (launch_tid == t)).any():
             continue
         mine = np.flatnonzero((pid[waits] == p) & (tid[waits] == t))
         launching[mine] = True
         records = np.flatnonzero(is_record & (pid == p) & (tid == t))
+        # Waits on one event (the profiler's event id, where it has one) wait on one record:
+        # each takes the record before the thread's first wait on that event.
+        anchor = _first_wait_on_same_event(waits[mine], event[waits[mine]])
         # The thread's last record before the wait; the wait itself when none precedes it.
-        previous = np.searchsorted(records, waits[mine], side="left") - 1
+        previous = np.searchsorted(records, anchor, side="left") - 1
         has_record = previous >= 0
         cut_at[mine[has_record]] = records[previous[has_record]]
+        cut_at[mine[~has_record]] = anchor[~has_record]
     after = np.searchsorted(launch_times, call_start[waits], side="right")
     used = launching & (after < len(by_launch))
     cutoff = call_start[cut_at]
@@ -245,3 +254,53 @@ def _event_dependencies(
         keep = has & (keys[dst] != key) & (end[src] <= start[dst] + CLOCK_SLACK_NS) & (src < dst)
         deps.extend(zip(src[keep].tolist(), dst[keep].tolist(), strict=True))
     return deps
+
+
+#: How far back before an occurrence's first launch its fork's record and wait are looked
+#: for, in host calls.
+FORK_LOOKBACK_CALLS: Final = 64
+
+
+def _after_previous_launch(cols: TimelineColumns, lo: int) -> int:
+    """The first host row after the last launch call before row ``lo`` (at most
+    :data:`FORK_LOOKBACK_CALLS` back)."""
+    kind = cols.host("kind")
+    start = max(0, lo - FORK_LOOKBACK_CALLS)
+    launches = np.flatnonzero(np.isin(kind[start:lo], list(LAUNCH_KINDS)))
+    return start + int(launches[-1]) + 1 if len(launches) else start
+
+
+def _waited_event_ids(cols: TimelineColumns, lo: int, hi: int) -> IntArray:
+    """Per host row in ``[lo, hi)``, the id of the event its stream wait waited on (from the
+    ``syncs`` row with the call's correlation), -1 where unknown or not a wait."""
+    if "wait_events" not in cols.memo:
+        syncs = cols.timeline.syncs
+        ids = np.full(cols.host_rows, -1, np.int64)
+        if len(syncs) and "event_id" in syncs and cols.host_rows:
+            wait = (syncs["kind"].to_numpy() == "stream_wait_event") & (
+                syncs["event_id"].to_numpy() >= 0
+            )
+            if wait.any():
+                corr = syncs["correlation"].to_numpy()[wait]
+                pid = syncs["pid"].to_numpy()[wait]
+                event = syncs["event_id"].to_numpy()[wait]
+                known = {(int(p), int(c)): int(e) for p, c, e in zip(pid, corr, event, strict=True)}
+                host_corr = cols.host("correlation")
+                host_pid = cols.host("pid")
+                for row in np.flatnonzero(cols.host_flag("wait")):
+                    ids[row] = known.get((int(host_pid[row]), int(host_corr[row])), -1)
+        cols.memo["wait_events"] = ids
+    waited: IntArray = cols.memo["wait_events"][lo:hi]
+    return waited
+
+
+def _first_wait_on_same_event(waits: IntArray, event: IntArray) -> IntArray:
+    """Per wait (sorted), the first of ``waits`` on the same event id; itself where the id
+    is unknown (-1)."""
+    anchor = waits.copy()
+    first: dict[int, int] = {}
+    for k, e in enumerate(event.tolist()):
+        if e < 0:
+            continue
+        anchor[k] = first.setdefault(e, int(waits[k]))
+    return anchor

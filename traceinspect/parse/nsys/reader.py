@@ -447,7 +447,8 @@ class _Reader:
         s = self.schema
         type_col = "syncType" if s.has(table, "syncType") else "deprecatedSyncType"
         sql = (
-            f"SELECT {self._gpu_common(table)}, {s.int_col(table, type_col)} AS sync_code "
+            f"SELECT {self._gpu_common(table)}, {s.int_col(table, type_col)} AS sync_code, "
+            f"{s.int_col(table, 'eventId')} AS event_id "
             f"FROM {table} t"
         )
         frame = self._gpu_frame(sql, "synchronizations")
@@ -469,6 +470,7 @@ class _Reader:
                 "start_ns": frame["start_ns"].to_numpy(),
                 "end_ns": frame["end_ns"].to_numpy(),
                 "correlation": frame["correlation"].to_numpy(),
+                "event_id": i64(frame, "event_id"),
             },
         )
 
