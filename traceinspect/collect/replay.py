@@ -7,7 +7,13 @@ The replay contract followed for each bucket:
    ``torch.cuda.graph`` with a private memory pool (the capture time includes instantiation);
 3. replay: each step copies new inputs into the static buffers and replays the graph;
 4. correctness: the replayed outputs against eager outputs for the same new inputs;
-5. profiled traces: a few eager and a few graphed steps, each under its own profiler.
+5. profiled traces: a few eager and a few graphed steps, each under its own profiler —
+   after every bucket's timing rounds: a profiler session can leave launches slower for the
+   rest of the process (on the H200, launch-bound steps' eager p50 rose 20-40 %, once 5x,
+   in the rounds that followed the traces; in ``sample_traces/validation/clock_drift.json``
+   an embedding-bag step went from 295 to 388 µs eager and 102 to 122 µs replayed after one
+   session, with the SM clock at 1,980 MHz throughout), so no timing round follows one of
+   the candidate's own traces.
 
 Timings run with no profiler on. Each (bucket, mode) row reports the host wall clock per
 step (``perf_counter_ns`` around the step and a device synchronize) and, in a separate pass,
@@ -227,6 +233,7 @@ def measure_candidate(
         if candidate.request_mix is not None:
             result.rows.extend(session.mix_sizes(candidate.request_mix))
             result.request_mix, result.recommendation = session.mix(candidate.request_mix)
+        session.record_traces()
     finally:
         result.priming_capture = session.priming
         session.release()
@@ -256,6 +263,16 @@ class _Measurement:
         self.inputs: dict[int, tuple[Any, ...]] = {}
         self.broken: str | None = None  # set when the CUDA context is no longer usable
         self.priming: dict[str, Any] | None = None  # the discarded first capture
+        #: Profiled traces still to record once every timing round is done: row, bucket,
+        #: mode, step.
+        self.pending_traces: list[tuple[dict[str, Any], int | None, str, Callable[[], Any]]] = []
+
+    def record_traces(self) -> None:
+        """Record the profiled traces of the rows measured (after all timing rounds)."""
+        for row, bucket, mode, step in self.pending_traces:
+            if self.broken is None:
+                row["trace"] = self._trace(bucket, mode, step)
+        self.pending_traces.clear()
 
     # -- one bucket -------------------------------------------------------------------
 
@@ -343,7 +360,7 @@ class _Measurement:
         row["peak_reserved_bytes"] = int(torch.cuda.max_memory_reserved())
         row["status"] = "ok"
         if trace and self.opt.traces:
-            row["trace"] = self._trace(row["bucket"], "eager", lambda: fn(*inputs))
+            self.pending_traces.append((row, row["bucket"], "eager", lambda: fn(*inputs)))
         return expected
 
     def _graphed(
@@ -414,7 +431,7 @@ class _Measurement:
         status = "incorrect" if correct is False else "ok"
         row.update(correct=correct, max_abs_error=max_error, tolerance=tolerance, status=status)
         if self.opt.traces:
-            row["trace"] = self._trace(bucket, "graphed", step)
+            self.pending_traces.append((row, bucket, "graphed", step))
         if bucket is not None and status == "ok":
             self.graphs[bucket] = (graph, static, static_out)
 
