@@ -72,3 +72,46 @@ def test_unknown_occupancy_falls_back_to_one_block_per_sm() -> None:
     # unknown registers: 0 (the caller takes one block per SM); 256 threads x 64 registers:
     # the register file holds 4 blocks; 1024 threads: the thread limit, 2 blocks.
     assert resident.tolist() == [0.0, 4.0, 2.0]
+
+
+def test_waits_on_one_event_take_one_record() -> None:
+    """H200 ``multistream_events`` recorded by ``traceinspect profile`` (Kineto sync events
+    on): the three side streams wait on one forked event (id 520), the current stream on
+    each branch's own event (521-523). Only the join depends on the branches; the branches
+    do not wait for one another."""
+    from traceinspect.analysis.arrays import index_timeline
+    from traceinspect.analysis.estimate import infer_dependencies
+    from traceinspect.analysis.regions import find_regions
+
+    timeline = load_trace(SAMPLES / "validation" / "multistream_events" / "step.b256.eager.json.gz")
+    waits = timeline.syncs[timeline.syncs["kind"] == "stream_wait_event"]
+    assert waits["event_id"].tolist()[:6] == [520, 520, 520, 521, 522, 523]
+    cols = TimelineColumns(timeline)
+    (region,) = [r for r in find_regions(timeline, index_timeline(timeline)) if r.name == "step"]
+    for rows in region.rows:
+        rows = np.asarray(rows)
+        rows = rows[np.argsort(cols.gpu("start_ns")[rows], kind="stable")]
+        streams = cols.gpu("stream")[rows]
+        deps = infer_dependencies(timeline, rows, columns=cols)
+        # each branch's last kernel (12 per branch) -> the join's first kernel on stream 7
+        assert [(int(streams[a]), int(streams[b])) for a, b in deps] == [(13, 7), (17, 7), (21, 7)]
+        assert [a for a, _ in deps] == [11, 23, 35]
+
+
+def test_without_event_ids_the_branches_are_serialized() -> None:
+    """The same workload's first recording, without the profiler's sync events: the waits
+    of branches 2 and 3 are matched to the previous branch's record (stated miss)."""
+    from traceinspect.analysis.arrays import index_timeline
+    from traceinspect.analysis.estimate import infer_dependencies
+    from traceinspect.analysis.regions import find_regions
+
+    trace = SAMPLES / "validation" / "multistream_events_nosync" / "step.b256.eager.json.gz"
+    timeline = load_trace(trace)
+    assert (timeline.syncs["event_id"] < 0).all() if len(timeline.syncs) else True
+    cols = TimelineColumns(timeline)
+    (region,) = [r for r in find_regions(timeline, index_timeline(timeline)) if r.name == "step"]
+    rows = np.asarray(region.rows[0])
+    rows = rows[np.argsort(cols.gpu("start_ns")[rows], kind="stable")]
+    streams = cols.gpu("stream")[rows]
+    deps = infer_dependencies(timeline, rows, columns=cols)
+    assert (13, 17) in [(int(streams[a]), int(streams[b])) for a, b in deps]

@@ -51,7 +51,10 @@ EXPECTED = {
     "mobilenet_b64": (2504.8, 2549.1, 0.4328, 0.4234),  # +1.8 %
     "mobilenet_b8": (932.3, 925.1, 0.7940, 0.7928),  # −0.8 %
     "moe_routing": (1250.3, 1257.4, 0.0982, 0.0539),  # +0.6 %
-    "multistream_events": (96.2, 134.5, 0.8382, 0.8025),  # branches serialized: +39.8 %
+    # re-recorded with the profiler's stream-wait events (event ids): −5.9 %
+    "multistream_events": (97.0, 91.3, 0.8473, 0.8700),
+    # the first recording, without them: branches serialized, +39.8 %
+    "multistream_events_nosync": (96.2, 134.5, 0.8382, 0.8025),
     # --mark runs of the unannotated scripts: never seen by the fit
     "unannotated/conv_loop": (4606.9, 4638.6, 0.0256, 0.0095),  # +0.7 %
     "unannotated/decode_gpt": (448.3, 416.3, 0.8150, 0.8433),  # −7.1 %
@@ -62,21 +65,23 @@ EXPECTED = {
 }
 
 #: Misses beyond ±10 %, with their bound and why:
-#: - multistream_events: the Kineto trace carries no event handles; the second branch's
-#:   stream-wait is matched to the first branch's record, so the three branches are
-#:   predicted one after the other (the replay overlaps them).
+#: - multistream_events_nosync: a Kineto trace recorded without the profiler's sync events
+#:   carries no event ids; the second branch's stream-wait is matched to the first branch's
+#:   record, so the three branches are predicted one after the other (the replay overlaps
+#:   them). With them (``multistream_events``, how ``traceinspect profile`` records) the
+#:   three waits on one event take one record: −5.9 %.
 #: - decoder_b16: recorded on another lease, whose replays cost ~1.2 µs per node beyond the
 #:   kernels (0.5 µs on the lease of the others); inside the range.
 #: - embbag_recsys, compiled_mlp: small graphs (40 and 16 nodes) whose fixed costs (input
 #:   copies of several inputs, replay latency) the model takes as one copy; inside the range.
 MISSES = {
-    "multistream_events": 0.45,
+    "multistream_events_nosync": 0.45,
     "decoder_b16": 0.20,
     "embbag_recsys": 0.15,
     "compiled_mlp": 0.15,
 }
 #: The measured graphed time lies outside [low, high] only for the serialized branches.
-OUTSIDE_RANGE = {"multistream_events"}
+OUTSIDE_RANGE = {"multistream_events_nosync"}
 
 
 @cache
@@ -113,9 +118,9 @@ def test_validation_summary() -> None:
     rows = [row(name) for name in EXPECTED]
     errors = sorted(abs(r.error_frac) for r in rows)
     assert errors[len(errors) // 2] <= 0.05  # median
-    assert sum(e <= 0.10 for e in errors) == 19  # of 23
-    assert sum(r.graphed_inside for r in rows) == 22
-    assert sum(abs(r.saving_error_points) <= 15 for r in rows) == 23
+    assert sum(e <= 0.10 for e in errors) == 20  # of 24
+    assert sum(r.graphed_inside for r in rows) == 23
+    assert sum(abs(r.saving_error_points) <= 15 for r in rows) == 24
 
 
 @pytest.mark.parametrize("name", ["decoder_b1", "mobilenet_b64", "encoder_b64", "h2d_inputs"])
