@@ -24,8 +24,14 @@ from traceinspect.report.json_report import render_json
 from traceinspect.report.terminal import render_terminal
 
 #: Real H200 traces: Kineto with a profiler step, nested regions and a host sync; an Nsight
-#: Systems export of two streams.
-TRACES = ("mixed.eager.json.gz", "host_sync.eager.json.gz", "nsys/two_streams.eager.sqlite.gz")
+#: Systems export of two streams; one of two DDP processes (NCCL on two H200s), whose regions
+#: are per process.
+TRACES = (
+    "mixed.eager.json.gz",
+    "host_sync.eager.json.gz",
+    "nsys/two_streams.eager.sqlite.gz",
+    "nsys/ddp_nccl.sqlite.gz",
+)
 
 
 def json_report(trace: Path, tmp_path: Path) -> dict[str, Any]:
@@ -45,7 +51,10 @@ def test_dataframes_equal_the_json_report(name: str, tmp_path: Path) -> None:
     regions = analysis.regions
     # THEN one row per region, in the report's order, with the report's numbers
     assert list(regions["name"]) == [r["name"] for r in report["regions"]]
+    assert str(regions["process"].dtype) == "Int64"
     for row, r in zip(regions.itertuples(index=False), report["regions"], strict=True):
+        assert row.source == r["source"]
+        assert row.process is pd.NA if r["process"] is None else row.process == r["process"]
         assert row.verdict == r["verdict"]
         assert row.capture == r["capture"]["verdict"]
         assert row.occurrences == r["occurrences"]
@@ -89,7 +98,9 @@ def test_gaps_add_up_to_the_reported_idle_time_by_cause(name: str, tmp_path: Pat
     assert set(gaps["cause"]) <= set(CAUSES)
     assert (np.round(gaps["duration_us"] * 1000) == gaps["end_ns"] - gaps["start_ns"]).all()
     for diag, r in zip(analysis.region_results, report["regions"], strict=True):
-        mine = gaps[(gaps["region"] == r["name"]) & (gaps["source"] == r["source"])]
+        pid = r["process"]
+        process = gaps["process"].isna() if pid is None else gaps["process"] == pid
+        mine = gaps[(gaps["region"] == r["name"]) & (gaps["source"] == r["source"]) & process]
         # per occurrence and cause, summed; median over the occurrences with GPU work
         used = np.flatnonzero(diag.gaps.window_start_ns >= 0)
         per_occurrence = (
@@ -113,6 +124,27 @@ def test_mixed_attention_gaps_are_mostly_host_launch() -> None:
     assert by_cause["host_launch"] / by_cause.sum() > 0.95
     assert sorted(attention["occurrence"].unique()) == [0, 1, 2, 3, 4]
     assert attention["next_activity"].str.len().gt(0).all()
+
+
+def test_regions_of_a_multi_process_export_say_their_process() -> None:
+    # GIVEN the two-process DDP (NCCL) Nsight export: train_step, forward, backward and
+    # optimizer in each of pids 751 and 752
+    analysis = traceinspect.analyze(sample_file("nsys/ddp_nccl.sqlite.gz"))
+    regions = analysis.regions
+    # THEN each name is one row per process, told apart by the process column
+    per_name = regions.groupby("name")["process"].apply(sorted).to_dict()
+    assert per_name == {n: [751, 752] for n in ("backward", "forward", "optimizer", "train_step")}
+    # AND it is the typed result's process
+    assert list(regions["process"]) == [r.region.process for r in analysis.region_results]
+    backward = regions[regions["name"] == "backward"].set_index("process")
+    assert backward.loc[751, "verdict"] == backward.loc[752, "verdict"] == "communication-bound"
+    assert list(backward["kernels"]) == [65, 65]
+    # AND each process's gaps carry it too
+    gaps = analysis.gaps
+    assert set(gaps["process"]) == {751, 752}
+    # AND a one-process trace has no process
+    single = traceinspect.analyze(sample_file("mixed.eager.json.gz")).regions
+    assert single["process"].isna().all()
 
 
 def test_terminal_json_and_html_are_drawn_from_one_analysis(

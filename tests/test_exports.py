@@ -65,7 +65,9 @@ def test_csv_has_the_numbers_of_the_json(tmp_path: Path) -> None:
     assert int(kernels[0]["count"]) == top[0]["count"]
     gaps = read_csv(out / "gaps.csv")
     assert set(gaps[0]) == {"start_us", "end_us", "duration_us", "device", "stream", "region",
-                            "source", "occurrence", "cause", "detail", "next_activity"}
+                            "source", "process", "occurrence", "cause", "detail",
+                            "next_activity"}
+    assert {g["process"] for g in gaps} == {""}  # one process
     prepare = [g for g in gaps if g["region"] == "prepare"]
     assert {g["device"] for g in prepare} == {"0"}
     assert {g["cause"] for g in prepare} <= {"host_launch", "sync", "copy", "dependency",
@@ -81,6 +83,27 @@ def test_csv_has_the_numbers_of_the_json(tmp_path: Path) -> None:
                 g["duration_us"])
     values = sorted(by_occ.values())
     assert values[len(values) // 2] == pytest.approx(region["idle_us"]["host_launch"], abs=1e-3)
+
+
+def test_csv_tells_the_processes_of_a_multi_process_export_apart(tmp_path: Path) -> None:
+    # GIVEN the two-process DDP (NCCL) Nsight export, WHEN analyzed with --json and --csv
+    out = tmp_path / "csv"
+    report_path = tmp_path / "r.json"
+    analyze(str(sample_file("nsys/ddp_nccl.sqlite.gz")), "--json", str(report_path),
+            "--csv", str(out))
+    report = json.loads(report_path.read_text())
+    # THEN regions.csv gives each region the JSON's process
+    regions = read_csv(out / "regions.csv")
+    assert [(r["name"], int(r["process"])) for r in regions] == [
+        (r["name"], r["process"]) for r in report["regions"]
+    ]
+    assert {r["process"] for r in regions} == {"751", "752"}
+    # AND each gap the process of its region
+    gaps = read_csv(out / "gaps.csv")
+    assert {(g["region"], g["process"]) for g in gaps} <= {
+        (r["name"], r["process"]) for r in regions
+    }
+    assert {g["process"] for g in gaps} == {"751", "752"}
 
 
 def test_csv_refuses_to_overwrite_without_force(tmp_path: Path) -> None:

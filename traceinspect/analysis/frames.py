@@ -10,6 +10,9 @@ value read here equals the one in the report.
 column                    meaning
 ========================  ===================================================================
 name, source, depth       the region (``source``: record_function, nvtx, profiler_step, ...)
+process                   its pid where the trace's regions span several processes (each
+                          process's occurrences are a region of their own, as in a
+                          multi-process Nsight export), else ``<NA>`` (nullable ``Int64``)
 occurrences               how many times it ran
 wall_us, wall_p95_us      host wall time of an occurrence (median, p95)
 window_us                 first to last GPU activity of an occurrence (median)
@@ -26,12 +29,13 @@ saving_frac
 ========================  ===================================================================
 
 ``gaps`` — one row per idle gap in a region occurrence's GPU window (device-wide union):
-``region``, ``source``, ``occurrence`` (0-based), ``start_ns``/``end_ns`` (the trace's
-clock, as in :func:`traceinspect.load`'s tables), ``duration_us``, ``cause`` (host_launch,
-sync, copy, dependency, other), ``detail`` (what an ``other`` gap was: queued, dispatch,
-outside_work, no_launch_record; ``""`` otherwise) and ``next_activity`` (name of the GPU
-activity that ended the gap). Summing ``duration_us`` per occurrence and cause and taking the
-median over occurrences with GPU work gives the ``idle_<cause>_us`` of ``regions``.
+``region``, ``source``, ``process`` (as in ``regions``), ``occurrence`` (0-based),
+``start_ns``/``end_ns`` (the trace's clock, as in :func:`traceinspect.load`'s tables),
+``duration_us``, ``cause`` (host_launch, sync, copy, dependency, other), ``detail`` (what an
+``other`` gap was: queued, dispatch, outside_work, no_launch_record; ``""`` otherwise) and
+``next_activity`` (name of the GPU activity that ended the gap). Summing ``duration_us`` per
+occurrence and cause and taking the median over occurrences with GPU work gives the
+``idle_<cause>_us`` of ``regions``.
 
 ``kernels`` — one row per kernel name, by summed duration: ``name``, ``count``,
 ``total_us``, ``mean_us``, ``share`` (of all kernel time).
@@ -70,6 +74,7 @@ def regions_frame(analysis: TraceAnalysis) -> pd.DataFrame:
         row: dict[str, Any] = {
             "name": region.name,
             "source": region.source,
+            "process": _process(region.process),
             "depth": region.depth,
             "occurrences": region.occurrences,
             "wall_us": ns_to_us(r.wall_ns),
@@ -101,6 +106,7 @@ def regions_frame(analysis: TraceAnalysis) -> pd.DataFrame:
     columns = [
         "name",
         "source",
+        "process",
         "depth",
         "occurrences",
         "wall_us",
@@ -115,7 +121,14 @@ def regions_frame(analysis: TraceAnalysis) -> pd.DataFrame:
         "capture",
         *_ESTIMATE_COLUMNS,
     ]
-    return pd.DataFrame(rows, columns=columns)
+    frame = pd.DataFrame(rows, columns=columns)
+    frame["process"] = frame["process"].astype("Int64")
+    return frame
+
+
+def _process(pid: int) -> int | None:
+    """A region's process as the JSON report gives it: its pid, or None for one process."""
+    return pid if pid >= 0 else None
 
 
 def gaps_frame(analysis: TraceAnalysis) -> pd.DataFrame:
@@ -130,6 +143,7 @@ def gaps_frame(analysis: TraceAnalysis) -> pd.DataFrame:
                 {
                     "region": np.full(n, r.region.name, object),
                     "source": np.full(n, r.region.source, object),
+                    "process": pd.array(np.full(n, _process(r.region.process)), "Int64"),
                     "occurrence": g.occurrence.astype(np.int64),
                     "start_ns": g.start_ns,
                     "end_ns": g.end_ns,
@@ -145,6 +159,7 @@ def gaps_frame(analysis: TraceAnalysis) -> pd.DataFrame:
             columns=[
                 "region",
                 "source",
+                "process",
                 "occurrence",
                 "start_ns",
                 "end_ns",

@@ -1,14 +1,15 @@
 """``--csv DIR``: the analysis as three CSV tables, the numbers ``--json`` gives.
 
 * ``regions.csv`` — one row per region: the columns of :attr:`TraceAnalysis.regions`
-  (``name``, ``verdict``, ``graphed_us``, ``saving_frac``, ...), plus the saving's range and
-  the graph decision (``decision``, ``decision_reason``);
+  (``name``, ``process``, ``verdict``, ``graphed_us``, ``saving_frac``, ...), plus the
+  saving's range and the graph decision (``decision``, ``decision_reason``); ``process`` is
+  the region's pid in a multi-process trace, empty otherwise;
 * ``kernels.csv`` — one row per kernel name: ``name``, ``count``, ``total_us``,
   ``mean_us``, ``share``;
 * ``gaps.csv`` — one row per idle gap of a region occurrence's GPU window: ``start_us``,
   ``end_us`` (the timeline's clock), ``duration_us``, ``device`` and ``stream`` (of the
-  activity that ended the gap), ``region``, ``source``, ``occurrence`` (0-based), ``cause``,
-  ``detail`` and ``next_activity``.
+  activity that ended the gap), ``region``, ``source``, ``process`` (as in ``regions.csv``),
+  ``occurrence`` (0-based), ``cause``, ``detail`` and ``next_activity``.
 
 Times are µs; names are whole (the terminal abbreviates them, CSV never does). Empty cells
 are unknowns. :func:`csv_tables` builds the tables; the CLI writes them.
@@ -83,6 +84,7 @@ def gaps_table(analysis: TraceAnalysis) -> pd.DataFrame:
             "stream": pd.array(np.where(known, stream, -1), dtype="Int64").astype(object),
             "region": gaps["region"].to_numpy(object),
             "source": gaps["source"].to_numpy(object),
+            "process": gaps["process"].to_numpy(object),
             "occurrence": gaps["occurrence"].to_numpy(np.int64),
             "cause": gaps["cause"].to_numpy(object),
             "detail": gaps["detail"].to_numpy(object),
