@@ -39,6 +39,7 @@ class Unprofiled:
     window_ns: int
     busy_share: float
     idle_share: dict[str, float]
+    long_host_share: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,32 @@ def test_profiled_launch_gaps_alone_do_not_make_a_region_launch_bound() -> None:
     assert verdict == "mixed"
     assert evidence[0].startswith("without the profiler (simulated): GPU busy 85% of its 240.0")
     assert evidence[1].startswith("profiled trace: GPU busy 20% of its 1,000.0 µs window")
+
+
+def test_long_host_gaps_are_weighed_in_the_simulated_run_when_there_is_one() -> None:
+    # GIVEN a region whose profiled window is 70 % launch gaps, 44 % of it in gaps > 200 µs
+    # (the profiler's inflation — Python stacks most — stretched the host's launch work)
+    profiled = shape(long_host_share=0.44)
+    assert decide(profiled)[0] == "mixed"  # profiled alone: host work, not launch cost
+    # WHEN the simulated unprofiled run has 76 % launch gaps and none of them that long
+    unprofiled = Unprofiled(1_725_000, 0.24, {"host_launch": 0.76, "sync": 0.0, "other": 0.0})
+    verdict, evidence = decide(profiled, unprofiled=unprofiled)
+    # THEN it is launch-bound, and the evidence keeps the profiled figure beside the simulated
+    assert verdict == "launch-bound"
+    assert (
+        "profiled trace: 44% of window in host gaps > 200 µs, 0% without the profiler"
+        " (simulated)" in evidence
+    )
+    # ... while long gaps that remain without the profiler still mean host work
+    busy_host = Unprofiled(
+        1_725_000, 0.24, {"host_launch": 0.76, "sync": 0.0, "other": 0.0}, long_host_share=0.4
+    )
+    verdict, evidence = decide(shape(long_host_share=0.02), unprofiled=busy_host)
+    assert verdict == "mixed"
+    assert evidence[-1] == (
+        "without the profiler (simulated): 40% of window in host gaps > 200 µs"
+        " (host work, not launch cost)"
+    )
 
 
 def test_a_launch_bound_verdict_needs_a_ten_percent_saving() -> None:

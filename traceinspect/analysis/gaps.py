@@ -16,7 +16,9 @@ rules, in order:
    - ``copy``: the next activity is a host↔device transfer: the GPU waited for the host to
      stage and issue it;
    - ``host_launch``: the host was still busy issuing the next launch (Python, the
-     framework's dispatcher, the launch call itself);
+     framework's dispatcher, the launch call itself); such gaps longer than
+     ``LONG_HOST_GAP_NS`` (one threshold with the simulated unprofiled run of
+     :mod:`traceinspect.analysis.estimate.eager`) are the host's own work;
    - ``other`` (``no_launch_record``) when the launch call is unknown.
 
 2. The host had issued it already (the launch call ended before the gap began) and still
@@ -39,6 +41,7 @@ import numpy as np
 import numpy.typing as npt
 
 from traceinspect.analysis.arrays import Blocks, BoolArray, TimelineArrays
+from traceinspect.analysis.estimate.eager import LONG_HOST_GAP_NS
 from traceinspect.analysis.intervals import IntArray, covered_ns, grouped_union
 
 #: Gap causes, in the order their codes (0..4) index them.
@@ -52,10 +55,6 @@ QUEUED, DISPATCH, OUTSIDE_WORK, NO_LAUNCH_RECORD = range(4)
 #: Idle shorter than this between activities already queued is the GPU's own switch from one
 #: kernel to the next (about 1 µs on A100/H100/H200), not a stall anyone can remove.
 DISPATCH_GAP_NS: Final = 2_000
-
-#: A ``host_launch`` gap longer than this is the host doing other work (Python logic, data
-#: loading, autotuning), not the cost of issuing a launch (tens of µs even when profiled).
-LONG_HOST_GAP_NS: Final = 200_000
 
 #: A gap counts as ``outside_work`` when other activity on the device covers at least this
 #: share of it: the GPU was busy, just not with this group's work.

@@ -36,7 +36,9 @@ The profiled timeline is not the run users see: the profiler inflates every laun
 step that keeps the GPU fed without it can look launch-bound under it. When the replay
 estimate ran, the busy and host-launch shares come from its simulation of the unprofiled
 eager run (:mod:`traceinspect.analysis.estimate.eager`) and the profiled ones are kept as
-evidence; and the verdict must agree with the predicted saving (:func:`agree`): never
+evidence — the long host gaps of rule 5 too: the profiler stretches every host gap (Python
+stacks most), so they are weighed against the launch gaps in the same simulated timeline;
+and the verdict must agree with the predicted saving (:func:`agree`): never
 ``launch-bound`` below :data:`LAUNCH_BOUND_MIN_SAVING`, never ``compute-bound`` above
 :data:`COMPUTE_BOUND_MAX_SAVING`.
 """
@@ -47,7 +49,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final, Literal, Protocol
 
-from traceinspect.analysis.gaps import LONG_HOST_GAP_NS
+from traceinspect.analysis.estimate.eager import LONG_HOST_GAP_NS
 
 Verdict = Literal[
     "launch-bound",
@@ -84,9 +86,12 @@ QUEUED_AHEAD_DEPTH: Final = 4
 #: Unprofiled host cost of one eager PyTorch op launch (dispatcher + cudaLaunchKernel),
 #: ns: activities shorter than this finish before the host can issue the next one.
 LAUNCH_COST_NS: Final = 10_000
-#: Share of the host-launch idle in long host gaps (:data:`~traceinspect.analysis.gaps.
-#: LONG_HOST_GAP_NS`) above which the host was busy with its own work rather than launching.
+#: Share of the host-launch idle in long host gaps (:data:`~traceinspect.analysis.estimate.
+#: eager.LONG_HOST_GAP_NS`) above which the host was busy with its own work rather than
+#: launching; read in the simulated unprofiled run when there is one.
 LONG_GAP_SHARE: Final = 0.5
+#: Shares of the window below this are left out of the evidence (noise, not a cause).
+MENTIONED_SHARE: Final = 0.05
 #: GPU busy share of the window below which the GPU is mostly idle.
 IDLE_BUSY_SHARE: Final = 0.1
 #: Share of the region's GPU busy time in collective (NCCL/RCCL) kernels from which it is
@@ -135,6 +140,8 @@ class Unprofiled(Protocol):
     def busy_share(self) -> float: ...
     @property
     def idle_share(self) -> Mapping[str, float]: ...
+    @property
+    def long_host_share(self) -> float: ...
 
 
 class Saving(Protocol):
@@ -194,7 +201,7 @@ def _rules(
     evidence += [
         f"{prefix}{cause} gaps {idle[cause]:.0%} of window"
         for cause in ("host_launch", "sync", "copy", "dependency", "other")
-        if idle.get(cause, 0.0) >= 0.05
+        if idle.get(cause, 0.0) >= MENTIONED_SHARE
     ]
     if shape.median_queue_depth is not None:
         evidence.append(f"median queue depth at launch {shape.median_queue_depth:g}")
@@ -216,11 +223,11 @@ def _rules(
             0,
             f"without the profiler (simulated): GPU busy {busy_share:.0%} of its"
             f" {_us(unprofiled.window_ns)} window, host_launch gaps {launch_idle:.0%}"
-            + (f", sync gaps {unprofiled_sync:.0%}" if unprofiled_sync >= 0.05 else ""),
+            + (f", sync gaps {unprofiled_sync:.0%}" if unprofiled_sync >= MENTIONED_SHARE else ""),
         )
-    if shape.host_sync_share >= 0.05:
+    if shape.host_sync_share >= MENTIONED_SHARE:
         evidence.append(f"host blocked in syncs {shape.host_sync_share:.0%} of wall")
-    if shape.collective_share >= 0.05:
+    if shape.collective_share >= MENTIONED_SHARE:
         evidence.append(f"collective kernels {shape.collective_share:.0%} of GPU busy time")
     # Waiting in a sync only limits a region when the wait outweighs the GPU work the region
     # itself launched: a step that ends in a synchronize while its own kernels run is not
@@ -239,12 +246,12 @@ def _rules(
     short = shape.gpu_per_activity_ns < launch_cost_ns
     if busy_share >= COMPUTE_BUSY_SHARE and not short:
         return "compute-bound", evidence
-    host_work = shape.long_host_share >= LONG_GAP_SHARE * launch_idle and launch_idle > 0
-    if host_work:
-        evidence.append(
-            f"{shape.long_host_share:.0%} of window in host gaps > {LONG_HOST_GAP_NS / 1000:g} µs"
-            " (host work, not launch cost)"
-        )
+    # Long host gaps are read in the same timeline as the launch gaps they are weighed
+    # against: the profiler stretches every host gap (with_stack most), so a profiled gap
+    # of 400 µs can be a 150 µs stretch of launches without it.
+    long_host = shape.long_host_share if unprofiled is None else unprofiled.long_host_share
+    host_work = long_host >= LONG_GAP_SHARE * launch_idle and launch_idle > 0
+    evidence += _long_gap_evidence(shape, unprofiled, host_work)
     # With many launches already queued, the host was ahead: short kernels are not waiting on it.
     ahead = (shape.median_queue_depth or 0.0) >= QUEUED_AHEAD_DEPTH
     if not host_work and (
@@ -254,6 +261,26 @@ def _rules(
     if busy_share < IDLE_BUSY_SHARE:
         return "idle", evidence
     return "mixed", evidence
+
+
+def _long_gap_evidence(
+    shape: RegionShape, unprofiled: Unprofiled | None, host_work: bool
+) -> list[str]:
+    """What the long host gaps say: the profiled share, and the simulated one beside it."""
+    long_gap = f"host gaps > {LONG_HOST_GAP_NS / 1000:g} µs"
+    why = " (host work, not launch cost)" if host_work else ""
+    profiled = shape.long_host_share
+    if unprofiled is None:
+        return [f"{profiled:.0%} of window in {long_gap}{why}"] if host_work else []
+    simulated = unprofiled.long_host_share
+    if profiled >= MENTIONED_SHARE:
+        return [
+            f"profiled trace: {profiled:.0%} of window in {long_gap},"
+            f" {simulated:.0%} without the profiler (simulated){why}"
+        ]
+    if simulated >= MENTIONED_SHARE or host_work:
+        return [f"without the profiler (simulated): {simulated:.0%} of window in {long_gap}{why}"]
+    return []
 
 
 def agree(

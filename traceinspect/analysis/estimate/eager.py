@@ -41,6 +41,12 @@ from traceinspect.analysis.estimate.dependencies import infer_dependencies
 from traceinspect.calibration import Calibration, ProfilerCost
 from traceinspect.model import Timeline
 
+#: A ``host_launch`` gap longer than this is the host doing other work (Python logic, data
+#: loading, autotuning), not the cost of issuing a launch (tens of µs even when profiled).
+#: One threshold for the profiled timeline (:mod:`traceinspect.analysis.gaps`) and the
+#: simulated unprofiled one.
+LONG_HOST_GAP_NS: Final = 200_000
+
 #: Share of the recorded CPU operators that must carry input shapes for a trace to count as
 #: recorded with ``record_shapes=True`` (operators without tensor inputs carry none).
 SHAPES_RECORDED_SHARE: Final = 0.2
@@ -57,6 +63,9 @@ class EagerRun:
     #: Idle inside the window, simulated, by what ended it: the host's next launch
     #: (``host_launch``), a host synchronization (``sync``), anything else (``other``).
     idle_ns: Mapping[str, int]
+    #: The ``host_launch`` idle in gaps longer than :data:`LONG_HOST_GAP_NS`, simulated:
+    #: the GPU waiting while the host does work of its own, not launching.
+    long_host_ns: int
     #: Host time of the occurrence as traced and as simulated (its own host work only).
     host_traced_ns: int
     host_ns: int
@@ -148,6 +157,9 @@ class EagerSimulation:
     launched_at: IntArray
     duration: FloatArray
     keys: IntArray
+    #: Per activity: a copy between host and device (a gap it ends waited on the host's
+    #: transfer, ``copy`` in the profiled view, not on its own work).
+    transfer: npt.NDArray[np.bool_]
     incoming: Mapping[int, list[int]]
     sync_start: IntArray
     sync_end: IntArray
@@ -205,6 +217,8 @@ class EagerSimulation:
             launched_at=launched_at,
             duration=(cols.gpu("end_ns")[rows] - cols.gpu("start_ns")[rows]).astype(np.float64),
             keys=stream_keys(cols.gpu("device")[rows], cols.gpu("stream")[rows]),
+            transfer=(cols.gpu("kind")[rows] == "memcpy")
+            & np.isin(cols.gpu("copy_kind")[rows], ("HtoD", "DtoH")),
             incoming=incoming,
             sync_start=sync_start,
             sync_end=sync_end,
@@ -249,12 +263,15 @@ class EagerSimulation:
                 shift = resumed - float(clock.at(int(self.sync_end[k])))
         host_end = float(clock.at(self.t1)) + shift
         eager = int(round(max(host_end, gpu_done))) + sync_ns
-        busy, window, idle = _gaps(finish - self.duration, finish, ready_all, sync_spans)
+        busy, window, idle, long_host = _gaps(
+            finish - self.duration, finish, ready_all, sync_spans, self.transfer
+        )
         return EagerRun(
             eager_ns=eager,
             busy_ns=busy,
             window_ns=window,
             idle_ns=idle,
+            long_host_ns=long_host,
             host_traced_ns=self.t1 - self.t0,
             host_ns=int(round(float(clock.at(self.t1)))),
         )
@@ -265,15 +282,19 @@ def _gaps(
     end: FloatArray,
     ready: FloatArray,
     sync_spans: list[tuple[float, float]],
-) -> tuple[int, int, dict[str, int]]:
-    """Busy union, window and idle by cause of the simulated activities: a gap ended by an
-    activity that started as soon as its launch had returned waited for the host
-    (``host_launch``, or ``sync`` when the host was in a sync then)."""
+    transfer: npt.NDArray[np.bool_],
+) -> tuple[int, int, dict[str, int], int]:
+    """Busy union, window, idle by cause and long host idle of the simulated activities: a
+    gap ended by an activity that started as soon as its launch had returned waited for the
+    host (``host_launch``, or ``sync`` when the host was in a sync then). The long host idle
+    is the ``host_launch`` idle in gaps longer than :data:`LONG_HOST_GAP_NS` ended by a
+    launch other than a host↔device copy (``transfer``): the host's own work, counted as
+    the profiled view (:mod:`traceinspect.analysis.gaps`) counts it."""
     idle = {"host_launch": 0, "sync": 0, "other": 0}
     if len(start) == 0:
-        return 0, 0, idle
+        return 0, 0, idle, 0
     order = np.argsort(start, kind="stable")
-    s, e, r = start[order], end[order], ready[order]
+    s, e, r, copy = start[order], end[order], ready[order], transfer[order]
     reach = np.maximum.accumulate(e)
     gap = np.maximum(0.0, s[1:] - reach[:-1])
     host_limited = np.abs(s[1:] - r[1:]) < 1.0
@@ -281,11 +302,13 @@ def _gaps(
     for lo, hi in sync_spans:
         in_sync |= (reach[:-1] < hi) & (s[1:] > lo)
     idle["sync"] = int(round(gap[host_limited & in_sync].sum()))
-    idle["host_launch"] = int(round(gap[host_limited & ~in_sync].sum()))
+    host_wait = host_limited & ~in_sync
+    idle["host_launch"] = int(round(gap[host_wait].sum()))
     idle["other"] = int(round(gap[~host_limited].sum()))
+    long_host = int(round(gap[host_wait & ~copy[1:] & (gap > LONG_HOST_GAP_NS)].sum()))
     window = float(reach[-1] - s[0])
     busy = window - float(gap.sum())
-    return int(round(busy)), int(round(window)), idle
+    return int(round(busy)), int(round(window)), idle, long_host
 
 
 def _run_gpu(

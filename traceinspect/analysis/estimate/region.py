@@ -116,6 +116,10 @@ class UnprofiledShape:
     idle_share: Mapping[str, float]
     #: Simulated / traced host time of the region's own host work.
     host_deflation: float
+    #: Share of the window in ``host_launch`` gaps longer than
+    #: :data:`~traceinspect.analysis.estimate.eager.LONG_HOST_GAP_NS`: the host busy with
+    #: work of its own (Python logic, data loading), which replay does not remove.
+    long_host_share: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -123,6 +127,7 @@ class UnprofiledShape:
             "window_us": ns_to_us(self.window_ns),
             "busy_share": round(self.busy_share, 4),
             "idle_share": {k: round(v, 4) for k, v in self.idle_share.items()},
+            "long_host_share": round(self.long_host_share, 4),
             "host_deflation": round(self.host_deflation, 4),
         }
 
@@ -299,6 +304,7 @@ def _unprofiled_shape(runs: Sequence[EagerRun]) -> UnprofiledShape:
             for cause in runs[0].idle_ns
         },
         host_deflation=float(np.median([r.host_ns / max(r.host_traced_ns, 1) for r in runs])),
+        long_host_share=float(np.median([r.long_host_ns for r in runs] / windows)),
     )
 
 
