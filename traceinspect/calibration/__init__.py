@@ -44,7 +44,8 @@ Profile fields (``schema_version`` 1; times in integer or fractional nanoseconds
 ``profiler_op_shapes_ns``          what ``record_shapes=True`` adds on top, per operator
 ``profiler_call_ns``               host time it adds per CUDA runtime/driver call
 ``profiler_floor_frac``            a host stretch keeps at least this share of its
-                                   profiled time when the costs are removed
+                                   profiled time (less the Python calls' cost) when the
+                                   costs are removed
 ``profiler_python_ns``             host time it adds per recorded Python function call
                                    (``with_stack=True``)
 =================================  =========================================================
@@ -112,7 +113,8 @@ class ProfilerCost:
     op_shapes_ns: float
     #: Per CUDA runtime or driver call (CUPTI's callback and its activity record).
     call_ns: float
-    #: A host stretch never shrinks below this share of its profiled length.
+    #: A host stretch never shrinks below this share of its profiled length (once the
+    #: Python calls' cost, :attr:`python_ns`, is taken off).
     floor_frac: float
     #: Per recorded Python function call (``with_stack=True``: the profiler's Python tracer).
     python_ns: float = 0.0
@@ -120,9 +122,11 @@ class ProfilerCost:
 
 #: The profiler's costs when a profile does not state them: fitted on 30 H200 workloads
 #: (``bench/validation_table.py --fit``: 13 recorded with record_shapes, 17 without), see
-#: the README. ``python_ns`` (with_stack) is not fitted: no validation trace has stacks.
+#: the README. ``python_ns`` (with_stack) is fitted on the six H200 scripts recorded with
+#: stacks (``bench/python_frame_cost.py``: 400 ns against their measured eager steps; the
+#: traced host time per step grows by a median 450 ns per recorded Python call).
 DEFAULT_PROFILER_COST: Final = ProfilerCost(
-    op_ns=1_000.0, op_shapes_ns=6_000.0, call_ns=1_000.0, floor_frac=0.4, python_ns=1_000.0
+    op_ns=1_000.0, op_shapes_ns=6_000.0, call_ns=1_000.0, floor_frac=0.4, python_ns=400.0
 )
 
 #: Per-node replay cost of real graphs beyond what the calibration's chains of one repeated

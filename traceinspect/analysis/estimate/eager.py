@@ -6,11 +6,14 @@ replay estimate it is compared with.
 
 **Host.** The profiled trace shows when the host issued each launch; without the profiler
 every stretch of host time between two traced points is shorter by what the profiler added
-inside it (:class:`ProfilerCost`): a fixed cost per recorded CPU operator (more when input
-shapes are recorded) and per CUDA runtime or driver call (CUPTI's callback and activity
-record). Time outside those events (Python) is kept. A stretch never shrinks below
-:attr:`ProfilerCost.floor_frac` of its traced length. Nsight Systems traces are taken as
-traced (their CUDA API tracing costs the host far less than torch.profiler's).
+inside it (:class:`ProfilerCost`): a fixed cost per recorded Python function call
+(``with_stack=True``: the profiler's Python tracer), per recorded CPU operator (more when
+input shapes are recorded) and per CUDA runtime or driver call (CUPTI's callback and
+activity record). Time outside those events (the program's own work) is kept. The Python
+tracer's cost is removed first; what is left of a stretch then never shrinks below
+:attr:`ProfilerCost.floor_frac` of itself, so a trace with stacks comes out as the same run
+traced without them would. Nsight Systems traces are taken as traced (their CUDA API
+tracing costs the host far less than torch.profiler's).
 
 **GPU.** Each activity starts once its (deflated) launch call has returned, its stream is
 free and the activities it depends on (:func:`infer_dependencies`) are done; durations are
@@ -89,7 +92,8 @@ class HostClock:
     """Maps traced host time of one thread set to simulated unprofiled host time.
 
     Traced points (``points``, sorted) cut the host time into stretches; each stretch
-    shrinks by the profiler's cost of the operators and calls that started in it."""
+    shrinks by the profiler's cost of the Python calls, operators and CUDA calls that
+    started in it."""
 
     def __init__(
         self,
@@ -110,8 +114,11 @@ class HostClock:
             calls = np.diff(np.searchsorted(call_starts, xs, side="left")).astype(np.float64)
             frames = np.diff(np.searchsorted(python_starts, xs, side="left")).astype(np.float64)
             per_op = cost.op_ns + (cost.op_shapes_ns if shapes else 0.0)
-            added = ops * per_op + calls * cost.call_ns + frames * cost.python_ns
-            simulated = np.maximum(traced * cost.floor_frac, traced - added)
+            # The Python tracer's cost comes off first: the floor bounds what the operator
+            # and call costs take from a stretch as a trace without stacks shows it.
+            unstacked = np.maximum(traced - frames * cost.python_ns, 0.0)
+            added = ops * per_op + calls * cost.call_ns
+            simulated = np.maximum(unstacked * cost.floor_frac, unstacked - added)
         self.y = np.concatenate([[0.0], np.cumsum(simulated)])
 
     def at(self, traced_ns: npt_like) -> FloatArray:
