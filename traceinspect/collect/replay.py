@@ -211,6 +211,12 @@ def unavailable_result(candidate: GraphCandidate, reason: str) -> CandidateResul
     return result
 
 
+#: ``results.json`` ``options.timing_order``: all timing rounds, then the profiled traces.
+#: Recordings without it traced each mode after its first round; their later rounds can be
+#: slowed by those sessions (the first round's p50 is then the unprofiled figure).
+TIMING_ORDER: Final = "rounds-then-traces"
+
+
 def measure_candidate(
     candidate: GraphCandidate,
     out_dir: Path,

@@ -36,6 +36,7 @@ from traceinspect.analysis.decision import decide_candidates
 from traceinspect.analysis.result import TraceAnalysis
 from traceinspect.collect.candidates import GraphCandidate
 from traceinspect.collect.replay import (
+    TIMING_ORDER,
     CandidateResult,
     MeasureOptions,
     export_trace,
@@ -135,7 +136,14 @@ def run_profile(
         "trace": TRACE_NAME,
         "analysis": None,
         "activities": ["cpu", "cuda"] if cuda else ["cpu"],
-        "options": {**asdict(options), "record_shapes": record_shapes, "with_stack": with_stack},
+        "options": {
+            **asdict(options),
+            "record_shapes": record_shapes,
+            "with_stack": with_stack,
+            # Every timing round ran before the candidates' own profiled traces (a profiler
+            # session can slow the rounds after it): see collect/replay.py.
+            "timing_order": TIMING_ORDER,
+        },
         "candidates": [],
         "rows": [],
         "decisions": [],
