@@ -1,0 +1,85 @@
+"""Third hold-out: six H200 workloads (``sample_traces/validation/holdout3_workloads/``)
+recorded by ``traceinspect profile --repeats 5`` (every timing round before any trace) only
+after the eager model's refit and the replay model were frozen.
+
+The graphed prediction misses ±10 % on five of the six. On the same machine, minutes later,
+the same graphs replayed by themselves in a fresh process (``replay_under_profiler.py``,
+``replay_under_profiler.holdout3.json``: no profiler had run in it) took 669 µs (gru_b8),
+608 (mlp_relu_b64), 629 (mobilenet_half_b4) and 121 (streams_pipeline) where the collector
+measured 943, 725, 839 and 152 µs: the predictions (735, 598, 654, 105) sit near the fresh
+process's figures. What slows the collector's process (it ran the script under the profiler
+with Python stacks first) is not known yet; the measured value is what is asserted here.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+from conftest import ROOT, SAMPLES
+
+sys.path.insert(0, str(ROOT / "bench"))
+
+from validation_table import (  # noqa: E402
+    ValidationRow,
+    calibration_for,
+    evaluate,
+    prepare,
+    validation_workloads,
+)
+
+HOLDOUT = SAMPLES / "validation" / "holdout3"
+
+# workload: (measured graphed p50 µs, predicted µs, measured saving, predicted saving)
+EXPECTED = {
+    "encoder_b16": (291.8, 283.6, 0.6153, 0.5985),  # −2.8 %
+    "gru_b8": (942.6, 734.7, 0.6242, 0.572),  # −22.1 %
+    "mlp_relu_b64": (725.2, 597.9, 0.5099, 0.5746),  # −17.6 %
+    "mobilenet_half_b4": (838.5, 654.4, 0.7659, 0.8264),  # −22.0 %
+    "sgd_foreach": (118.6, 104.4, 0.8043, 0.8512),  # −12.0 %
+    "streams_pipeline": (152.0, 105.2, 0.7084, 0.8617),  # −30.8 %
+}
+GRAPHED_MISSES = {"gru_b8", "mlp_relu_b64", "mobilenet_half_b4", "sgd_foreach", "streams_pipeline"}
+OUTSIDE_RANGE = {"gru_b8", "streams_pipeline"}
+SAVING_MISSES = {"streams_pipeline"}
+
+
+@pytest.fixture(scope="module")
+def rows() -> dict[str, ValidationRow]:
+    out = {}
+    for workload in validation_workloads(HOLDOUT):
+        prepared = prepare(workload)
+        out[workload.name] = evaluate(prepared, calibration_for(prepared.timeline))
+    return out
+
+
+def test_every_holdout3_workload_is_checked(rows: dict[str, ValidationRow]) -> None:
+    assert set(rows) == set(EXPECTED)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_holdout3_prediction(name: str, rows: dict[str, ValidationRow]) -> None:
+    measured, predicted, saving, saving_predicted = EXPECTED[name]
+    row = rows[name]
+    assert row.graphed_measured_us == pytest.approx(measured, abs=0.05)
+    assert row.predicted_us == pytest.approx(predicted, abs=1.0)
+    assert row.saving_measured == pytest.approx(saving, abs=0.001)
+    assert row.saving_predicted == pytest.approx(saving_predicted, abs=0.002)
+    assert (abs(row.error_frac) <= 0.10) == (name not in GRAPHED_MISSES)
+    assert (row.low_us <= row.graphed_measured_us <= row.high_us) == (name not in OUTSIDE_RANGE)
+    assert (abs(row.saving_error_points) <= 15) == (name not in SAVING_MISSES)
+
+
+def test_a_fresh_process_replays_the_same_graphs_near_the_prediction(
+    rows: dict[str, ValidationRow],
+) -> None:
+    fresh = json.loads((SAMPLES / "validation" / "replay_under_profiler.holdout3.json").read_text())
+    for name in ("gru_b8", "mlp_relu_b64", "mobilenet_half_b4", "streams_pipeline"):
+        alone_us = fresh["workloads"][name]["unprofiled"]["host_p50_us"]
+        row = rows[name]
+        # the collector's process measured 20-41 % more than a fresh process on that machine
+        assert 1.19 <= row.graphed_measured_us / alone_us <= 1.42
+        # the prediction (which adds the input copies the bare replay leaves out) lies
+        # within 15 % of the fresh process's replay
+        assert abs(row.predicted_us / alone_us - 1) <= 0.15
