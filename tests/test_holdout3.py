@@ -83,3 +83,34 @@ def test_a_fresh_process_replays_the_same_graphs_near_the_prediction(
         # the prediction (which adds the input copies the bare replay leaves out) lies
         # within 15 % of the fresh process's replay
         assert abs(row.predicted_us / alone_us - 1) <= 0.15
+
+
+def test_every_step_verdict_agrees_with_what_replay_did() -> None:
+    """The 65 H200 workloads of the README (fit set and the four hold-outs): each step's
+    verdict agrees with the saving replay measurably brought, and no region's verdict
+    contradicts its predicted saving."""
+    from validation_table import Workload, all_workloads
+
+    from traceinspect.analysis.diagnose import diagnose
+    from traceinspect.parse import load_trace
+
+    workloads: list[Workload] = list(all_workloads())
+    for folder in ("holdout", "holdout2", "holdout2_rerun", "holdout3"):
+        workloads += validation_workloads(SAMPLES / "validation" / folder)
+    assert len(workloads) == 65
+    verdicts: dict[str, int] = {}
+    for w in workloads:
+        analysis = diagnose(load_trace(w.trace))
+        step = analysis.region(w.region)
+        if w.saving >= 0.20:
+            assert step.verdict == "launch-bound", (w.trace, step.verdict)
+        elif w.saving < 0.10:
+            assert step.verdict == "compute-bound", (w.trace, step.verdict)
+        verdicts[step.verdict] = verdicts.get(step.verdict, 0) + 1
+        for r in analysis.region_results:
+            if r.estimate is None:
+                continue
+            frac = r.estimate.saving_frac
+            assert not (r.verdict == "launch-bound" and frac < 0.10), (w.trace, r.region.name)
+            assert not (r.verdict == "compute-bound" and frac > 0.25), (w.trace, r.region.name)
+    assert verdicts == {"launch-bound": 57, "compute-bound": 8}

@@ -32,9 +32,9 @@ RANGE_PERCENTILES: Final = (10.0, 90.0)
 MAX_ESTIMATED_OCCURRENCES: Final = 48
 
 #: Relative uncertainty of an eager time simulated from a torch.profiler trace (its range):
-#: on 30 H200 workloads the eager model's out-of-fold errors (two-fold cross-validation)
-#: have a median of 14 % and a 90th percentile of 27–39 %; eager latency itself moved ±10–
-#: 20 % between timing rounds of one process (see the README).
+#: on 37 H200 workloads the eager model's out-of-fold errors (two-fold cross-validation)
+#: have a median of 6 % and a 90th percentile of 30 % (34 of 37 inside ±35 %); eager latency
+#: itself moves by more between processes (see the README).
 EAGER_MODEL_SPREAD_FRAC: Final = 0.35
 #: The same for an eager time taken from a trace that is not deflated (Nsight Systems).
 EAGER_TRACE_SPREAD_FRAC: Final = 0.15

@@ -1,0 +1,93 @@
+"""Does a torch.profiler session with Python stacks leave the process slower?
+
+`traceinspect profile` records the script with ``with_stack=True`` and then times the graph
+candidates in the same process; on the H200 the candidates' eager steps then measured up to
+46 % slower than with ``--no-stacks`` (gru_b8: 2,563 vs 1,751 µs). For each workload script,
+in one process, this times ``--steps`` synchronized eager steps (p50) and graph replays:
+``fresh``; ``after_stacks`` (after a CPU+CUDA session with ``with_stack=True``);
+``after_setprofile_none`` (after also clearing ``sys.setprofile``/``threading.setprofile``).
+
+    python stack_linger.py --out linger.json holdout3_workloads/gru_b8.py ...
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import statistics
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+
+
+def _load(script: Path) -> Any:
+    sys.path.insert(0, str(script.resolve().parent))
+    spec = importlib.util.spec_from_file_location(script.stem, script)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("scripts", type=Path, nargs="+")
+    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--steps", type=int, default=100)
+    args = ap.parse_args()
+    device = torch.device("cuda")
+    result: dict[str, Any] = {"torch": torch.__version__, "workloads": {}}
+    for script in args.scripts:
+        built = _load(script).build(device, False)
+        inputs = built.inputs[0]
+        static = tuple(x.clone() if isinstance(x, torch.Tensor) else x for x in inputs)
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            for _ in range(3):
+                built.fn(*static)
+        torch.cuda.current_stream().wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            built.fn(*static)
+
+        def p50(call: Any) -> float:
+            times = []
+            for _ in range(args.steps):
+                start = time.perf_counter_ns()
+                call()
+                torch.cuda.synchronize()
+                times.append(time.perf_counter_ns() - start)
+            return round(statistics.median(times) / 1e3, 1)
+
+        def phase(built: Any = built, inputs: Any = inputs, graph: Any = graph) -> dict[str, float]:
+            return {
+                "eager_us": p50(lambda: built.fn(*inputs)),
+                "replay_us": p50(graph.replay),
+                "profile_hook": sys.getprofile() is not None,
+            }
+
+        phases = {"fresh": phase()}
+        acts = torch.profiler.ProfilerActivity
+        with torch.profiler.profile(
+            activities=[acts.CPU, acts.CUDA], record_shapes=True, with_stack=True
+        ):
+            for _ in range(5):
+                built.fn(*inputs)
+            torch.cuda.synchronize()
+        phases["after_stacks"] = phase()
+        sys.setprofile(None)
+        threading.setprofile(None)
+        phases["after_setprofile_none"] = phase()
+        result["workloads"][script.stem] = phases
+        print(script.stem, json.dumps(phases), flush=True)
+    args.out.write_text(json.dumps(result, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
