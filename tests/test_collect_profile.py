@@ -237,3 +237,49 @@ def test_predictions_come_from_each_buckets_eager_trace(
     assert graphed["predicted_high_ns"] == 120_000
     assert graphed["prediction_error"] == pytest.approx(90_000 / 80_000 - 1)  # +12.5 %
     assert eager["predicted_ns"] is None  # predictions sit on graphed rows only
+
+
+def test_fresh_process_timings_replace_the_profiled_process_ones() -> None:
+    # GIVEN the H200 rows of holdout3/gru_b8 (timed in the profiled process: graphed 942.6 µs)
+    # and a fresh process's rows for the same candidate (the same graph replayed 669.5 µs
+    # by itself in a fresh process on that machine)
+    from traceinspect.commands.profile import FRESH_TIMING_FIELDS, merge_fresh_timings
+
+    results = json.loads(
+        (
+            Path(__file__).parents[1]
+            / "sample_traces/validation/holdout3/gru_b8/results.json"
+        ).read_text()
+    )
+    rows = results["rows"]
+    fresh = [dict(r) for r in rows]
+    fresh[1] = {**fresh[1], "host_p50_ns": 669_500, "round_host_p50_ns": [669_500]}
+    fresh[0] = {**fresh[0], "status": "error"}  # a row the fresh process failed keeps its own
+    # WHEN merged
+    assert merge_fresh_timings(rows, fresh) == 1
+    # THEN the graphed row carries the fresh timing, the profiled one as evidence
+    eager, graphed = rows
+    assert graphed["mode"] == "graphed" and graphed["host_p50_ns"] == 669_500
+    assert graphed["in_profiled_process"]["host_p50_ns"] == 942_581
+    assert set(graphed["in_profiled_process"]) == set(FRESH_TIMING_FIELDS)
+    assert "in_profiled_process" not in eager and eager["host_p50_ns"] == 2_508_495
+
+
+@pytest.mark.slow
+def test_the_fresh_process_runs_the_script_again_without_a_profiler() -> None:
+    # GIVEN a script with graph candidates, on CPU
+    from traceinspect.collect.replay import MeasureOptions
+    from traceinspect.commands.profile import fresh_timings
+    from traceinspect.sanitize import make_console
+
+    # WHEN timed in a fresh process
+    rows = fresh_timings(
+        FIXTURES / "tiny_cpu_candidate.py", [], MeasureOptions(), make_console(stderr=True)
+    )
+    # THEN its rows come back (here unmeasured: no CUDA), one per candidate, bucket and mode
+    assert rows is not None
+    assert [(r["callable"], r["bucket"], r["mode"]) for r in rows][:2] == [
+        ("linear", 1, "eager"),
+        ("linear", 1, "graphed"),
+    ]
+    assert {r["status"] for r in rows} == {"cuda_unavailable"}

@@ -199,6 +199,14 @@ def profile(
     candidate_traces: Annotated[
         bool, typer.Option(help="Record profiled eager/graphed traces of each candidate bucket.")
     ] = True,
+    fresh_timing: Annotated[
+        bool,
+        typer.Option(
+            help="Time the candidates again in a fresh process that never runs a profiler "
+            "(the script runs a second time); its timings replace the ones taken in the "
+            "profiled process, which are kept as evidence."
+        ),
+    ] = False,
     nsys: Annotated[
         bool,
         typer.Option(
@@ -238,6 +246,7 @@ def profile(
         nsys=nsys,
         nsys_path=nsys_path,
         with_stack=stacks,
+        fresh_timing=fresh_timing,
     )
     raise typer.Exit(status)
 
