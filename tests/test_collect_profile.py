@@ -283,3 +283,30 @@ def test_the_fresh_process_runs_the_script_again_without_a_profiler() -> None:
         ("linear", 1, "graphed"),
     ]
     assert {r["status"] for r in rows} == {"cuda_unavailable"}
+
+
+def test_a_prediction_is_made_where_the_candidate_step_is_not_top_level(tmp_path: Path) -> None:
+    # GIVEN the eager trace of 3 profiled steps of an H200 GRU loop (holdout3 gru_b8, run with
+    # --fresh-timing): the step detector finds the 40-step cell loop inside, so `whole trace`
+    # encloses the recorded `step` ranges (depth 1)
+    import shutil
+
+    from traceinspect.commands.profile import _add_predictions
+    from traceinspect.sanitize import make_console
+
+    shutil.copy(
+        Path(__file__).parents[1]
+        / "sample_traces/validation/fresh_timing/gru_b8.step.b8.eager.json.gz",
+        tmp_path / "step.b8.eager.json.gz",
+    )
+    rows: list[dict[str, Any]] = [
+        {"callable": "step", "bucket": 8, "mode": "eager", "trace": "step.b8.eager.json.gz",
+         "in_bucket_set": True, "host_p50_ns": 1_661_200},
+        {"callable": "step", "bucket": 8, "mode": "graphed", "trace": None,
+         "in_bucket_set": True, "host_p50_ns": 688_600},
+    ]  # fmt: skip
+    # WHEN the prediction is added
+    _add_predictions(rows, tmp_path, make_console(stderr=True))
+    # THEN the graphed row has one: 734 µs against 688.6 µs measured in a fresh process
+    assert rows[1]["predicted_ns"] == pytest.approx(734_110, abs=500)
+    assert rows[1]["prediction_error"] == pytest.approx(0.066, abs=0.002)

@@ -412,16 +412,11 @@ def _add_predictions(rows: list[dict[str, Any]], out_dir: Path, err: Console) ->
 
 def fill_prediction(row: dict[str, Any], diagnosis: TraceAnalysis) -> None:
     """A graphed row's prediction from the analysis of its candidate's eager trace: the
-    estimate of the top-level region named after the callable (the row keeps its nulls when
-    there is none)."""
-    estimate = next(
-        (
-            d.estimate
-            for d in diagnosis.region_results
-            if d.region.name == row["callable"] and d.region.depth == 0
-        ),
-        None,
-    )
+    estimate of the outermost region named after the callable (the row keeps its nulls when
+    there is none). Not necessarily at depth 0: where the step detector finds a repeat in
+    the trace (a cell loop inside three recorded steps), ``whole trace`` encloses it."""
+    named = [d for d in diagnosis.region_results if d.region.name == row["callable"]]
+    estimate = min(named, key=lambda d: d.region.depth).estimate if named else None
     if estimate is None:
         return
     row["predicted_ns"] = int(estimate.graphed_ns)
