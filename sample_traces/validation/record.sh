@@ -14,7 +14,7 @@
 # OUT_DIR/pack/environment.json and stack_cost.json; then OUT_DIR/validation.tar of pack/.
 #
 # Environment: PYTHON (default python3), REPEATS (5), ITERS (timed steps per round, 50),
-# PROFILE_STEPS (5), WORKLOAD_DIR (the annotated scripts' folder), STEP_TIMEOUT (seconds per profile run, 240), SMOKE=1 (tiny sizes on a
+# PROFILE_STEPS (5), FRESH_TIMING=1 (time the candidates in a fresh process: --fresh-timing), WORKLOAD_DIR (the annotated scripts' folder), STEP_TIMEOUT (seconds per profile run, 240), SMOKE=1 (tiny sizes on a
 # CPU, to check this script: candidates are then listed but not measured).
 set -uo pipefail
 
@@ -31,6 +31,8 @@ profile_steps=${PROFILE_STEPS:-5}
 step_timeout=${STEP_TIMEOUT:-240}
 smoke=()
 [ -n "${SMOKE:-}" ] && smoke=(--smoke)
+fresh=()
+[ -n "${FRESH_TIMING:-}" ] && fresh=(--fresh-timing)
 export PYTHONUNBUFFERED=1
 work="$out/work"
 pack="$out/pack"
@@ -42,7 +44,7 @@ profile() {  # profile NAME SCRIPT OUT [SCRIPT ARGS...]
     shift 3
     local t0=$SECONDS
     timeout "$step_timeout" "$py" -m traceinspect profile "$script" --out "$dest" --force \
-        --repeats "$repeats" --iters "$iters" --profile-steps "$profile_steps" \
+        --repeats "$repeats" --iters "$iters" --profile-steps "$profile_steps" "${fresh[@]}" \
         -- "$@" >"$dest.log" 2>&1
     local rc=$?
     echo "[$name] rc=$rc $((SECONDS - t0)) s"
