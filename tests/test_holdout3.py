@@ -114,3 +114,30 @@ def test_every_step_verdict_agrees_with_what_replay_did() -> None:
             assert not (r.verdict == "launch-bound" and frac < 0.10), (w.trace, r.region.name)
             assert not (r.verdict == "compute-bound" and frac > 0.25), (w.trace, r.region.name)
     assert verdicts == {"launch-bound": 57, "compute-bound": 8}
+
+
+#: The same six recorded again with ``--fresh-timing`` (record.sh FRESH_TIMING=1), the model
+#: unchanged: measured graphed time from a process that never ran a profiler.
+EXPECTED_FRESH = {
+    "encoder_b16": (274.9, 283.5),  # +3.1 %
+    "gru_b8": (688.8, 734.6),  # +6.7 %
+    "mlp_relu_b64": (593.0, 595.2),  # +0.4 %
+    "mobilenet_half_b4": (622.9, 662.3),  # +6.3 %
+    "sgd_foreach": (101.3, 105.8),  # +4.4 %
+    "streams_pipeline": (134.5, 106.3),  # −21.0 %: a stream's fork read as waiting on the other
+}
+
+
+def test_holdout3_timed_in_a_fresh_process() -> None:
+    rows = {}
+    for workload in validation_workloads(SAMPLES / "validation" / "holdout3_fresh"):
+        prepared = prepare(workload)
+        rows[workload.name] = evaluate(prepared, calibration_for(prepared.timeline))
+    assert set(rows) == set(EXPECTED_FRESH)
+    for name, (measured, predicted) in EXPECTED_FRESH.items():
+        row = rows[name]
+        assert row.graphed_measured_us == pytest.approx(measured, abs=0.05)
+        assert row.predicted_us == pytest.approx(predicted, abs=1.0)
+        assert row.low_us <= row.graphed_measured_us <= row.high_us
+        assert (abs(row.error_frac) <= 0.10) == (name != "streams_pipeline")
+        assert abs(row.saving_error_points) <= 15
