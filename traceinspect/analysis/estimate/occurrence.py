@@ -25,9 +25,10 @@ from traceinspect.calibration import Calibration
 from traceinspect.model import Timeline
 
 #: The low end of the range takes this share of the calibrated per-node replay cost, the
-#: high end adds NODE_OVERHEAD_HIGH_ADD_NS per kernel node: on the H200 the same graphs cost
-#: 0.33–0.7 µs per node beyond their kernels on one machine and 1.2–1.7 µs on another
-#: (sample_traces/holdout, validation/decoder_b16: other leases of the same machine type).
+#: high end adds NODE_OVERHEAD_HIGH_ADD_NS per kernel node: on the H200 the same graphs
+#: replayed 0.6–1.0 µs per node slower on some machines of the type than on others
+#: (validation/holdout2 vs holdout2_rerun, decoder_b16) and in a process that ran the
+#: profiler first (holdout3 vs holdout3_fresh); the high end covers 32 of 34 hold-out rows.
 NODE_OVERHEAD_LOW_FRAC: Final = 0.5
 NODE_OVERHEAD_HIGH_ADD_NS: Final = 900.0
 
