@@ -121,18 +121,19 @@ class ProfilerCost:
 
 
 #: The profiler's costs when a profile does not state them: fitted on 37 H200 workloads
-#: (``bench/validation_table.py --fit``: the 8 first-wave samples and 5 hold-out samples
-#: recorded with record_shapes, 24 candidate traces without) against each workload's
-#: unprofiled eager p50 before any of its own profiled traces (the first timing round of
-#: recordings that traced between rounds: later rounds ran 20-40 % slower, see
-#: ``collect/replay.py``). The fit puts the whole cost on the operator (8 µs each, with or
-#: without shapes: the two are not told apart by these traces) and none on the CUDA call;
-#: eager |log error| 0.12, two-fold cross-validated eager median error 6 %, and on the
-#: hold-outs never fitted on (validation/holdout, holdout2, holdout2_rerun) 16 of 22 eager
-#: times within 25 % and 21 of 22 savings within 15 points. ``python_ns`` (with_stack) is
-#: fitted on the six H200 scripts recorded with stacks (``bench/python_frame_cost.py``:
-#: 1,000 ns against their measured eager steps, mean |log error| 0.046; the traced host
-#: time per step grows by a median 450 ns per recorded Python call).
+#: (``bench/validation_table.py --fit``: the 8 samples and 5 hold-out samples of
+#: ``sample_traces/`` recorded with record_shapes, 24 candidate traces without) against
+#: each workload's unprofiled eager p50 before any of its own profiled traces (the least
+#: disturbed timing round of recordings that traced between rounds: later rounds ran
+#: 20-40 % slower, see ``collect/replay.py``). The fit puts the whole cost on the operator
+#: (8 µs each, with or without shapes: the two are not told apart by these traces) and none
+#: on the CUDA call; eager |log error| 0.12, two-fold cross-validated eager median error
+#: 6 %, and on the hold-outs never fitted on (validation/holdout, holdout2, holdout2_rerun)
+#: 16 of 22 eager times within 25 % and 21 of 22 savings within 15 points. ``python_ns``
+#: (with_stack) is fitted on the six H200 scripts recorded with stacks
+#: (``bench/python_frame_cost.py``: 1,000 ns against their measured eager steps, mean |log
+#: error| 0.046; the traced host time per step grows by a median 450 ns per recorded
+#: Python call).
 DEFAULT_PROFILER_COST: Final = ProfilerCost(
     op_ns=8_000.0, op_shapes_ns=0.0, call_ns=0.0, floor_frac=0.4, python_ns=1_000.0
 )
