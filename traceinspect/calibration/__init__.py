@@ -128,8 +128,8 @@ class ProfilerCost:
 #: 20-40 % slower, see ``collect/replay.py``). The fit puts the whole cost on the operator
 #: (8 µs each, with or without shapes: the two are not told apart by these traces) and none
 #: on the CUDA call; eager |log error| 0.12, two-fold cross-validated eager median error
-#: 6 %, and on the hold-outs never fitted on (validation/holdout, holdout2, holdout2_rerun)
-#: 16 of 22 eager times within 25 % and 21 of 22 savings within 15 points. ``python_ns``
+#: 6 %, and on the 34 hold-out rows never fitted on (validation/holdout*) 21 eager times
+#: within 25 % and 30 savings within 15 points. ``python_ns``
 #: (with_stack) is fitted on the six H200 scripts recorded with stacks
 #: (``bench/python_frame_cost.py``: 1,000 ns against their measured eager steps, mean |log
 #: error| 0.046; the traced host time per step grows by a median 450 ns per recorded
