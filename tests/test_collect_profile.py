@@ -310,3 +310,11 @@ def test_a_prediction_is_made_where_the_candidate_step_is_not_top_level(tmp_path
     # THEN the graphed row has one: 734 µs against 688.6 µs measured in a fresh process
     assert rows[1]["predicted_ns"] == pytest.approx(734_110, abs=500)
     assert rows[1]["prediction_error"] == pytest.approx(0.066, abs=0.002)
+
+
+def test_fresh_timing_with_nsys_is_a_usage_error(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="--fresh-timing applies to the PyTorch-profiler"):
+        run_profile(
+            FIXTURES / "echo_argv.py", [], out=tmp_path / "out", nsys=True, fresh_timing=True
+        )
+    assert not (tmp_path / "out").exists()  # refused before anything is written

@@ -96,6 +96,11 @@ def run_profile(
     if not script.is_file():
         raise UsageError(f"{script}: no such script")
     out_dir = DEFAULT_OUT_ROOT / script.stem if out is None else out
+    if fresh_timing and (nsys or nsys_path is not None):
+        raise UsageError(
+            "--fresh-timing applies to the PyTorch-profiler recording; with --nsys the "
+            "candidates are timed inside the Nsight Systems session (results.json says so)"
+        )
     if nsys or nsys_path is not None:
         from traceinspect.collect.nsys import find_nsys
         from traceinspect.commands.profile_nsys import run_profile_nsys
