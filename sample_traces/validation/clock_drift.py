@@ -20,25 +20,15 @@ clock), ``graphed_2`` (1 replay round).
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import statistics
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import torch
-
-
-def _load(script: Path) -> Any:
-    sys.path.insert(0, str(script.resolve().parent))
-    spec = importlib.util.spec_from_file_location(script.stem, script)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from _harness import capture, load_workload
 
 
 def _smi_log(path: Path) -> subprocess.Popen[bytes] | None:
@@ -98,7 +88,7 @@ def main() -> None:
     log: list[dict[str, Any]] = []
     result: dict[str, Any] = {"torch": torch.__version__, "steps": args.steps, "rounds": log}
     for script in args.scripts:
-        built = _load(script).build(device, args.smoke)
+        built = load_workload(script).build(device, args.smoke)
         inputs = built.inputs[0]
 
         def eager(built: Any = built, inputs: Any = inputs) -> Any:
@@ -130,16 +120,7 @@ def main() -> None:
             timed("fresh", eager)
         replay: Any = None
         if cuda:
-            static = tuple(x.clone() if isinstance(x, torch.Tensor) else x for x in inputs)
-            side = torch.cuda.Stream()
-            side.wait_stream(torch.cuda.current_stream())
-            with torch.cuda.stream(side):
-                for _ in range(3):
-                    built.fn(*static)
-            torch.cuda.current_stream().wait_stream(side)
-            graph = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(graph):
-                built.fn(*static)
+            graph, static = capture(built.fn, inputs)
 
             def replay(graph: Any = graph, static: Any = static, inputs: Any = inputs) -> None:
                 for buffer, value in zip(static, inputs, strict=True):

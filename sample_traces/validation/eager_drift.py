@@ -19,24 +19,14 @@ steps in each phase, in order:
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import statistics
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import torch
-
-
-def _load(script: Path) -> Any:
-    sys.path.insert(0, str(script.resolve().parent))
-    spec = importlib.util.spec_from_file_location(script.stem, script)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from _harness import capture, load_workload
 
 
 def main() -> None:
@@ -56,7 +46,7 @@ def main() -> None:
 
     result: dict[str, Any] = {"torch": torch.__version__, "steps": args.steps, "workloads": {}}
     for script in args.scripts:
-        built = _load(script).build(device, args.smoke)
+        built = load_workload(script).build(device, args.smoke)
         inputs = built.inputs[0]
 
         def step(built: Any = built, inputs: Any = inputs) -> Any:
@@ -88,16 +78,7 @@ def main() -> None:
         sync()
         phases: dict[str, list[int]] = {"fresh": rounds()}
         if cuda:
-            static = tuple(x.clone() if isinstance(x, torch.Tensor) else x for x in inputs)
-            side = torch.cuda.Stream()
-            side.wait_stream(torch.cuda.current_stream())
-            with torch.cuda.stream(side):
-                for _ in range(3):
-                    built.fn(*static)
-            torch.cuda.current_stream().wait_stream(side)
-            graph = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(graph):
-                built.fn(*static)
+            graph, _ = capture(built.fn, inputs)
             for _ in range(20):
                 graph.replay()
             sync()

@@ -17,7 +17,6 @@ as ``traceinspect profile`` records it, with and without ``with_stack`` — inte
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import runpy
 import statistics
@@ -28,15 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
-
-
-def _load(script: Path) -> Any:
-    sys.path.insert(0, str(script.resolve().parent))
-    spec = importlib.util.spec_from_file_location(script.stem, script)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from _harness import load_workload
 
 
 def _sync(device: torch.device) -> None:
@@ -82,7 +73,7 @@ def cost(args: argparse.Namespace) -> None:
         "workloads": {},
     }
     for script in args.scripts:
-        built = _load(script).build(device, args.smoke)
+        built = load_workload(script).build(device, args.smoke)
         inputs = built.inputs[0]
 
         def step(built: Any = built, inputs: Any = inputs) -> Any:

@@ -13,7 +13,6 @@ in one process, this times ``--steps`` synchronized eager steps (p50) and graph 
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import statistics
 import sys
@@ -23,15 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
-
-
-def _load(script: Path) -> Any:
-    sys.path.insert(0, str(script.resolve().parent))
-    spec = importlib.util.spec_from_file_location(script.stem, script)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from _harness import capture, load_workload
 
 
 def main() -> None:
@@ -43,18 +34,9 @@ def main() -> None:
     device = torch.device("cuda")
     result: dict[str, Any] = {"torch": torch.__version__, "workloads": {}}
     for script in args.scripts:
-        built = _load(script).build(device, False)
+        built = load_workload(script).build(device, False)
         inputs = built.inputs[0]
-        static = tuple(x.clone() if isinstance(x, torch.Tensor) else x for x in inputs)
-        side = torch.cuda.Stream()
-        side.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(side):
-            for _ in range(3):
-                built.fn(*static)
-        torch.cuda.current_stream().wait_stream(side)
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
-            built.fn(*static)
+        graph, _ = capture(built.fn, inputs)
 
         def p50(call: Any) -> float:
             times = []
