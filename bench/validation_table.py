@@ -339,13 +339,21 @@ def predict_step(trace: Path, region: str = STEP_REGION) -> RegionEstimate:
     return prepared.estimate(calibration_for(prepared.timeline))
 
 
+def built_in_row(workload: Workload) -> ValidationRow:
+    """``workload`` predicted with the built-in calibration of its trace's device."""
+    prepared = prepare(workload)
+    return evaluate(prepared, calibration_for(prepared.timeline))
+
+
 def validate(samples: Path) -> list[ValidationRow]:
     """Rows for one ``latencies.json`` folder with the built-in calibration."""
-    rows = []
-    for workload in sample_workloads(samples, samples.name):
-        prepared = prepare(workload)
-        rows.append(evaluate(prepared, calibration_for(prepared.timeline)))
-    return rows
+    return [built_in_row(w) for w in sample_workloads(samples, samples.name)]
+
+
+def validate_folder(folder: Path) -> dict[str, ValidationRow]:
+    """Rows, by workload name, for one folder of ``traceinspect profile`` recordings (a
+    hold-out set) with the built-in calibration."""
+    return {w.name: built_in_row(w) for w in validation_workloads(folder)}
 
 
 # ---------------------------------------------------------------- fitting

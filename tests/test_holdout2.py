@@ -31,10 +31,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from validation_table import (  # noqa: E402
     ValidationRow,
-    calibration_for,
-    evaluate,
-    prepare,
-    validation_workloads,
+    validate_folder,
 )
 
 # set: workload: (measured graphed p50 µs, predicted µs, measured saving, predicted saving)
@@ -79,12 +76,11 @@ SAVING_MISSES = {
 
 @pytest.fixture(scope="module")
 def rows() -> dict[tuple[str, str], ValidationRow]:
-    out = {}
-    for folder in EXPECTED:
-        for workload in validation_workloads(SAMPLES / "validation" / folder):
-            prepared = prepare(workload)
-            out[folder, workload.name] = evaluate(prepared, calibration_for(prepared.timeline))
-    return out
+    return {
+        (folder, name): row
+        for folder in EXPECTED
+        for name, row in validate_folder(SAMPLES / "validation" / folder).items()
+    }
 
 
 def test_every_holdout2_workload_is_checked(rows: dict[tuple[str, str], ValidationRow]) -> None:

@@ -23,9 +23,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from validation_table import (  # noqa: E402
     ValidationRow,
-    calibration_for,
-    evaluate,
-    prepare,
+    validate_folder,
     validation_workloads,
 )
 
@@ -47,11 +45,7 @@ SAVING_MISSES = {"streams_pipeline"}
 
 @pytest.fixture(scope="module")
 def rows() -> dict[str, ValidationRow]:
-    out = {}
-    for workload in validation_workloads(HOLDOUT):
-        prepared = prepare(workload)
-        out[workload.name] = evaluate(prepared, calibration_for(prepared.timeline))
-    return out
+    return validate_folder(HOLDOUT)
 
 
 def test_every_holdout3_workload_is_checked(rows: dict[str, ValidationRow]) -> None:
@@ -129,10 +123,7 @@ EXPECTED_FRESH = {
 
 
 def test_holdout3_timed_in_a_fresh_process() -> None:
-    rows = {}
-    for workload in validation_workloads(SAMPLES / "validation" / "holdout3_fresh"):
-        prepared = prepare(workload)
-        rows[workload.name] = evaluate(prepared, calibration_for(prepared.timeline))
+    rows = validate_folder(SAMPLES / "validation" / "holdout3_fresh")
     assert set(rows) == set(EXPECTED_FRESH)
     for name, (measured, predicted) in EXPECTED_FRESH.items():
         row = rows[name]

@@ -23,10 +23,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from validation_table import (  # noqa: E402
     ValidationRow,
-    calibration_for,
-    evaluate,
-    prepare,
-    validation_workloads,
+    validate_folder,
 )
 
 HOLDOUT = SAMPLES / "validation" / "holdout"
@@ -47,11 +44,7 @@ KNOWN_MISSES: set[str] = set()
 
 @pytest.fixture(scope="module")
 def rows() -> dict[str, ValidationRow]:
-    out = {}
-    for workload in validation_workloads(HOLDOUT):
-        prepared = prepare(workload)
-        out[workload.name] = evaluate(prepared, calibration_for(prepared.timeline))
-    return out
+    return validate_folder(HOLDOUT)
 
 
 def test_every_holdout_workload_is_checked(rows: dict[str, ValidationRow]) -> None:

@@ -23,8 +23,7 @@ from validation_table import (  # noqa: E402
     ValidationRow,
     Workload,
     all_workloads,
-    evaluate,
-    prepare,
+    built_in_row,
 )
 
 from traceinspect.analysis.diagnose import diagnose  # noqa: E402
@@ -32,7 +31,6 @@ from traceinspect.analysis.verdict import (  # noqa: E402
     COMPUTE_BOUND_MAX_SAVING,
     LAUNCH_BOUND_MIN_SAVING,
 )
-from traceinspect.calibration import calibration_for  # noqa: E402
 from traceinspect.parse import load_trace  # noqa: E402
 
 #: workload: (measured graphed p50 µs, predicted µs, measured saving, predicted saving)
@@ -94,8 +92,7 @@ def validation_workloads() -> dict[str, Workload]:
 
 @cache
 def row(name: str) -> ValidationRow:
-    prepared = prepare(validation_workloads()[name])
-    return evaluate(prepared, calibration_for(prepared.timeline))
+    return built_in_row(validation_workloads()[name])
 
 
 def test_every_recorded_workload_is_validated() -> None:
