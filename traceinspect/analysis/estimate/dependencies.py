@@ -118,24 +118,26 @@ def _recorded_waits(
         if len(waits):
             device = syncs["device"].to_numpy()[waits]
             pid = syncs["pid"].to_numpy()[waits]
+            wait_rows = _host_rows(cols, pid, syncs["correlation"].to_numpy()[waits])
+            record_rows = _host_rows(cols, pid, record_corr[waits])
             result = (
                 stream_keys(device, syncs["stream"].to_numpy()[waits]),
                 stream_keys(device, syncs["wait_on_stream"].to_numpy()[waits]),
-                _call_start(cols, pid, syncs["correlation"].to_numpy()[waits]),
-                _call_start(cols, pid, record_corr[waits]),
+                host_column(cols, "start_ns", wait_rows),
+                host_column(cols, "start_ns", record_rows),
             )
     cols.memo["recorded_waits"] = result
     return result
 
 
-def _call_start(cols: TimelineColumns, pid: IntArray, correlation: IntArray) -> IntArray:
-    """Start of the host call with each (pid, correlation), -1 where none."""
+def _host_rows(cols: TimelineColumns, pid: IntArray, correlation: IntArray) -> IntArray:
+    """Row of ``timeline.host`` of the call with each (pid, correlation), -1 where none (a
+    pid of -1 matches any process)."""
     out = np.full(len(correlation), -1, np.int64)
     if not cols.host_rows:
         return out
     host_corr = cols.host("correlation")
     host_pid = cols.host("pid")
-    host_start = cols.host("start_ns")
     by_corr = np.argsort(host_corr, kind="stable")
     sorted_corr = host_corr[by_corr]
     lo = np.searchsorted(sorted_corr, correlation, side="left")
@@ -144,7 +146,7 @@ def _call_start(cols: TimelineColumns, pid: IntArray, correlation: IntArray) -> 
         candidates = by_corr[lo[k] : hi[k]]
         mine = candidates[(host_pid[candidates] == pid[k]) | (pid[k] < 0)]
         if len(mine):
-            out[k] = host_start[mine[0]]
+            out[k] = mine[0]
     return out
 
 
@@ -281,14 +283,13 @@ def _waited_event_ids(cols: TimelineColumns, lo: int, hi: int) -> IntArray:
                 syncs["event_id"].to_numpy() >= 0
             )
             if wait.any():
-                corr = syncs["correlation"].to_numpy()[wait]
-                pid = syncs["pid"].to_numpy()[wait]
+                rows = _host_rows(
+                    cols, syncs["pid"].to_numpy()[wait], syncs["correlation"].to_numpy()[wait]
+                )
                 event = syncs["event_id"].to_numpy()[wait]
-                known = {(int(p), int(c)): int(e) for p, c, e in zip(pid, corr, event, strict=True)}
-                host_corr = cols.host("correlation")
-                host_pid = cols.host("pid")
-                for row in np.flatnonzero(cols.host_flag("wait")):
-                    ids[row] = known.get((int(host_pid[row]), int(host_corr[row])), -1)
+                found = rows >= 0
+                is_wait = cols.host_flag("wait")[rows[found]]
+                ids[rows[found][is_wait]] = event[found][is_wait]
         cols.memo["wait_events"] = ids
     waited: IntArray = cols.memo["wait_events"][lo:hi]
     return waited
