@@ -243,7 +243,8 @@ def test_fresh_process_timings_replace_the_profiled_process_ones() -> None:
     # GIVEN the H200 rows of holdout3/gru_b8 (timed in the profiled process: graphed 942.6 µs)
     # and a fresh process's rows for the same candidate (the same graph replayed 669.5 µs
     # by itself in a fresh process on that machine)
-    from traceinspect.commands.profile import FRESH_TIMING_FIELDS, merge_fresh_timings
+    from traceinspect.collect.replay import TIMING_FIELDS
+    from traceinspect.commands.profile import merge_fresh_timings
 
     results = json.loads(
         (
@@ -261,7 +262,7 @@ def test_fresh_process_timings_replace_the_profiled_process_ones() -> None:
     eager, graphed = rows
     assert graphed["mode"] == "graphed" and graphed["host_p50_ns"] == 669_500
     assert graphed["in_profiled_process"]["host_p50_ns"] == 942_581
-    assert set(graphed["in_profiled_process"]) == set(FRESH_TIMING_FIELDS)
+    assert set(graphed["in_profiled_process"]) == set(TIMING_FIELDS)
     assert "in_profiled_process" not in eager and eager["host_p50_ns"] == 2_508_495
 
 

@@ -97,6 +97,21 @@ ROW_FIELDS: Final = (
     "round_gpu_p50_ns",
 )
 
+#: The fields of a row a timing pass fills (``_fill_timing``, ``_fill_rounds``): what a
+#: fresh-process timing replaces (``profile --fresh-timing``).
+TIMING_FIELDS: Final = (
+    "host_p50_ns",
+    "host_p95_ns",
+    "gpu_p50_ns",
+    "gpu_p95_ns",
+    "iterations",
+    "rounds",
+    "round_host_p50_ns",
+    "round_host_p50_min_ns",
+    "round_host_p50_max_ns",
+    "round_gpu_p50_ns",
+)
+
 
 #: Distinct request sizes of a mix that are timed eagerly, most frequent first (bounds the
 #: run time; sizes beyond it have no eager latency and the estimates needing them are null).

@@ -36,6 +36,7 @@ from traceinspect.analysis.decision import decide_candidates
 from traceinspect.analysis.result import TraceAnalysis
 from traceinspect.collect.candidates import GraphCandidate
 from traceinspect.collect.replay import (
+    TIMING_FIELDS,
     TIMING_ORDER,
     CandidateResult,
     MeasureOptions,
@@ -198,21 +199,6 @@ def run_profile(
     return status
 
 
-#: Row fields a fresh-process timing replaces (the rest: traces, correctness, memory, stay).
-FRESH_TIMING_FIELDS: Final = (
-    "host_p50_ns",
-    "host_p95_ns",
-    "gpu_p50_ns",
-    "gpu_p95_ns",
-    "iterations",
-    "rounds",
-    "round_host_p50_ns",
-    "round_host_p50_min_ns",
-    "round_host_p50_max_ns",
-    "round_gpu_p50_ns",
-)
-
-
 def fresh_timings(
     script: Path, script_args: Sequence[str], options: MeasureOptions, err: Console
 ) -> list[dict[str, Any]] | None:
@@ -252,8 +238,8 @@ def merge_fresh_timings(rows: list[dict[str, Any]], fresh: Sequence[dict[str, An
         found = by_key.get((row.get("callable"), row.get("bucket"), row.get("mode")))
         if found is None or row.get("status") not in ("ok", "incorrect"):
             continue
-        row["in_profiled_process"] = {k: row.get(k) for k in FRESH_TIMING_FIELDS}
-        for key in FRESH_TIMING_FIELDS:
+        row["in_profiled_process"] = {k: row.get(k) for k in TIMING_FIELDS}
+        for key in TIMING_FIELDS:
             row[key] = found.get(key)
         merged += 1
     return merged
