@@ -319,3 +319,43 @@ def test_fresh_timing_with_nsys_is_a_usage_error(tmp_path: Path) -> None:
             FIXTURES / "echo_argv.py", [], out=tmp_path / "out", nsys=True, fresh_timing=True
         )
     assert not (tmp_path / "out").exists()  # refused before anything is written
+
+
+@pytest.mark.parametrize(
+    ("env", "launcher"),
+    [
+        ({}, ""),
+        ({"WORLD_SIZE": "1", "RANK": "0"}, ""),  # a single-process "distributed" run
+        ({"WORLD_SIZE": "4", "RANK": "2", "LOCAL_RANK": "2"}, "WORLD_SIZE=4"),
+        ({"TORCHELASTIC_RUN_ID": "job7"}, "TORCHELASTIC_RUN_ID=job7"),
+        ({"OMPI_COMM_WORLD_SIZE": "2"}, "OMPI_COMM_WORLD_SIZE=2"),
+        ({"PMI_SIZE": "8"}, "PMI_SIZE=8"),
+        ({"WORLD_SIZE": "many"}, ""),  # not a number: not taken as a launch
+    ],
+)
+def test_a_rank_of_a_distributed_launch_is_recognized(
+    env: dict[str, str], launcher: str
+) -> None:
+    # GIVEN the environment a launcher leaves (or none)
+    from traceinspect.commands.profile import distributed_launch
+
+    # THEN the default fresh-process timing is off exactly for a multi-process launch
+    assert distributed_launch(env) == launcher
+
+
+def test_fresh_timing_is_the_default_and_off_under_nsys(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN run_profile with its default timing, under --nsys, where a fresh child is refused
+    # when asked for explicitly
+    from traceinspect.commands import profile_nsys
+
+    seen: dict[str, Any] = {}
+    monkeypatch.setattr("traceinspect.collect.nsys.find_nsys", lambda path: Path("/bin/true"))
+    monkeypatch.setattr(
+        profile_nsys, "run_profile_nsys", lambda *a, **k: seen.setdefault("ran", 0)
+    )
+    # WHEN run without saying
+    status = run_profile(FIXTURES / "echo_argv.py", [], out=tmp_path / "out", nsys=True)
+    # THEN it is not refused: the nsys path runs (and times inside its session)
+    assert status == 0 and "ran" in seen

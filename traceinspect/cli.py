@@ -200,13 +200,17 @@ def profile(
         bool, typer.Option(help="Record profiled eager/graphed traces of each candidate bucket.")
     ] = True,
     fresh_timing: Annotated[
-        bool,
+        bool | None,
         typer.Option(
-            help="Time the candidates again in a fresh process that never runs a profiler "
-            "(the script runs a second time); its timings replace the ones taken in the "
-            "profiled process, which are kept as evidence."
+            help="Time the candidates again in a fresh process that never ran a profiler "
+            "(the script runs a second time): a profiler session leaves its process's "
+            "replays and launches slower. Its timings replace the profiled process's, which "
+            "are kept as evidence. Default: on, except with --nsys and for a rank of a "
+            "distributed launch (WORLD_SIZE > 1, torchrun), whose second run would "
+            "rendezvous again.",
+            show_default=False,
         ),
-    ] = False,
+    ] = None,
     nsys: Annotated[
         bool,
         typer.Option(

@@ -14,7 +14,7 @@
 # OUT_DIR/pack/environment.json and stack_cost.json; then OUT_DIR/validation.tar of pack/.
 #
 # Environment: PYTHON (default python3), REPEATS (5), ITERS (timed steps per round, 50),
-# PROFILE_STEPS (5), FRESH_TIMING=1 (time the candidates in a fresh process: --fresh-timing), WORKLOAD_DIR (the annotated scripts' folder), STEP_TIMEOUT (seconds per profile run, 240), SMOKE=1 (tiny sizes on a
+# PROFILE_STEPS (5), IN_PROCESS_TIMING=1 (time the candidates in the profiled process: --no-fresh-timing; fresh-process timing is profile's default; FRESH_TIMING=1 passes --fresh-timing, for recordings made before that default), WORKLOAD_DIR (the annotated scripts' folder), STEP_TIMEOUT (seconds per profile run, 240), SMOKE=1 (tiny sizes on a
 # CPU, to check this script: candidates are then listed but not measured).
 set -uo pipefail
 
@@ -33,6 +33,7 @@ smoke=()
 [ -n "${SMOKE:-}" ] && smoke=(--smoke)
 fresh=()
 [ -n "${FRESH_TIMING:-}" ] && fresh=(--fresh-timing)
+[ -n "${IN_PROCESS_TIMING:-}" ] && fresh=(--no-fresh-timing)
 export PYTHONUNBUFFERED=1
 work="$out/work"
 pack="$out/pack"

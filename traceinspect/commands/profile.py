@@ -23,9 +23,10 @@ from __future__ import annotations
 import contextlib
 import importlib
 import json
+import os
 import platform
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any, Final
@@ -86,17 +87,29 @@ def run_profile(
     console: Console | None = None,
     nsys: bool = False,
     nsys_path: Path | None = None,
-    fresh_timing: bool = False,
+    fresh_timing: bool | None = None,
 ) -> int:
     """Run ``script`` with ``script_args`` under the profiler (Nsight Systems with ``nsys``);
     return its exit status. With ``fresh_timing`` the candidates are timed again in a child
-    process that never runs a profiler (:func:`fresh_timings`)."""
+    process that never runs a profiler (:func:`fresh_timings`); ``None`` (the default) does so
+    unless ``nsys`` or the script was launched as one rank of a distributed job
+    (:func:`distributed_launch`), whose second run would rendezvous again."""
     options = options or MeasureOptions()
     console = console or make_console(width=None if stdout_is_terminal() else 120)
     err = make_console(stderr=True)
     if not script.is_file():
         raise UsageError(f"{script}: no such script")
     out_dir = DEFAULT_OUT_ROOT / script.stem if out is None else out
+    in_process_reason = ""
+    if fresh_timing is None:
+        launcher = distributed_launch(os.environ)
+        if launcher:
+            in_process_reason = (
+                f"launched as a rank of a distributed job ({launcher}): a second run would "
+                "rendezvous again, so the candidates are timed in the profiled process "
+                "(--fresh-timing forces a fresh process)"
+            )
+        fresh_timing = not launcher and not nsys and nsys_path is None
     if fresh_timing and (nsys or nsys_path is not None):
         raise UsageError(
             "--fresh-timing applies to the PyTorch-profiler recording; with --nsys the "
@@ -166,6 +179,8 @@ def run_profile(
     _write_results(out_dir, results)  # rewritten below; this one survives a crash while measuring
     if session.candidates and candidates:
         measured = _measure_all(session.candidates, out_dir, options, cuda=cuda, err=err)
+        if in_process_reason and cuda:
+            results["notes"].append(in_process_reason)
         results["candidates"] = [r.to_json() for r in measured]
         results["rows"] = [row for r in measured for row in r.rows]
         if fresh_timing and cuda:
@@ -223,6 +238,34 @@ def fresh_timings(
             return None
     rows = data.get("rows") if isinstance(data, dict) else None
     return rows if isinstance(rows, list) and rows else None
+
+
+#: Environment variables that mark a process as one rank of a distributed launch (torchrun /
+#: torch.distributed.launch, Open MPI, MPICH / srun through PMI), with the value that
+#: says "more than one process" (``None``: set at all).
+DISTRIBUTED_ENV = (
+    ("TORCHELASTIC_RUN_ID", None),
+    ("WORLD_SIZE", 1),
+    ("OMPI_COMM_WORLD_SIZE", 1),
+    ("PMI_SIZE", 1),
+)
+
+
+def distributed_launch(env: Mapping[str, str]) -> str:
+    """The variable (``NAME=value``) saying this process is one rank of a multi-process job,
+    or ``""``."""
+    for name, single in DISTRIBUTED_ENV:
+        value = env.get(name)
+        if value is None or value == "":
+            continue
+        if single is None:
+            return f"{name}={value}"
+        try:
+            if int(value) > single:
+                return f"{name}={value}"
+        except ValueError:
+            continue
+    return ""
 
 
 def merge_fresh_timings(rows: list[dict[str, Any]], fresh: Sequence[dict[str, Any]]) -> int:
