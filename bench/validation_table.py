@@ -77,6 +77,9 @@ class Workload:
     #: Each timing round's p50 (one value when the recording had one round).
     eager_rounds_us: tuple[float, ...] = ()
     graphed_rounds_us: tuple[float, ...] = ()
+    #: The copies into the static inputs each measured replay made (bytes), where the
+    #: recording kept them; ``None``: one small copy is assumed.
+    input_copy_bytes: tuple[int, ...] | None = None
 
     @property
     def saving(self) -> float:
@@ -114,6 +117,7 @@ class Prepared:
             self.region.rows,
             self.walls,
             calibration,
+            input_copy_bytes=self.workload.input_copy_bytes,
             columns=self.columns,
             occurrence_start_ns=[int(s) for s in self.region.start_ns],
         )
@@ -244,6 +248,11 @@ def validation_workloads(folder: Path = VALIDATION_DIR) -> list[Workload]:
                     graphed_rounds_us=tuple(
                         v / 1000
                         for v in graphed.get("round_host_p50_ns") or [graphed["host_p50_ns"]]
+                    ),
+                    input_copy_bytes=(
+                        tuple(int(b) for b in graphed["input_copy_bytes"])
+                        if isinstance(graphed.get("input_copy_bytes"), list)
+                        else None
                     ),
                 )
             )

@@ -359,3 +359,34 @@ def test_fresh_timing_is_the_default_and_off_under_nsys(
     status = run_profile(FIXTURES / "echo_argv.py", [], out=tmp_path / "out", nsys=True)
     # THEN it is not refused: the nsys path runs (and times inside its session)
     assert status == 0 and "ran" in seen
+
+
+def test_the_prediction_charges_the_static_input_copies_the_replays_made() -> None:
+    # GIVEN the eager trace of an H200 two-stream pipeline whose one input is 1536 x 4096 bf16
+    # (holdout3_fresh/streams_pipeline), and the graphed row the collector wrote for it
+    from traceinspect.analysis.diagnose import diagnose
+    from traceinspect.commands.profile import static_input_copies
+    from traceinspect.parse import load_trace
+
+    timeline = load_trace(
+        Path(__file__).parents[1]
+        / "sample_traces/validation/holdout3_fresh/streams_pipeline/step.b1536.eager.json.gz"
+    )
+    row = {"callable": "step", "input_copy_bytes": [1536 * 4096 * 2]}
+
+    def step_estimate(copies: dict[str, list[int]] | None) -> Any:
+        analysis = diagnose(timeline, eager_unprofiled_ns=903_000, input_copy_bytes=copies)
+        return next(r for r in analysis.region_results if r.region.name == "step").estimate
+
+    # WHEN estimated with the copies the replays made, with none, and without knowing
+    known = step_estimate(static_input_copies(row))
+    none = step_estimate(static_input_copies({"callable": "step", "input_copy_bytes": []}))
+    unknown = step_estimate(static_input_copies({"callable": "step"}))
+    # THEN the 12.6 MB copy (6.0 µs at the calibrated 2.1 TB/s) costs 12.6 µs over no copy
+    # and 3.7 µs over the one small copy assumed when unknown; knowing it, the range no
+    # longer reaches down to "no copy at all"
+    assert static_input_copies({"callable": "step"}) is None
+    assert none.graphed_ns == pytest.approx(97_270, abs=200)
+    assert unknown.graphed_ns == pytest.approx(106_252, abs=200)
+    assert known.graphed_ns == pytest.approx(109_920, abs=200)
+    assert known.low_ns > unknown.low_ns + 10_000

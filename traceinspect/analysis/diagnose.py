@@ -8,7 +8,7 @@ reported as medians over a region's occurrences.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -46,6 +46,7 @@ def diagnose(
     eager_unprofiled_ns: int | None = None,
     estimate: bool = True,
     eager_by_name: Mapping[str, int] | None = None,
+    input_copy_bytes: Mapping[str, Sequence[int]] | None = None,
 ) -> TraceAnalysis:
     """Diagnose every region of ``timeline``.
 
@@ -53,7 +54,9 @@ def diagnose(
     estimate; by default the built-in profile matching the trace's GPU.
     ``eager_unprofiled_ns``, an unprofiled measurement of one step, applies to the
     outermost step region (the profiler steps, else the longest top-level region);
-    ``eager_by_name`` gives measured eager times (ns) of regions by name.
+    ``eager_by_name`` gives measured eager times (ns) of regions by name;
+    ``input_copy_bytes`` the sizes of the copies into a region's static inputs that each
+    replay needs, by region name, where they are known (``traceinspect profile``).
     """
     arrays = index_timeline(timeline)
     regions = find_regions(timeline, arrays)
@@ -89,7 +92,8 @@ def diagnose(
             eager = eager_unprofiled_ns if region is step else None
             if eager_by_name is not None and region.name in eager_by_name:
                 eager = eager_by_name[region.name]
-            est, warning = _estimate(timeline, region, calibration, eager, columns)
+            copies = (input_copy_bytes or {}).get(region.name)
+            est, warning = _estimate(timeline, region, calibration, eager, columns, copies)
             if warning is not None:
                 notes.append(warning)
             result = _with_estimate(result, est, launch_cost)
@@ -113,6 +117,7 @@ def _estimate(
     calibration: Calibration,
     eager_ns: int | None,
     columns: TimelineColumns | None = None,
+    input_copy_bytes: Sequence[int] | None = None,
 ) -> tuple[RegionEstimate | None, HealthWarning | None]:
     try:
         from traceinspect.analysis.estimate import estimate_region
@@ -127,6 +132,7 @@ def _estimate(
                 walls,
                 calibration,
                 eager_unprofiled_ns=eager_ns,
+                input_copy_bytes=input_copy_bytes,
                 columns=columns,
                 occurrence_start_ns=[int(s) for s in region.start_ns],
             ),

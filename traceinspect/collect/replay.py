@@ -81,6 +81,7 @@ ROW_FIELDS: Final = (
     "peak_allocated_bytes",
     "peak_reserved_bytes",
     "graph_pool_bytes",
+    "input_copy_bytes",
     "correct",
     "max_abs_error",
     "tolerance",
@@ -427,6 +428,11 @@ class _Measurement:
             )
             self._check_context()
             return
+
+        # What each replay copies into the static inputs first: the prediction charges it.
+        row["input_copy_bytes"] = [
+            int(b.numel() * b.element_size()) for b in static if isinstance(b, torch.Tensor)
+        ]
 
         def step() -> None:
             for buffer, value in zip(static, new_inputs, strict=True):

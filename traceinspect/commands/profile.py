@@ -436,12 +436,24 @@ def _add_predictions(rows: list[dict[str, Any]], out_dir: Path, err: Console) ->
             continue
         try:
             diagnosis = diagnose(
-                load_trace(out_dir / eager["trace"]), eager_unprofiled_ns=eager["host_p50_ns"]
+                load_trace(out_dir / eager["trace"]),
+                eager_unprofiled_ns=eager["host_p50_ns"],
+                input_copy_bytes=static_input_copies(row),
             )
         except Exception as exc:  # noqa: BLE001 - a failed prediction stays null
             err.print(f"traceinspect: no prediction from {eager['trace']}: {exc}", markup=False)
             continue
         fill_prediction(row, diagnosis)
+
+
+def static_input_copies(row: Mapping[str, Any]) -> dict[str, list[int]] | None:
+    """The copies into the static inputs each replay of a graphed row made (bytes), keyed by
+    the callable's name as ``diagnose(input_copy_bytes=...)`` takes them; ``None`` for rows
+    recorded before they were kept."""
+    copies = row.get("input_copy_bytes")
+    if not isinstance(copies, list):
+        return None
+    return {str(row["callable"]): [int(b) for b in copies]}
 
 
 def fill_prediction(row: dict[str, Any], diagnosis: TraceAnalysis) -> None:

@@ -126,7 +126,7 @@ def _add_predictions(rows: list[dict[str, Any]], timeline: Timeline, err: Consol
     unprofiled eager time (as the torch-profiler path predicts from the eager trace file)."""
     from traceinspect.analysis.diagnose import diagnose
     from traceinspect.analysis.window import section_bounds, window
-    from traceinspect.commands.profile import fill_prediction
+    from traceinspect.commands.profile import fill_prediction, static_input_copies
 
     eager_rows = {
         (r["callable"], r["bucket"]): r
@@ -142,7 +142,11 @@ def _add_predictions(rows: list[dict[str, Any]], timeline: Timeline, err: Consol
             continue
         try:
             section = window(timeline, *bounds, drop_prefix=SECTION_PREFIX)
-            diagnosis = diagnose(section, eager_unprofiled_ns=eager["host_p50_ns"])
+            diagnosis = diagnose(
+                section,
+                eager_unprofiled_ns=eager["host_p50_ns"],
+                input_copy_bytes=static_input_copies(row),
+            )
         except Exception as exc:  # noqa: BLE001 - a failed prediction stays null
             err.print(f"traceinspect: no prediction from {eager['trace']}: {exc}", markup=False)
             continue

@@ -25,9 +25,11 @@ The model, per occurrence of a region (all times integer ns):
    for the GPU, pays ``sync_ns`` and launches the next graph.
 4. **Input copies.** Each input copy costs the host one eager ``copy_`` launch
    (``copy_launch_host_ns``) and the GPU its traced duration, before the graph on the same
-   stream. When the trace shows none, one small device-to-device copy into a static buffer
-   is assumed (``copy_gpu_ns``) unless the caller says the graph takes no inputs; the
-   range then spans no input copy to two.
+   stream. When the trace shows none and the caller knows the copies into the static
+   inputs (``traceinspect profile`` records each input's bytes), each costs its size at the
+   calibrated device-to-device bandwidth (:meth:`Calibration.copy_device_ns`); otherwise one
+   small copy is assumed (``copy_gpu_ns``) unless the caller says the graph takes no
+   inputs, and the range then spans no input copy to two.
 5. **One cold start per synchronize.** The first CUDA call after a synchronize takes
    longer than the same call made warm (:attr:`Calibration.cold_call_ns`: in the H200
    sample traces the first launch of a synchronized step takes 1.1–19.4 µs longer than the

@@ -58,10 +58,15 @@ def estimate_occurrence(
     calibration: Calibration,
     *,
     assume_input_copy: bool = True,
+    input_copy_bytes: Sequence[int] | None = None,
     duration_spread: tuple[float, float] = (1.0, 1.0),
     columns: TimelineColumns | None = None,
 ) -> OccurrenceEstimate:
     """Predicted graphed wall time of the activities at ``rows`` of ``timeline.gpu``.
+
+    ``input_copy_bytes``, when the caller knows them (``traceinspect profile`` copies each
+    static input before a replay), are the sizes of the device-to-device copies into the
+    graph's static inputs; they stand in for the assumed one when the trace shows none.
 
     ``duration_spread`` scales every node's duration for the low and the high end of the
     range (see :func:`duration_spread`)."""
@@ -82,7 +87,10 @@ def estimate_occurrence(
     # How many inputs a graph without visible input copies takes is unknown: one is assumed,
     # and the range spans none to two.
     low_copies, high_copies = copy_durations, copy_durations
-    if not copy_durations and assume_input_copy:
+    if not copy_durations and input_copy_bytes is not None:
+        copy_durations = [calibration.copy_device_ns(int(b)) for b in input_copy_bytes]
+        low_copies = high_copies = copy_durations
+    elif not copy_durations and assume_input_copy:
         copy_durations = [calibration.copy_gpu_ns]
         high_copies = copy_durations * 2
 

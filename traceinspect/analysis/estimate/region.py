@@ -140,6 +140,7 @@ def estimate_region(
     *,
     eager_unprofiled_ns: int | None = None,
     assume_input_copy: bool = True,
+    input_copy_bytes: Sequence[int] | None = None,
     columns: TimelineColumns | None = None,
     occurrence_start_ns: Sequence[int] | None = None,
 ) -> RegionEstimate | None:
@@ -149,6 +150,8 @@ def estimate_region(
     ``i`` launched, ``eager_wall_ns[i]`` its traced wall time and
     ``occurrence_start_ns[i]`` (when given) its host start. ``eager_unprofiled_ns``, when
     known (measured without the profiler), is the eager time savings are computed from.
+    ``input_copy_bytes``, when known, are the copies into the static inputs each replay
+    needs (:func:`estimate_occurrence`).
     ``columns``, when given, is the timeline's :class:`TimelineColumns` shared by the
     calls for every region of one trace (built here otherwise).
 
@@ -196,6 +199,7 @@ def estimate_region(
                 rows,
                 calibration,
                 assume_input_copy=assume_input_copy,
+                input_copy_bytes=input_copy_bytes,
                 duration_spread=spreads[key],
                 columns=cols,
             )
