@@ -216,11 +216,13 @@ def test_predictions_come_from_each_buckets_eager_trace(
     eager = new_row("mlp", 4, "eager", in_bucket_set=True)
     eager.update(trace="mlp.b4.eager.json.gz", host_p50_ns=400_000)
     graphed = new_row("mlp", 4, "graphed", in_bucket_set=True)
-    graphed.update(host_p50_ns=80_000)
-    seen: list[tuple[str, int | None]] = []
+    graphed.update(host_p50_ns=80_000, input_copy_bytes=[4 * 1024 * 4])
+    seen: list[tuple[str, int | None, Any]] = []
 
-    def fake_diagnose(timeline: str, *, eager_unprofiled_ns: int | None = None) -> Any:
-        seen.append((timeline, eager_unprofiled_ns))
+    def fake_diagnose(
+        timeline: str, *, eager_unprofiled_ns: int | None = None, input_copy_bytes: Any = None
+    ) -> Any:
+        seen.append((timeline, eager_unprofiled_ns, input_copy_bytes))
         estimate = SimpleNamespace(graphed_ns=90_000, low_ns=70_000, high_ns=120_000)
         inner = SimpleNamespace(region=SimpleNamespace(name="mlp", depth=1), estimate=None)
         outer = SimpleNamespace(region=SimpleNamespace(name="mlp", depth=0), estimate=estimate)
@@ -231,8 +233,9 @@ def test_predictions_come_from_each_buckets_eager_trace(
     from rich.console import Console
 
     _add_predictions([eager, graphed], tmp_path, Console(stderr=True))
-    # THEN the estimator saw that trace with the unprofiled eager time of the same bucket
-    assert seen == [("mlp.b4.eager.json.gz", 400_000)]
+    # THEN the estimator saw that trace with the unprofiled eager time of the same bucket and
+    # the static-input copies the graphed replays made
+    assert seen == [("mlp.b4.eager.json.gz", 400_000, {"mlp": [16_384]})]
     assert (graphed["predicted_ns"], graphed["predicted_low_ns"]) == (90_000, 70_000)
     assert graphed["predicted_high_ns"] == 120_000
     assert graphed["prediction_error"] == pytest.approx(90_000 / 80_000 - 1)  # +12.5 %
