@@ -1,7 +1,11 @@
 """Measure the launch and graph-replay constants of one GPU (``traceinspect calibrate``).
 
 Everything is measured without the profiler except what can only be seen with it (the
-device duration of a single short kernel or copy, and the profiler's own launch cost).
+device duration of a single short kernel or copy, and the profiler's own launch cost), and
+everything unprofiled is measured before the first profiler session: such a session leaves
+its process's later launches and replays slower (the same graphs replayed 25-39 % slower in
+the profiled process than in a fresh one on the H200: ``sample_traces/validation/
+holdout2_fresh``), and a calibration taken after one charged every replayed node that much.
 torch is imported inside the functions: this module imports without torch.
 
 Result fields (integers in nanoseconds unless the name says otherwise):
@@ -181,22 +185,30 @@ def _eager_loop_ns(x: Any, launches: int) -> int:
     return round(float(begin.elapsed_time(end)) * 1e6 / launches)
 
 
-def _sized_tensor(target_ns: int, device: Any) -> tuple[Any, int]:
-    """A float32 tensor whose in-place add takes about ``target_ns`` on the device."""
+def _event_kernel_ns(x: Any, launches: int = 50) -> int:
+    """Device time of one ``x.add_(1)`` from CUDA events around ``launches`` queued ones (no
+    profiler): for kernels longer than a launch the loop is GPU-bound, so this is the kernel
+    plus the small gap between queued kernels, close enough to size a tensor by."""
+    x.add_(1)
+    return _eager_loop_ns(x, launches)
+
+
+def _sized_tensor(target_ns: int, device: Any) -> Any:
+    """A float32 tensor whose in-place add takes about ``target_ns`` on the device, sized
+    without the profiler (:func:`_event_kernel_ns`): a profiler session would leave the
+    process's later replays slower, and the replay tables come next."""
     import torch
 
     if target_ns == 0:
-        x = torch.zeros(1, device=device)
-        return x, _kernel_ns(x, 50)
+        return torch.zeros(1, device=device)
     numel = SIZING_PROBE_NUMEL
     for _ in range(3):  # rescale twice: caches make the time non-linear in the size
         x = torch.zeros(numel, device=device)
-        ns = _kernel_ns(x, 10)
+        ns = _event_kernel_ns(x)
         if abs(ns - target_ns) < 0.1 * target_ns:
             break
         numel = max(1024, round(numel * target_ns / max(ns, 1)))
-    x = torch.zeros(numel, device=device)
-    return x, _kernel_ns(x, 20)
+    return torch.zeros(numel, device=device)
 
 
 def _replay_timings(graph: Any, expected_ns: int, quick: bool) -> tuple[int, int, int]:
@@ -243,14 +255,24 @@ def _graph_of(x: Any, nodes: int) -> Any:
     return graph
 
 
-def _copy_costs(device: Any, quick: bool) -> list[dict[str, int]]:
+def _copy_pairs(device: Any) -> list[tuple[Any, Any]]:
     import torch
 
-    rows = []
+    pairs = []
     for size in COPY_SIZES_BYTES:
         src = torch.ones(size, dtype=torch.uint8, device=device)
         dst = torch.empty_like(src)
         dst.copy_(src)
+        pairs.append((dst, src))
+    return pairs
+
+
+def _copy_host_ns(pairs: list[tuple[Any, Any]], quick: bool) -> list[int]:
+    """Host time of one synchronized-then-issued ``copy_`` per size (no profiler)."""
+    import torch
+
+    out = []
+    for dst, src in pairs:
         host: list[int] = []
         for _ in range(10 if quick else 50):
             torch.cuda.synchronize()
@@ -258,13 +280,20 @@ def _copy_costs(device: Any, quick: bool) -> list[dict[str, int]]:
             dst.copy_(src)
             host.append(time.perf_counter_ns() - t0)
         torch.cuda.synchronize()
+        out.append(_median_int(host))
+    return out
+
+
+def _copy_device_ns(pairs: list[tuple[Any, Any]], quick: bool) -> list[int]:
+    """Device duration of each size's copy, from the profiler."""
+    out = []
+    for dst, src in pairs:
 
         def copy(dst: Any = dst, src: Any = src) -> None:
             dst.copy_(src)
 
-        device_ns = _device_durations_ns(copy, 10 if quick else 30, ("gpu_memcpy", "kernel"))
-        rows.append({"bytes": size, "host_ns": _median_int(host), "device_ns": device_ns})
-    return rows
+        out.append(_device_durations_ns(copy, 10 if quick else 30, ("gpu_memcpy", "kernel")))
+    return out
 
 
 def _driver_version() -> str | None:
@@ -292,15 +321,15 @@ def measure(device_index: int = 0, quick: bool = False) -> dict[str, Any]:
     torch.cuda.set_device(device)
     reps = 3 if quick else 7
 
+    # Everything timed without the profiler comes first: a torch.profiler session leaves
+    # the process's later launches and replays slower (by 0.2-1 µs per replayed node on the
+    # H200), so nothing unprofiled may follow one. The profiler then gives what only it can
+    # see: the kernels' and copies' device durations and its own costs.
     tiny = torch.zeros(1, device=device)
     for _ in range(100):
         tiny.add_(1)
     torch.cuda.synchronize()
     eager_host = _eager_launch_host_ns(tiny, reps)
-    with _profiled(cuda=True):
-        eager_host_profiled = _eager_launch_host_ns(tiny, 3)
-
-    profiler_costs = _profiler_costs(tiny, reps)
 
     sync: list[int] = []
     for _ in range(200):
@@ -310,38 +339,56 @@ def measure(device_index: int = 0, quick: bool = False) -> dict[str, Any]:
 
     sizes = ("tiny", "medium") if quick else tuple(KERNEL_TARGETS_NS)
     counts = NODE_COUNTS[:3] if quick else NODE_COUNTS
-    kernel_rows: list[dict[str, Any]] = []
-    table: list[dict[str, Any]] = []
-    for size in sizes:
-        x, kernel_ns = _sized_tensor(KERNEL_TARGETS_NS[size], device)
-        kernel_rows.append(
-            {
-                "size": size,
-                "numel": x.numel(),
-                "kernel_ns": kernel_ns,
-                "eager_loop_ns": _eager_loop_ns(x, 200 if size == "tiny" else 20),
-            }
-        )
+    tensors = {size: _sized_tensor(KERNEL_TARGETS_NS[size], device) for size in sizes}
+    loops: dict[str, int] = {}
+    replays: list[tuple[str, int, tuple[int, int, int]]] = []
+    for size, x in tensors.items():
+        loops[size] = _eager_loop_ns(x, 200 if size == "tiny" else 20)
+        expected = max(_event_kernel_ns(x, 20), 1000)
         for nodes in counts:
             graph = _graph_of(x, nodes)
-            host, wall, gpu = _replay_timings(graph, nodes * max(kernel_ns, 1000), quick)
-            table.append(
-                {
-                    "size": size,
-                    "nodes": nodes,
-                    "kernel_ns": kernel_ns,
-                    "graph_host_ns": host,
-                    "graph_wall_ns": wall,
-                    "graph_gpu_ns": gpu,
-                    "per_node_ns": round((gpu - nodes * kernel_ns) / nodes),
-                }
-            )
+            replays.append((size, nodes, _replay_timings(graph, nodes * expected, quick)))
             del graph
-        del x
+    pairs = _copy_pairs(device)
+    copy_host = _copy_host_ns(pairs, quick)
+
+    # Profiled from here on.
+    kernel_ns = {size: _kernel_ns(x, 50 if size == "tiny" else 20) for size, x in tensors.items()}
+    kernel_rows = [
+        {
+            "size": size,
+            "numel": x.numel(),
+            "kernel_ns": kernel_ns[size],
+            "eager_loop_ns": loops[size],
+        }
+        for size, x in tensors.items()
+    ]
+    table: list[dict[str, Any]] = [
+        {
+            "size": size,
+            "nodes": nodes,
+            "kernel_ns": kernel_ns[size],
+            "graph_host_ns": host,
+            "graph_wall_ns": wall,
+            "graph_gpu_ns": gpu,
+            "per_node_ns": round((gpu - nodes * kernel_ns[size]) / nodes),
+        }
+        for size, nodes, (host, wall, gpu) in replays
+    ]
+    del tensors
+    copies = [
+        {"bytes": size, "host_ns": host, "device_ns": dev}
+        for size, host, dev in zip(
+            COPY_SIZES_BYTES, copy_host, _copy_device_ns(pairs, quick), strict=True
+        )
+    ]
+    del pairs
+    with _profiled(cuda=True):
+        eager_host_profiled = _eager_launch_host_ns(tiny, 3)
+    profiler_costs = _profiler_costs(tiny, reps)
 
     tiny_rows = [r for r in table if r["size"] == "tiny"]
     largest, single = tiny_rows[-1], tiny_rows[0]
-    copies = _copy_costs(device, quick)
     (b_mid, t_mid), (b_big, t_big) = [(r["bytes"], r["device_ns"]) for r in copies[-2:]]
     bytes_per_ns = (b_big - b_mid) / max(t_big - t_mid, 1)
     props = torch.cuda.get_device_properties(device)
