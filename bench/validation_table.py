@@ -289,6 +289,19 @@ def all_workloads(validation: Path = VALIDATION_DIR) -> list[Workload]:
     return out
 
 
+def set_workloads(names: Sequence[str], folder: Path = VALIDATION_DIR) -> list[Workload]:
+    """The workloads of the named recordings under ``folder``, grouped and named by set."""
+    out: list[Workload] = []
+    for name in names:
+        if not (folder / name).is_dir():
+            raise SystemExit(f"{folder / name}: no such recording")
+        out += [
+            replace(w, name=f"{name}/{w.name}", group=name)
+            for w in validation_workloads(folder / name)
+        ]
+    return out
+
+
 def prepare(workload: Workload) -> Prepared:
     timeline = load_trace(workload.trace)
     regions = [
@@ -482,12 +495,19 @@ def main() -> int:
         "--validation", type=Path, default=VALIDATION_DIR, help="profile --repeats recordings"
     )
     ap.add_argument("--only", help="only this group: samples, holdout or validation")
+    ap.add_argument(
+        "--sets",
+        help="comma-separated recordings under sample_traces/validation/ (e.g. "
+        "holdout2_fresh,holdout4): only their workloads, named SET/WORKLOAD",
+    )
     ap.add_argument("--fit", action="store_true", help="fit the constants on every workload")
     ap.add_argument("--cv", action="store_true", help="two-fold cross-validation")
     ap.add_argument("--json", action="store_true", help="print the rows as JSON instead")
     args = ap.parse_args()
     if args.samples is not None:
         workloads = sample_workloads(args.samples, args.samples.name)
+    elif args.sets:
+        workloads = set_workloads(args.sets.split(","))
     else:
         workloads = all_workloads(args.validation)
     if args.only:

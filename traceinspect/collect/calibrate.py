@@ -43,6 +43,10 @@ Result fields (integers in nanoseconds unless the name says otherwise):
     ``x.view(-1)`` (an operator, no CUDA call) and ``x.add_(1)`` (an operator and a kernel
     launch) timed unprofiled, profiled, profiled with ``record_shapes`` and with
     ``with_stack``, per call (:func:`_profiler_costs`); the eager model removes them.
+``copy_warm_host_ns``
+    host time of one 4 KiB device-to-device ``copy_`` issued right after another (loops of
+    :data:`COPY_LOOP_CALLS`, no synchronize): what the copies into a graph's static inputs
+    after the first cost.
 ``copy_table``, ``copy_fixed_ns``, ``copy_bandwidth_bytes_per_us``
     device-to-device ``copy_`` of 4 KiB, 1 MiB and 64 MiB: host time of the call and the
     copy's device duration (profiler); fixed cost and bandwidth fitted from them.
@@ -68,6 +72,7 @@ NODE_COUNTS = (1, 10, 100, 1000)  # graph sizes whose replay cost is measured
 KERNEL_TARGETS_NS = {"tiny": 0, "medium": 15_000, "large": 100_000}  # 0: a 1-element add
 COPY_SIZES_BYTES = (4 * 1024, 1024 * 1024, 64 * 1024 * 1024)  # static-input copy sizes
 REPLAY_BUDGET_NS = 300_000_000  # wall time spent replaying one graph, per measurement
+COPY_LOOP_CALLS = 500  # back-to-back small copies per timed loop (copy_warm_host_ns)
 SIZING_PROBE_NUMEL = 1 << 24  # float32 elements of the probe used to size medium/large
 
 
@@ -351,6 +356,8 @@ def measure(device_index: int = 0, quick: bool = False) -> dict[str, Any]:
             del graph
     pairs = _copy_pairs(device)
     copy_host = _copy_host_ns(pairs, quick)
+    small_dst, small_src = pairs[0]
+    copy_warm_host = _per_call_ns(lambda: small_dst.copy_(small_src), reps, COPY_LOOP_CALLS)
 
     # Profiled from here on.
     kernel_ns = {size: _kernel_ns(x, 50 if size == "tiny" else 20) for size, x in tensors.items()}
@@ -413,6 +420,7 @@ def measure(device_index: int = 0, quick: bool = False) -> dict[str, Any]:
         "graph_node_gpu_ns": round(largest["graph_gpu_ns"] / largest["nodes"]),
         "node_overhead_table": table,
         "copy_table": copies,
+        "copy_warm_host_ns": copy_warm_host,
         "copy_fixed_ns": max(0, round(copies[0]["device_ns"] - copies[0]["bytes"] / bytes_per_ns)),
         "copy_bandwidth_bytes_per_us": round(bytes_per_ns * 1000),
         **profiler_costs,

@@ -209,19 +209,23 @@ def _replay_wall(
     cold = calibration.cold_call_ns * scale
     calls = 0  # host calls made since the last synchronize
 
-    def call_ns(calibrated: float) -> float:
+    def call_ns(calibrated: float, warm: float | None = None) -> float:
         """Host-side cost of the next call: as calibrated when it is the first after a
-        synchronize, less the cold start otherwise."""
+        synchronize; otherwise ``warm`` where it was measured, else less the cold start."""
         nonlocal calls
         calls += 1
-        return calibrated if calls == 1 else max(0.0, calibrated - cold)
+        if calls == 1:
+            return calibrated
+        return warm if warm is not None else max(0.0, calibrated - cold)
 
     host = 0.0  # when the host is free to issue the next call
     gpu_free = 0.0  # when the stream is free
     copy_host = calibration.copy_launch_host_ns * scale
+    copy_warm = calibration.warm_copy_host_ns * scale
     sync = calibration.sync_ns * scale
     for duration in copy_durations:
-        host += call_ns(copy_host)  # the copy is on the GPU once its launch has submitted it
+        # the copy is on the GPU once its launch has submitted it
+        host += call_ns(copy_host, copy_warm)
         gpu_free = max(gpu_free, host) + duration
     input_copies = max(host, gpu_free) if copy_durations else 0.0
     gpu_work = node_overhead = host_syncs = 0.0
@@ -244,7 +248,7 @@ def _replay_wall(
             break
         before = max(host, gpu_free)
         for duration in graph.readbacks:
-            host += call_ns(copy_host)
+            host += call_ns(copy_host, copy_warm)
             gpu_free = max(gpu_free, host) + duration
         host = max(host, gpu_free) + sync
         calls = 0
