@@ -11,7 +11,11 @@ default since the fresh-process timing; the sets below), checked with the built-
   ``replay_parts.json``, not from this set.
 * ``holdout5``: eight more families (GPT-2 prefill, GCN message passing, MLP-Mixer, LM
   head with top-k, a whole CNN training step, Swin windows, an FPN head, two towers on two
-  streams), recorded only after the model was frozen again (c6a7e41) and never fitted on.
+  streams), recorded only after the model was frozen again (c6a7e41) and never fitted on;
+  ``holdout5_rerun``: the same eight on another H200 machine 12 minutes later, whose host
+  is faster (a tiny launch from Python 6.2 µs against 7.8): the same graphs replayed 0-14 %
+  faster there (``lm_head_topk_b8`` 125.3 vs 146.5 µs), and the one miss moved from the LM
+  head (−16.8 %, −3.1 % there) to the two towers (+9.3 %, +16.6 % there).
 """
 
 from __future__ import annotations
@@ -61,15 +65,32 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
         "mlp_mixer_b8": (424.3, 455.6, 0.7146, 0.8494),  # +7.4 %
         "swin_window_attn_b2": (406.3, 433.8, 0.7554, 0.7504),  # +6.8 %
     },
+    "holdout5_rerun": {
+        "cnn_train_step_b32": (692.1, 676.2, 0.6247, 0.7142),  # −2.3 %
+        "dual_tower_streams_b4": (146.7, 171.1, 0.7803, 0.7490),  # +16.6 %
+        "fpn_head_b2": (1103.1, 1152.7, 0.4121, 0.4915),  # +4.5 %
+        "gcn_scatter_b1": (876.9, 880.8, 0.0411, -0.0100),  # +0.4 %
+        "gpt2_prefill_b1": (239.0, 230.4, 0.6794, 0.6805),  # −3.6 %
+        "lm_head_topk_b8": (125.3, 121.4, 0.3726, 0.6423),  # −3.1 %
+        "mlp_mixer_b8": (419.3, 453.2, 0.6392, 0.5992),  # +8.1 %
+        "swin_window_attn_b2": (400.0, 433.2, 0.6718, 0.6675),  # +8.3 %
+    },
 }
-#: Outside ±10 %: the embedding-bag step (its replay measured 110 µs against 98 predicted)
-#: and the LM head's top-k (a 28-kernel chain of one-block kernels and two memsets: 146.5 µs
-#: measured, 121.9 predicted; its profiled replay spans 115 µs from the first node).
-GRAPHED_MISSES = {"embbag_small", "lm_head_topk_b8"}
-#: Saving more than 15 points off without --eager-us: the RMSprop loop, whose eager time
-#: from its trace is 47 % high (a Python loop of 400 launches whose profiled host time the
-#: model deflates too little).
-SAVING_MISSES = {"rmsprop_loop"}
+#: Outside ±10 %, by set: the embedding-bag step (its replay measured 110 µs against 98
+#: predicted); the LM head's top-k (a 28-kernel chain of one-block kernels and two memsets:
+#: 146.5 µs measured on a machine with a slow host, 121.9 predicted; 125.3 on the next
+#: machine); the two towers on two streams (+16.6 % on the faster machine).
+GRAPHED_MISSES = {
+    "holdout2_fresh": {"embbag_small"},
+    "holdout5": {"lm_head_topk_b8"},
+    "holdout5_rerun": {"dual_tower_streams_b4"},
+}
+OUTSIDE_RANGE = {"holdout5_rerun": {"dual_tower_streams_b4"}}
+#: Saving more than 15 points off without --eager-us, by set: the RMSprop loop, whose eager
+#: time from its trace is 47 % high (a Python loop of 400 launches whose profiled host time
+#: the model deflates too little); the LM head on the faster machine, whose eager step took
+#: 200 µs there (530 µs on the other) while its trace gives 339 µs.
+SAVING_MISSES = {"holdout4": {"rmsprop_loop"}, "holdout5_rerun": {"lm_head_topk_b8"}}
 
 
 @pytest.fixture(scope="module")
@@ -96,16 +117,27 @@ def test_fresh_process_prediction(
     assert row.predicted_us == pytest.approx(predicted, abs=1.0)
     assert row.saving_measured == pytest.approx(saving, abs=0.001)
     assert row.saving_predicted == pytest.approx(saving_predicted, abs=0.002)
-    assert (abs(row.error_frac) <= 0.10) == (name not in GRAPHED_MISSES)
-    assert row.low_us <= row.graphed_measured_us <= row.high_us  # 24 of 24
-    assert (abs(row.saving_error_points) <= 15) == (name not in SAVING_MISSES)
+    assert (abs(row.error_frac) <= 0.10) == (name not in GRAPHED_MISSES.get(recording, ()))
+    inside = row.low_us <= row.graphed_measured_us <= row.high_us
+    assert inside == (name not in OUTSIDE_RANGE.get(recording, ()))
+    assert (abs(row.saving_error_points) <= 15) == (name not in SAVING_MISSES.get(recording, ()))
 
 
-def test_holdout5_summary(rows: dict[str, dict[str, ValidationRow]]) -> None:
-    """The set recorded after the last freeze: 7 of 8 within ±10 %, median |error| 6.0 %."""
-    errors = [abs(r.error_frac) for r in rows["holdout5"].values()]
+@pytest.mark.parametrize(
+    ("recording", "median_error"), [("holdout5", 0.0605), ("holdout5_rerun", 0.0406)]
+)
+def test_holdout5_summary(
+    recording: str, median_error: float, rows: dict[str, dict[str, ValidationRow]]
+) -> None:
+    """The set recorded after the last freeze, on two machines: 7 of 8 within ±10 % on each,
+    median |error| 6.0 % and 4.1 %."""
+    errors = [abs(r.error_frac) for r in rows[recording].values()]
     assert sum(e <= 0.10 for e in errors) == 7
-    assert statistics.median(errors) == pytest.approx(0.0605, abs=0.001)
+    assert statistics.median(errors) == pytest.approx(median_error, abs=0.001)
+
+
+#: The median workload's graphed replay: profiled process over fresh one.
+MEDIAN_RATIO = 1.195
 
 
 def test_the_profiled_process_measured_the_same_graphs_slower() -> None:
@@ -119,14 +151,14 @@ def test_the_profiled_process_measured_the_same_graphs_slower() -> None:
             before = graphed["in_profiled_process"]["host_p50_ns"]
             ratios.append(before / graphed["host_p50_ns"])
     # THEN every graph replayed faster in the fresh process, by 2-52 % (mbconv_se_b32: 793.2
-    # vs 809.3 µs; rmsprop_loop: 1,383.7 vs 2,100.7 µs), by 27 % for the median workload
-    assert len(ratios) == 24
+    # vs 809.3 µs; rmsprop_loop: 1,383.7 vs 2,100.7 µs)
+    assert len(ratios) == 32
     assert 1.02 <= min(ratios) and max(ratios) <= 1.52
-    assert statistics.median(ratios) == pytest.approx(1.267, abs=0.001)
+    assert statistics.median(ratios) == pytest.approx(MEDIAN_RATIO, abs=0.001)
 
 
 def test_fresh_process_verdicts_agree_with_what_replay_did() -> None:
-    """On the 30 fresh-process workloads (the three sets and holdout3_fresh) each step's
+    """On the 38 fresh-process recordings (the four sets and holdout3_fresh) each step's
     verdict agrees with the saving replay measurably brought, and no region's verdict
     contradicts its predicted saving."""
     from traceinspect.analysis.diagnose import diagnose
@@ -137,7 +169,7 @@ def test_fresh_process_verdicts_agree_with_what_replay_did() -> None:
         for name in (*EXPECTED, "holdout3_fresh")
         for w in validation_workloads(VALIDATION / name)
     ]
-    assert len(workloads) == 30
+    assert len(workloads) == 38
     verdicts: dict[str, int] = {}
     for w in workloads:
         analysis = diagnose(load_trace(w.trace))
@@ -153,4 +185,4 @@ def test_fresh_process_verdicts_agree_with_what_replay_did() -> None:
             frac = r.estimate.saving_frac
             assert not (r.verdict == "launch-bound" and frac < 0.10), (w.trace, r.region.name)
             assert not (r.verdict == "compute-bound" and frac > 0.25), (w.trace, r.region.name)
-    assert verdicts == {"launch-bound": 29, "compute-bound": 1}
+    assert verdicts == {"launch-bound": 36, "compute-bound": 2}
