@@ -2,13 +2,17 @@
 recorded by ``traceinspect profile --repeats 5`` (every timing round before any trace) only
 after the eager model's refit and the replay model were frozen.
 
-The graphed prediction misses ±10 % on five of the six. On the same machine, minutes later,
-the same graphs replayed by themselves in a fresh process (``replay_under_profiler.py``,
-``replay_under_profiler.holdout3.json``: no profiler had run in it) took 669 µs (gru_b8),
-608 (mlp_relu_b64), 629 (mobilenet_half_b4) and 121 (streams_pipeline) where the collector
-measured 943, 725, 839 and 152 µs: the predictions (735, 598, 654, 105) sit near the fresh
-process's figures. What slows the collector's process (it ran the script under the profiler
-with Python stacks first) is not known yet; the measured value is what is asserted here.
+Its rounds were timed in the process that had just run the script under the profiler with
+Python stacks, which leaves replays slower for the rest of its life. On the same machine,
+minutes later, the same graphs replayed by themselves in a fresh process
+(``replay_under_profiler.py``, ``replay_under_profiler.holdout3.json``: no profiler had run
+in it) took 669 µs (gru_b8), 608 (mlp_relu_b64), 629 (mobilenet_half_b4) and 121
+(streams_pipeline) where the collector measured 943, 725, 839 and 152 µs; the six recorded
+again with every round in a fresh process are ``holdout3_fresh/``. The model now predicts
+the clean replay (calibration timed before any profiler session, 200 ns per node on top, fitted
+on ``holdout2_fresh`` and ``holdout3_fresh``), so against the profiled process it misses
+±10 % on five of the six, all under (median −22.7 %), while against the fresh timings it
+comes within ±10 % on five of six (not streams_pipeline).
 """
 
 from __future__ import annotations
@@ -31,15 +35,18 @@ HOLDOUT = SAMPLES / "validation" / "holdout3"
 
 # workload: (measured graphed p50 µs, predicted µs, measured saving, predicted saving)
 EXPECTED = {
-    "encoder_b16": (291.8, 283.6, 0.6153, 0.5985),  # −2.8 %
-    "gru_b8": (942.6, 734.7, 0.6242, 0.572),  # −22.1 %
-    "mlp_relu_b64": (725.2, 597.9, 0.5099, 0.5746),  # −17.6 %
-    "mobilenet_half_b4": (838.5, 654.4, 0.7659, 0.8264),  # −22.0 %
-    "sgd_foreach": (118.6, 104.4, 0.8043, 0.8512),  # −12.0 %
-    "streams_pipeline": (152.0, 105.2, 0.7084, 0.8617),  # −30.8 %
+    "encoder_b16": (291.8, 270.4, 0.6153, 0.6162),  # −7.3 %
+    "gru_b8": (942.6, 717.6, 0.6242, 0.5815),  # −23.9 %
+    "mlp_relu_b64": (725.2, 579.7, 0.5099, 0.5871),  # −20.1 %
+    "mobilenet_half_b4": (838.5, 630.7, 0.7659, 0.8326),  # −24.8 %
+    "sgd_foreach": (118.6, 93.0, 0.8043, 0.8671),  # −21.6 %
+    "streams_pipeline": (152.0, 93.2, 0.7084, 0.8772),  # −38.7 %
 }
+#: Against the profiled process's timing: five misses, all under.
 GRAPHED_MISSES = {"gru_b8", "mlp_relu_b64", "mobilenet_half_b4", "sgd_foreach", "streams_pipeline"}
-OUTSIDE_RANGE = {"gru_b8", "streams_pipeline"}
+#: Measured above the range: gru_b8 (942.6 vs 872.6 µs), sgd_foreach (118.6 vs 114.6 µs;
+#: its fresh timing, 101.3 µs, is inside) and streams_pipeline (152.0 vs 126.1 µs).
+OUTSIDE_RANGE = {"gru_b8", "sgd_foreach", "streams_pipeline"}
 SAVING_MISSES = {"streams_pipeline"}
 
 
@@ -74,9 +81,15 @@ def test_a_fresh_process_replays_the_same_graphs_near_the_prediction(
         row = rows[name]
         # the collector's process measured 20-41 % more than a fresh process on that machine
         assert 1.19 <= row.graphed_measured_us / alone_us <= 1.42
-        # the prediction (which adds the input copies the bare replay leaves out) lies
-        # within 15 % of the fresh process's replay
-        assert abs(row.predicted_us / alone_us - 1) <= 0.15
+        # the prediction (which adds the input copies the bare replay leaves out) lies within
+        # 10 % of the fresh process's replay (gru_b8 +7.3 %, mlp_relu_b64 −4.7 %,
+        # mobilenet_half_b4 +0.3 %), but for the two-stream pipeline: 93.2 vs 121.1 µs,
+        # −23.0 % (a cross-stream dependency costs the replay more than the model charges)
+        error = row.predicted_us / alone_us - 1
+        assert (abs(error) <= 0.10) == (name != "streams_pipeline"), f"{name}: {error:+.1%}"
+    streams = rows["streams_pipeline"].predicted_us
+    alone = fresh["workloads"]["streams_pipeline"]["unprofiled"]["host_p50_us"]
+    assert streams / alone - 1 == pytest.approx(-0.230, abs=0.005)
 
 
 def test_every_step_verdict_agrees_with_what_replay_did() -> None:
@@ -110,15 +123,21 @@ def test_every_step_verdict_agrees_with_what_replay_did() -> None:
     assert verdicts == {"launch-bound": 57, "compute-bound": 8}
 
 
-#: The same six recorded again with ``--fresh-timing`` (record.sh FRESH_TIMING=1), the model
-#: unchanged: measured graphed time from a process that never ran a profiler.
+#: The same six recorded again with ``--fresh-timing`` (record.sh FRESH_TIMING=1): measured
+#: graphed time from a process that never ran a profiler. They were recorded with the model
+#: frozen, but the per-node extra (200 ns) was fitted on them and ``holdout2_fresh`` since:
+#: no longer a hold-out of the replay model.
 EXPECTED_FRESH = {
-    "encoder_b16": (274.9, 283.5),  # +3.1 %
-    "gru_b8": (688.8, 734.6),  # +6.7 %
-    "mlp_relu_b64": (593.0, 595.2),  # +0.4 %
-    "mobilenet_half_b4": (622.9, 662.3),  # +6.3 %
-    "sgd_foreach": (101.3, 105.8),  # +4.4 %
-    "streams_pipeline": (134.5, 106.3),  # −21.0 %: a stream's fork read as waiting on the other
+    "encoder_b16": (274.9, 270.3),  # −1.7 %
+    "gru_b8": (688.8, 717.6),  # +4.2 %
+    "mlp_relu_b64": (593.0, 577.0),  # −2.7 %
+    "mobilenet_half_b4": (622.9, 638.7),  # +2.5 %
+    "sgd_foreach": (101.3, 94.4),  # −6.8 %
+    # −29.9 %, above the range (86-127 µs): memory-bound GEMMs on two streams joined by six
+    # events replay slower than the device share and the stream waits charge, and a stream's
+    # fork is read as waiting on the other. With the calibration timed after a profiler
+    # session (0.43 µs per tiny node) it was −21.0 %, inside the range.
+    "streams_pipeline": (134.5, 94.2),
 }
 
 
@@ -129,6 +148,9 @@ def test_holdout3_timed_in_a_fresh_process() -> None:
         row = rows[name]
         assert row.graphed_measured_us == pytest.approx(measured, abs=0.05)
         assert row.predicted_us == pytest.approx(predicted, abs=1.0)
-        assert row.low_us <= row.graphed_measured_us <= row.high_us
+        inside = row.low_us <= row.graphed_measured_us <= row.high_us
+        assert inside == (name != "streams_pipeline")
         assert (abs(row.error_frac) <= 0.10) == (name != "streams_pipeline")
         assert abs(row.saving_error_points) <= 15
+    errors = sorted(abs(r.error_frac) for r in rows.values())
+    assert (errors[2] + errors[3]) / 2 == pytest.approx(0.0345, abs=0.001)  # median |error|

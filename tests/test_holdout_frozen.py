@@ -8,8 +8,16 @@ candidate trace. The promise (±10 % graphed, measured inside [low, high], savin
 each mode's least disturbed timing round: these recordings traced the candidate after its
 first round, which slowed later rounds (``sgd_update`` replayed at 1,302 µs in its rounds
 4-5 and 1,482-1,506 µs in rounds 1-3; against the pooled p50 it read −16.9 %, the one miss
-when it was recorded). The graphed model is the one frozen then; the eager model's
-profiler costs were refitted since (on other workloads), which moves the savings.
+when it was recorded).
+
+Every round was still timed in the process that had just run the script under the profiler,
+which leaves replays slower for the rest of its life (the fresh-process re-recordings of
+other hold-outs: 2-52 % slower, median 27 %). The model now predicts the clean replay (a
+calibration whose replays were timed before any profiler session, 200 ns per node on top,
+5.57 µs per warm input copy): four of the six predictions sit below the measured value
+(median error −4.0 %; with the calibration measured after a profiler session, 0.43 instead
+of 0.19 µs per tiny node, they sat around it, median +0.1 %), and all six still come within
+±10 %.
 """
 
 from __future__ import annotations
@@ -30,12 +38,12 @@ HOLDOUT = SAMPLES / "validation" / "holdout"
 
 # workload: (measured graphed p50 µs, predicted µs, measured saving, predicted saving)
 EXPECTED = {
-    "bottleneck_b16": (1302.4, 1306.5, 0.7284, 0.7988),
-    "compiled_block": (171.6, 171.4, 0.5435, 0.5805),
-    "decoder_b4": (1207.4, 1162.8, 0.7705, 0.7615),
-    "encoder_b32": (1722.9, 1810.5, 0.0249, -0.017),
-    "gru_loop": (977.4, 1022.8, 0.6431, 0.6005),
-    "sgd_update": (1301.9, 1223.2, 0.7631, 0.8397),
+    "bottleneck_b16": (1302.4, 1280.9, 0.7284, 0.8027),  # −1.6 %
+    "compiled_block": (171.6, 159.4, 0.5435, 0.6081),  # −7.1 %
+    "decoder_b4": (1207.4, 1131.0, 0.7705, 0.7679),  # −6.3 %
+    "encoder_b32": (1722.9, 1793.4, 0.0249, -0.0084),  # compute-bound: +4.1 %
+    "gru_loop": (977.4, 999.8, 0.6431, 0.6093),  # +2.3 %
+    "sgd_update": (1301.9, 1182.4, 0.7631, 0.845),  # 601 nodes: −9.2 %
 }
 #: Workloads whose graphed prediction misses ±10 % (none against each mode's least
 #: disturbed round; sgd_update's −16.9 % against the pooled rounds is above).
@@ -65,3 +73,13 @@ def test_holdout_prediction(name: str, rows: dict[str, ValidationRow]) -> None:
     assert abs(row.saving_error_points) <= 15
     within = abs(row.error_frac) <= 0.10
     assert within == (name not in KNOWN_MISSES), f"{name}: {row.error_frac:+.1%}"
+
+
+def test_the_clean_model_sits_below_the_profiled_process(rows: dict[str, ValidationRow]) -> None:
+    # the graphed times were measured in the profiled process; the prediction is of a clean
+    # replay: below the measurement on four of six (not the compute-bound encoder, whose
+    # kernels dominate, nor the GRU loop)
+    below = {name for name, row in rows.items() if row.error_frac < 0}
+    assert below == {"bottleneck_b16", "compiled_block", "decoder_b4", "sgd_update"}
+    errors = sorted(row.error_frac for row in rows.values())
+    assert (errors[2] + errors[3]) / 2 == pytest.approx(-0.0395, abs=0.001)  # median

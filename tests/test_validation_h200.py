@@ -6,11 +6,21 @@ Measured: the unprofiled host p50 of the graphed step (input copy + replay + syn
 and of the eager step, in the least disturbed of the 5 timing rounds (these recordings
 traced the candidate after round 1, which slowed the later rounds; see
 ``bench/validation_table.py``). Predicted from the eager trace alone, with the built-in
-``nvidia-h200`` profile and no ``--eager-us``. Values as of the frozen estimator.
+``nvidia-h200`` profile and no ``--eager-us``.
+
+Every round, the least disturbed included, ran in the process that had just run the script
+under the profiler, which leaves replays slower for the rest of its life (fresh-process
+re-recordings of other workloads: 2-52 % faster, median 27 %); no fresh timing of these 24
+exists. The model now predicts the clean replay (calibration timed before any profiler
+session, 200 ns per node on top, 5.57 µs per warm input copy), so the prediction sits below
+the measurement on 19 of 24 (all but four compute-heavy steps and the serialized branches),
+median error −2.6 %: within ±10 % on 17 (20 with the calibration timed after a profiler
+session), inside the range on 22 (23).
 """
 
 from __future__ import annotations
 
+import statistics
 import sys
 from functools import cache
 
@@ -35,54 +45,63 @@ from traceinspect.parse import load_trace  # noqa: E402
 
 #: workload: (measured graphed p50 µs, predicted µs, measured saving, predicted saving)
 EXPECTED = {
-    "adam_update": (3850.4, 3623.3, 0.7737, 0.8051),  # 2,101 nodes: −5.9 %
-    "bottleneck_b32": (2537.8, 2606.4, 0.4337, 0.3603),  # +2.7 %
-    "compiled_mlp": (82.0, 73.2, 0.7343, 0.8349),  # 16 Triton/cuBLAS nodes: −10.8 %
-    "decoder_b1": (827.9, 769.2, 0.7751, 0.7794),  # −7.1 %
-    "decoder_b16": (1098.3, 910.1, 0.8451, 0.8753),  # another lease: −17.1 %
-    "embbag_recsys": (252.3, 218.5, 0.5932, 0.6635),  # −13.4 %
-    "encoder_b64": (1741.2, 1809.2, 0.0328, -0.0256),  # compute-bound: +3.9 %
-    "encoder_b8": (400.7, 408.4, 0.6267, 0.6084),  # +1.9 %
-    "h2d_inputs": (678.0, 672.7, 0.009, -0.009),  # −0.8 %
-    "lstm_cell_loop": (705.8, 712.0, 0.6428, 0.6219),  # +0.9 %
-    "mlp_medium_bf16": (271.5, 267.8, 0.6004, 0.6224),  # −1.4 %
-    "mlp_narrow_fp32": (909.2, 897.4, 0.6509, 0.6471),  # −1.3 %
-    "mobilenet_b1": (659.7, 670.9, 0.7957, 0.8116),  # +1.7 %
-    "mobilenet_b64": (2499.7, 2549.1, 0.2636, 0.2085),  # +2.0 %
-    "mobilenet_b8": (931.0, 925.1, 0.7156, 0.7195),  # −0.6 %
-    "moe_routing": (1248.6, 1257.4, 0.0827, 0.0189),  # +0.7 %
-    # re-recorded with the profiler's stream-wait events (event ids): −4.7 %
-    "multistream_events": (95.8, 91.3, 0.8452, 0.8296),
-    # the first recording, without them: branches serialized, +41.7 %
-    "multistream_events_nosync": (94.9, 134.5, 0.803, 0.7447),
+    "adam_update": (3850.4, 3509.3, 0.7737, 0.8112),  # 2,101 nodes: −8.9 %
+    "bottleneck_b32": (2537.8, 2578.4, 0.4337, 0.3669),  # +1.6 %
+    "compiled_mlp": (82.0, 61.4, 0.7343, 0.8609),  # 16 Triton/cuBLAS nodes: −25.1 %
+    "decoder_b1": (827.9, 744.1, 0.7751, 0.7865),  # −10.1 %
+    "decoder_b16": (1098.3, 885.0, 0.8451, 0.8787),  # another lease: −19.4 %
+    "embbag_recsys": (252.3, 205.4, 0.5932, 0.6828),  # −18.6 %
+    "encoder_b64": (1741.2, 1790.8, 0.0328, -0.0161),  # compute-bound: +2.9 %
+    "encoder_b8": (400.7, 394.1, 0.6267, 0.6215),  # −1.7 %
+    "h2d_inputs": (678.0, 661.2, 0.009, 0.0056),  # −2.5 %
+    "lstm_cell_loop": (705.8, 693.0, 0.6428, 0.6317),  # −1.8 %
+    "mlp_medium_bf16": (271.5, 254.4, 0.6004, 0.6404),  # −6.3 %
+    "mlp_narrow_fp32": (909.2, 872.1, 0.6509, 0.6568),  # −4.1 %
+    "mobilenet_b1": (659.7, 647.2, 0.7957, 0.8181),  # −1.9 %
+    "mobilenet_b64": (2499.7, 2522.3, 0.2636, 0.2164),  # +0.9 %
+    "mobilenet_b8": (931.0, 901.3, 0.7156, 0.7266),  # −3.2 %
+    "moe_routing": (1248.6, 1242.6, 0.0827, 0.0291),  # −0.5 %
+    # re-recorded with the profiler's stream-wait events (event ids): −16.1 %
+    "multistream_events": (95.8, 80.4, 0.8452, 0.8495),
+    # the first recording, without them: branches serialized, +28.2 %
+    "multistream_events_nosync": (94.9, 121.7, 0.803, 0.7683),
     # --mark runs of the unannotated scripts: never seen by the fit
-    "unannotated/conv_loop": (4526.1, 4638.6, 0.0254, 0.0058),  # +2.5 %
-    "unannotated/decode_gpt": (444.6, 416.3, 0.774, 0.7773),  # −6.3 %
-    "unannotated/encoder_infer": (483.7, 487.6, 0.6727, 0.653),  # +0.8 %
-    "unannotated/lstm_loop": (554.9, 560.6, 0.7006, 0.6925),  # +1.0 %
-    "unannotated/mlp_train": (1022.4, 1013.5, 0.5546, 0.4995),  # −0.9 %
-    "unannotated/optimizer_loop": (3953.6, 3753.7, 0.7762, 0.8018),  # −5.1 %
+    "unannotated/conv_loop": (4526.1, 4619.2, 0.0254, 0.0096),  # +2.1 %
+    "unannotated/decode_gpt": (444.6, 398.8, 0.774, 0.7865),  # −10.3 %
+    "unannotated/encoder_infer": (483.7, 472.6, 0.6727, 0.6632),  # −2.3 %
+    "unannotated/lstm_loop": (554.9, 541.3, 0.7006, 0.7027),  # −2.5 %
+    "unannotated/mlp_train": (1022.4, 994.6, 0.5546, 0.5084),  # −2.7 %
+    "unannotated/optimizer_loop": (3953.6, 3634.9, 0.7762, 0.8081),  # −8.1 %
 }
 
 #: Misses beyond ±10 %, with their bound and why:
 #: - multistream_events_nosync: a Kineto trace recorded without the profiler's sync events
 #:   carries no event ids; the second branch's stream-wait is matched to the first branch's
 #:   record, so the three branches are predicted one after the other (the replay overlaps
-#:   them). With them (``multistream_events``, how ``traceinspect profile`` records) the
-#:   three waits on one event take one record: −4.7 %.
-#: - decoder_b16: recorded on another lease, whose replays cost ~0.7 µs per node more than
-#:   on the lease of the others (the same graphs under the profiler look alike on both);
-#:   inside the range. ``holdout2_rerun`` shows such a lease on eight workloads.
-#: - embbag_recsys, compiled_mlp: small graphs (40 and 16 nodes) whose fixed costs (input
-#:   copies of several inputs, replay latency) the model takes as one copy; inside the range.
+#:   them): +28.2 %, above the measurement where everything else is under it.
+#: - compiled_mlp, multistream_events, embbag_recsys: small graphs (16, 38 and 40 nodes,
+#:   82-252 µs) whose fixed costs (input copies, replay latency, completion) are a large
+#:   share of the step and are what the profiled process inflated most; embbag_recsys is
+#:   also fed two inputs, taken as one copy. −25.1, −16.1 and −18.6 % (−10.8, −4.7 and
+#:   −13.4 % with the calibration timed after a profiler session).
+#: - decoder_b16: recorded on another lease, whose replays measured ~0.7 µs per node more
+#:   than the others' (as ``holdout2_rerun``'s did, which a fresh re-recording traced to its
+#:   profiled process, not its machine): −19.4 %, inside the range.
+#: - decoder_b1, unannotated/decode_gpt: −10.1 and −10.3 %, just past the bar, inside the
+#:   range (−7.1 and −6.3 % before).
 MISSES = {
-    "multistream_events_nosync": 0.45,
+    "multistream_events_nosync": 0.30,
+    "compiled_mlp": 0.30,
     "decoder_b16": 0.20,
-    "embbag_recsys": 0.15,
-    "compiled_mlp": 0.15,
+    "embbag_recsys": 0.20,
+    "multistream_events": 0.20,
+    "decoder_b1": 0.11,
+    "unannotated/decode_gpt": 0.11,
 }
-#: The measured graphed time lies outside [low, high] only for the serialized branches.
-OUTSIDE_RANGE = {"multistream_events_nosync"}
+#: The measured graphed time lies outside [low, high] for the serialized branches (above
+#: it) and for multistream_events (95.8 µs against 74.0-91.4 µs: the three overlapped
+#: branches of one small graph, measured in the profiled process).
+OUTSIDE_RANGE = {"multistream_events", "multistream_events_nosync"}
 
 
 @cache
@@ -116,11 +135,22 @@ def test_graphed_prediction_and_saving_without_eager_us(name: str) -> None:
 
 def test_validation_summary() -> None:
     rows = [row(name) for name in EXPECTED]
-    errors = sorted(abs(r.error_frac) for r in rows)
-    assert errors[len(errors) // 2] <= 0.05  # median
-    assert sum(e <= 0.10 for e in errors) == 20  # of 24
-    assert sum(r.graphed_inside for r in rows) == 23
+    errors = [r.error_frac for r in rows]
+    assert statistics.median(abs(e) for e in errors) == pytest.approx(0.0302, abs=0.001)
+    assert sum(abs(e) <= 0.10 for e in errors) == 17  # of 24
+    assert sum(r.graphed_inside for r in rows) == 22
     assert sum(abs(r.saving_error_points) <= 15 for r in rows) == 24
+    # the clean prediction sits under the profiled process's measurement but for the steps
+    # the GPU bounds (kernels at batch 32-64, the VGG loop) and the serialized branches
+    above = {name for name, e in zip(EXPECTED, errors, strict=True) if e >= 0}
+    assert above == {
+        "bottleneck_b32",
+        "encoder_b64",
+        "mobilenet_b64",
+        "multistream_events_nosync",
+        "unannotated/conv_loop",
+    }
+    assert statistics.median(errors) == pytest.approx(-0.026, abs=0.001)
 
 
 @pytest.mark.parametrize("name", ["decoder_b1", "mobilenet_b64", "encoder_b64", "h2d_inputs"])
