@@ -87,8 +87,10 @@ def test_load_reads_every_field(tmp_path: Path) -> None:
     assert cal.versions["torch"] == "2.5.1"
     assert cal.extra == {"htod_bandwidth_gbps": 25.0}
     assert not cal.is_fallback
-    # the 100-node row wins for 2 µs kernels (converged); negative per-node clamps to 0
-    assert cal.node_overhead_for([2_000, 200_000]).tolist() == [900.0, 0.0]
+    # the 100-node row wins for 2 µs kernels (converged); negative per-node clamps to 0;
+    # every node adds graph_node_extra_ns, 200 ns by default (the profile does not state it)
+    assert cal.graph_node_extra_ns == calibration.DEFAULT_GRAPH_NODE_EXTRA_NS == 200
+    assert cal.node_overhead_for([2_000, 200_000]).tolist() == [1_100.0, 200.0]
 
 
 def test_optional_fields_take_documented_defaults(tmp_path: Path) -> None:
@@ -98,8 +100,11 @@ def test_optional_fields_take_documented_defaults(tmp_path: Path) -> None:
     cal = load_calibration(write(tmp_path, data))
     assert cal.eager_launch_host_ns_profiled == 9_600  # 2 × 4800 (unprofiled, rounded)
     assert cal.graph_launch_host_for(77) == 3_000
-    assert cal.node_overhead_for([1_000, 10**8]).tolist() == [920.0, 920.0]
+    # graph_node_overhead_ns + the 200 ns graph_node_extra_ns default, for every size
+    assert cal.node_overhead_for([1_000, 10**8]).tolist() == [1_120.0, 1_120.0]
     assert cal.copy_launch_host_ns == calibration.DEFAULT_COPY_LAUNCH_HOST_NS
+    # no copy_warm_host_ns: a warm copy costs an eager operator launch
+    assert cal.copy_warm_host_ns == 0 and cal.warm_copy_host_ns == 4_800
     assert cal.spread_frac == calibration.DEFAULT_SPREAD_FRAC
 
 
@@ -166,21 +171,27 @@ def test_calibration_for_matches_device_else_falls_back(
 
 
 def test_builtin_h200_profile_and_the_values_the_estimator_derives() -> None:
-    # The profile measured on the project's H200 (traceinspect/calibration/nvidia-h200.json)
+    # The profile measured on the project's H200 (traceinspect/calibration/nvidia-h200.json),
+    # with every unprofiled timing (launch loops, sync, replays, copy host times) taken before
+    # the first profiler session of the process
     cal = builtin_calibrations()["nvidia-h200"]
     assert cal.device_name == "NVIDIA H200" and cal.source == "built-in"
-    assert cal.eager_launch_host_ns == 6_839 and cal.eager_launch_host_ns_profiled == 13_872
-    assert cal.sync_ns == 6_062
+    assert cal.eager_launch_host_ns == 6_429 and cal.eager_launch_host_ns_profiled == 10_027
+    assert cal.sync_ns == 4_356
     # replay() host time from graph_launch_host_table: 1, 10, 100, 1000 nodes
-    assert cal.graph_launch_host_ns == ((1, 5_560), (10, 7_748), (100, 47_792), (1000, 220_636))
-    assert cal.graph_launch_host_for(55) == 27_770  # 7748 + 45/90 × 40044
-    # per-node overhead from the 1000-node rows: 0.8 µs → 432, 13.2 µs → 636, 97.6 µs → 853
-    assert cal.node_overhead_for([800, 13_184, 97_599]).tolist() == [432.0, 636.0, 853.0]
-    # fixed cost of a synchronized replay: 13,380 (1-node wall − kernel) − 432 (its node)
-    assert cal.replay_fixed_ns == 12_948
-    assert cal.replay_latency_ns == 12_948 - 6_062
-    # input copy: the smallest copy_table row (4 KiB): 13.5 µs of host, 832 ns on the GPU
-    assert (cal.copy_launch_host_ns, cal.copy_gpu_ns) == (13_532, 832)
-    assert cal.copy_device_ns(64 * 1024 * 1024) == 32_020  # at 2,095,821 bytes/µs
+    assert cal.graph_launch_host_ns == ((1, 2_970), (10, 3_022), (100, 3_060), (1000, 6_111))
+    assert cal.graph_launch_host_for(55) == 3_041  # 3022 + 45/90 × 38
+    # per-node overhead from the 1000-node rows: 0.83 µs → 186, 14.3 µs → 390, 91.7 µs → 415,
+    # each plus the 200 ns every node of a real graph adds (graph_node_extra_ns default)
+    assert cal.graph_node_extra_ns == 200
+    assert cal.node_overhead_for([832, 14_336, 91_712]).tolist() == [386.0, 590.0, 615.0]
+    # fixed cost of a synchronized replay: 9,266 (1-node wall − kernel) − 186 (its node)
+    assert cal.replay_fixed_ns == 9_080
+    assert cal.replay_latency_ns == 9_080 - 4_356
+    # input copy: the smallest copy_table row (4 KiB): 5.8 µs of host, 800 ns on the GPU;
+    # a copy right after another CUDA call costs the measured copy_warm_host_ns
+    assert (cal.copy_launch_host_ns, cal.copy_gpu_ns) == (5_827, 800)
+    assert cal.warm_copy_host_ns == cal.copy_warm_host_ns == 5_570
+    assert cal.copy_device_ns(64 * 1024 * 1024) == 31_565  # at 2,126,039 bytes/µs
     h200 = calibration_for(meta("NVIDIA H200"))
     assert h200 == cal

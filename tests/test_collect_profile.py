@@ -311,9 +311,12 @@ def test_a_prediction_is_made_where_the_candidate_step_is_not_top_level(tmp_path
     ]  # fmt: skip
     # WHEN the prediction is added
     _add_predictions(rows, tmp_path, make_console(stderr=True))
-    # THEN the graphed row has one: 734 µs against 688.6 µs measured in a fresh process
-    assert rows[1]["predicted_ns"] == pytest.approx(734_110, abs=500)
-    assert rows[1]["prediction_error"] == pytest.approx(0.066, abs=0.002)
+    # THEN the graphed row has one: 717 µs against 688.6 µs measured in a fresh process
+    # (+4.1 %; 734 µs, +6.6 %, with the calibration whose replays were timed after a
+    # profiler session), and the measurement lies inside its range
+    assert rows[1]["predicted_ns"] == pytest.approx(717_068, abs=500)
+    assert rows[1]["prediction_error"] == pytest.approx(0.041, abs=0.002)
+    assert rows[1]["predicted_low_ns"] < 688_600 < rows[1]["predicted_high_ns"]
 
 
 def test_fresh_timing_with_nsys_is_a_usage_error(tmp_path: Path) -> None:
@@ -385,11 +388,14 @@ def test_the_prediction_charges_the_static_input_copies_the_replays_made() -> No
     known = step_estimate(static_input_copies(row))
     none = step_estimate(static_input_copies({"callable": "step", "input_copy_bytes": []}))
     unknown = step_estimate(static_input_copies({"callable": "step"}))
-    # THEN the 12.6 MB copy (6.0 µs at the calibrated 2.1 TB/s) costs 12.6 µs over no copy
-    # and 3.7 µs over the one small copy assumed when unknown; knowing it, the range no
-    # longer reaches down to "no copy at all"
+    # THEN the 12.6 MB copy (5.9 µs at the calibrated 2.1 TB/s, + 5.8 µs of host to issue it)
+    # costs 7.0 µs over no copy and 5.1 µs over the one small copy assumed when unknown;
+    # knowing it, the range no longer reaches down to "no copy at all", where the range of
+    # the unknown case does
     assert static_input_copies({"callable": "step"}) is None
-    assert none.graphed_ns == pytest.approx(97_270, abs=200)
-    assert unknown.graphed_ns == pytest.approx(106_252, abs=200)
-    assert known.graphed_ns == pytest.approx(109_920, abs=200)
-    assert known.low_ns > unknown.low_ns + 10_000
+    assert none.graphed_ns == pytest.approx(92_346, abs=200)
+    assert unknown.graphed_ns == pytest.approx(94_249, abs=200)
+    assert known.graphed_ns == pytest.approx(99_367, abs=200)
+    assert known.parts["input_copies"] == pytest.approx(11_745, abs=200)
+    assert unknown.low_ns == none.low_ns
+    assert known.low_ns > none.low_ns + 5_000

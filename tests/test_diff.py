@@ -230,9 +230,12 @@ def test_diff_of_the_two_streams_samples() -> None:
         520_287,
         1,
     )
-    # the prediction from the eager trace: 510.3 µs, −1.9 % from the traced graphed span
-    assert step.prediction is not None and step.prediction.graphed_ns == 510_322
-    assert step.error_frac == pytest.approx(-0.0192, abs=1e-4)
+    # the prediction from the eager trace: 499.4 µs, −4.0 % from the traced graphed span (the
+    # GPU work, 488.4 µs, + an input copy 6.6 µs + the closing sync 4.4 µs, both cheaper
+    # since the calibration was timed before any profiler session; the span was profiled)
+    assert step.prediction is not None and step.prediction.graphed_ns == 499_375
+    assert step.prediction.parts["gpu_work"] == 488_392
+    assert step.error_frac == pytest.approx(-0.0402, abs=1e-4)
     # inside the graph the branches overlap and tanh slows from 4.9 to 15.8 µs (+221 %)
     tanh = result.kernels_changed[0]
     assert "tanh_kernel_cuda" in tanh.name

@@ -187,7 +187,9 @@ def test_h200_profile_nsys_and_a_run_by_hand_give_the_same_regions(tmp_path: Pat
         ] == [("decode", "nvtx", "launch-bound", 30, 49)]
     # the candidates' sections are left out of the script's analysis: 1,471 kernels in it
     assert collected["regions"][0]["wall_us"] == 1314.184
-    assert collected["regions"][0]["estimate"]["graphed_us"] == pytest.approx(139.7, abs=0.1)
+    assert collected["regions"][0]["estimate"]["graphed_us"] == pytest.approx(126.3, abs=0.1)
+    # and the two recordings of the same script predict the same replay
+    assert by_hand["regions"][0]["estimate"]["graphed_us"] == pytest.approx(126.2, abs=0.1)
 
 
 def test_h200_prediction_comes_from_the_buckets_eager_section() -> None:
@@ -199,11 +201,17 @@ def test_h200_prediction_comes_from_the_buckets_eager_section() -> None:
         ("eager", "traceinspect:mlp.b1.eager", 1_292_097),
         ("graphed", "traceinspect:mlp.b1.graphed", 175_629),
     ]
-    assert rows[1]["predicted_ns"] == 137_178  # as the run itself predicted
+    # as the run itself predicted, with the calibration of its day (replays timed after a
+    # profiler session, 0.43 µs per tiny node)
+    assert rows[1]["predicted_ns"] == 137_178
     for row in rows:
         row["predicted_ns"] = row["prediction_error"] = None
     timeline = load_trace(sample_file("nsys/tiny_mlp.profile_nsys.sqlite.gz"))
     _add_predictions(rows, timeline, Console(file=open(os.devnull, "w")))  # noqa: SIM115
     assert rows[0]["predicted_ns"] is None
-    assert rows[1]["predicted_ns"] == 137_178
-    assert rows[1]["prediction_error"] == pytest.approx(137_178 / 175_629 - 1)
+    # predicted again from the bucket's eager section with the built-in calibration, whose
+    # replays were timed before any profiler session: 123.8 µs, 29.5 % under the graphed
+    # step timed inside the nsys session, whose CUDA tracing stays on for the whole process
+    # and adds about 10 % to the replay (README; the run predicted 21.9 % under it)
+    assert rows[1]["predicted_ns"] == 123_843
+    assert rows[1]["prediction_error"] == pytest.approx(123_843 / 175_629 - 1)

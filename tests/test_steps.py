@@ -165,7 +165,7 @@ def test_detected_step_gets_the_diagnosis_of_the_annotated_step(stripped_dir: Pa
     # ... with the annotated step's verdict, replay estimate and capture blockers
     assert step.verdict == profiler_step.verdict == "launch-bound"
     assert step.estimate.graphed_ns == profiler_step.estimate.graphed_ns
-    assert step.estimate.graphed_ns == pytest.approx(2_161_000, abs=1000)
+    assert step.estimate.graphed_ns == pytest.approx(2_145_000, abs=1000)
     assert [b.kind for b in step.capture.blockers] == [
         b.kind for b in profiler_step.capture.blockers
     ]
@@ -231,12 +231,12 @@ def _diagnosed(name: str, trace: str) -> TraceAnalysis:
 #: of the measured step; before, against the pooled rounds, the stacks traces read decode
 #: 1,917.8, lstm 1,733.7, MLP 2,682.2, optimizer 16,244.9, encoder 1,817.9, conv 4,269.9.
 EAGER_US = {
-    "decode_gpt": (2046.7, 1912.5, 1967.0),
-    "lstm_loop": (1892.9, 1781.8, 1853.8),
-    "mlp_train": (2466.1, 2492.3, 2295.4),
-    "optimizer_loop": (19197.5, 17111.5, 17664.2),
-    "encoder_infer": (1608.7, 1494.2, 1477.9),
-    "conv_loop": (4338.4, 4282.9, 4644.1),
+    "decode_gpt": (2045.0, 1910.8, 1967.0),
+    "lstm_loop": (1891.2, 1780.1, 1853.8),
+    "mlp_train": (2464.4, 2490.6, 2295.4),
+    "optimizer_loop": (19195.8, 17109.8, 17664.2),
+    "encoder_infer": (1607.0, 1492.5, 1477.9),
+    "conv_loop": (4336.6, 4281.2, 4644.1),
 }
 
 
@@ -245,18 +245,18 @@ EAGER_US = {
     [
         # script steps (in the trace: trimmed traces keep the first K), the verdict replay
         # bears out, the graphed estimate and the --mark run's measured graphed step
-        ("decode_gpt", "trace", 24, "launch-bound", 419.4, 444.6, None),
-        ("decode_gpt", "trace.stacks", 13, "launch-bound", 417.8, 444.6, "decode_step"),
-        ("lstm_loop", "trace", 20, "launch-bound", 558.6, 554.9, None),
-        ("lstm_loop", "trace.stacks", 20, "launch-bound", 558.4, 554.9, "run_sequence"),
-        ("mlp_train", "trace", 20, "launch-bound", 1016.5, 1022.4, None),
-        ("mlp_train", "trace.stacks", 20, "launch-bound", 1018.2, 1022.4, "train_step"),
-        ("optimizer_loop", "trace", 8, "launch-bound", 3754.6, 3953.6, None),
-        ("optimizer_loop", "trace.stacks", 4, "launch-bound", 3753.4, 3953.6, "update"),
-        ("encoder_infer", "trace", 20, "launch-bound", 493.0, 483.7, None),
-        ("encoder_infer", "trace.stacks", 13, "launch-bound", 486.6, 483.7, "forward"),
-        ("conv_loop", "trace", 20, "compute-bound", 4296.6, 4526.1, None),
-        ("conv_loop", "trace.stacks", 20, "compute-bound", 4290.1, 4526.1, "forward"),
+        ("decode_gpt", "trace", 24, "launch-bound", 401.7, 444.6, None),
+        ("decode_gpt", "trace.stacks", 13, "launch-bound", 400.3, 444.6, "decode_step"),
+        ("lstm_loop", "trace", 20, "launch-bound", 539.3, 554.9, None),
+        ("lstm_loop", "trace.stacks", 20, "launch-bound", 539.2, 554.9, "run_sequence"),
+        ("mlp_train", "trace", 20, "launch-bound", 997.7, 1022.4, None),
+        ("mlp_train", "trace.stacks", 20, "launch-bound", 999.3, 1022.4, "train_step"),
+        ("optimizer_loop", "trace", 8, "launch-bound", 3635.7, 3953.6, None),
+        ("optimizer_loop", "trace.stacks", 4, "launch-bound", 3634.5, 3953.6, "update"),
+        ("encoder_infer", "trace", 20, "launch-bound", 477.9, 483.7, None),
+        ("encoder_infer", "trace.stacks", 13, "launch-bound", 471.6, 483.7, "forward"),
+        ("conv_loop", "trace", 20, "compute-bound", 4277.3, 4526.1, None),
+        ("conv_loop", "trace.stacks", 20, "compute-bound", 4270.7, 4526.1, "forward"),
     ],
 )
 def test_unannotated_scripts_get_their_steps(
@@ -282,10 +282,16 @@ def test_unannotated_scripts_get_their_steps(
     assert by_name["startup"].region.occurrences == 1
     # ... with the verdict replay bears out, with Python stacks as without
     assert step.verdict == verdict
-    # ... and a graphed estimate within 15 % of the measured graphed step
-    assert _measured_ns(name, "graphed") == pytest.approx(measured_us * 1000, abs=100)
+    # ... and a graphed estimate at most 12 % under the measured graphed step and never more
+    # than 2 % over it (-10 % to -1 %): these steps were timed in the process that had run
+    # the profiler, whose replays run slower than a fresh process's (25-39 % on
+    # holdout2_fresh), while the built-in calibration's replays were timed before any
+    # profiler session; the measurement lies inside the estimate's range
+    measured_ns = _measured_ns(name, "graphed")
+    assert measured_ns == pytest.approx(measured_us * 1000, abs=100)
     assert step.estimate.graphed_ns / 1000 == pytest.approx(graphed_us, abs=0.2)
-    assert abs(graphed_us / measured_us - 1) <= 0.15
+    assert -0.12 <= graphed_us / measured_us - 1 <= 0.02
+    assert step.estimate.low_ns <= measured_ns <= step.estimate.high_ns
     # ... and the eager step simulated from the trace
     eager_us = EAGER_US[name][1 if trace == "trace.stacks" else 0]
     assert step.estimate.eager_ns / 1000 == pytest.approx(eager_us, abs=0.2)
@@ -322,10 +328,11 @@ def test_the_encoders_profiled_long_host_gaps_are_the_profilers() -> None:
     assert step.estimate is not None and step.estimate.unprofiled is not None
     assert step.estimate.unprofiled.long_host_share == 0.0
     assert step.estimate.unprofiled.idle_share["host_launch"] == pytest.approx(0.711, abs=0.005)
-    # THEN the step is launch-bound (measured: replay saves 67 %: 1,477.9 -> 483.7 µs), the
-    # evidence keeping the profiled figure beside the simulated one
+    # THEN the step is launch-bound (measured: replay saves 67 %: 1,477.9 -> 483.7 µs;
+    # predicted 68 %: 1,492.5 -> 471.6 µs), the evidence keeping the profiled figure beside
+    # the simulated one
     assert step.verdict == "launch-bound"
-    assert step.estimate.saving_frac == pytest.approx(0.674, abs=0.005)
+    assert step.estimate.saving_frac == pytest.approx(0.684, abs=0.005)
     assert (
         "profiled trace: 44% of window in host gaps > 200 µs, 0% without the profiler"
         " (simulated)" in step.evidence
@@ -379,7 +386,7 @@ def test_the_detected_step_is_the_step_of_per_rank_tables_and_measured_eager_tim
     assert analysis.step.region.name == "step (detected)"
     assert analysis.step.estimate.eager_ns == 2_268_200
     saving = 1 - analysis.step.estimate.graphed_ns / analysis.step.estimate.eager_ns
-    assert saving == pytest.approx(0.754, abs=0.01)  # measured: 75.5 %
+    assert saving == pytest.approx(0.762, abs=0.01)  # measured: 75.5 %
     row = step_diagnosis(analysis)
     assert row is not None
     assert (row["region"], row["occurrences"], row["verdict"]) == (
