@@ -145,7 +145,7 @@ def test_the_saving_floor_is_one_graph_launch_on_the_h200() -> None:
     calibration = json.loads(
         (Path(__file__).parents[1] / "traceinspect/calibration/nvidia-h200.json").read_text()
     )
-    assert calibration["graph_launch_latency_ns"] == MIN_SAVING_NS == 13_380
+    assert calibration["graph_launch_latency_ns"] == MIN_SAVING_NS == 9_266
 
 
 @pytest.mark.parametrize(

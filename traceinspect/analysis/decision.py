@@ -25,12 +25,12 @@ from traceinspect.analysis.estimate import RegionEstimate
 MIN_SAVING_FRAC: Final = 0.05
 #: A region whose replay saves less than this per occurrence is not worth a graph of its own,
 #: unless its occurrences add up to MIN_SAVING_FRAC of the step it sits in: it is less than
-#: one graph launch takes, cudaGraphLaunch to the graph's first node on the GPU (13.4 µs on
+#: one graph launch takes, cudaGraphLaunch to the graph's first node on the GPU (9.3 µs on
 #: the H200: ``graph_launch_latency_ns`` of calibration/nvidia-h200.json), the size of the
 #: replay model's own per-graph terms (launch, completion) and of their error, while the
 #: capture is paid all the same (1.7-17 ms and 2 MiB of graph pool or more for each sample
 #: workload's step: sample_traces/latencies.json).
-MIN_SAVING_NS: Final = 13_380
+MIN_SAVING_NS: Final = 9_266
 
 Source = Literal["measured", "estimated", "unknown"]
 Choice = Literal[
