@@ -19,6 +19,8 @@ without ``--eager-us`` (range) against the measured saving.
     python bench/validation_table.py --cv            # two-fold cross-validation tables
     python bench/validation_table.py --json          # rows as JSON
     python bench/validation_table.py --samples DIR   # one latencies.json folder only
+    python bench/validation_table.py --sets holdout5,holdout5_rerun   # named recordings only
+    python bench/validation_table.py --sets holdout5 --calibration FILE  # another calibration
 """
 
 from __future__ import annotations
@@ -49,7 +51,12 @@ from traceinspect.analysis.estimate.eager import (  # noqa: E402
     profiler_cost_for,
 )
 from traceinspect.analysis.regions import Region, find_regions  # noqa: E402
-from traceinspect.calibration import Calibration, ProfilerCost, calibration_for  # noqa: E402
+from traceinspect.calibration import (  # noqa: E402
+    Calibration,
+    ProfilerCost,
+    calibration_for,
+    load_calibration,
+)
 from traceinspect.collect.replay import TIMING_ORDER  # noqa: E402
 from traceinspect.model import Timeline  # noqa: E402
 from traceinspect.parse import load_trace  # noqa: E402
@@ -500,6 +507,11 @@ def main() -> int:
         help="comma-separated recordings under sample_traces/validation/ (e.g. "
         "holdout2_fresh,holdout4): only their workloads, named SET/WORKLOAD",
     )
+    ap.add_argument(
+        "--calibration",
+        type=Path,
+        help="a calibration file (traceinspect calibrate) instead of the built-in one",
+    )
     ap.add_argument("--fit", action="store_true", help="fit the constants on every workload")
     ap.add_argument("--cv", action="store_true", help="two-fold cross-validation")
     ap.add_argument("--json", action="store_true", help="print the rows as JSON instead")
@@ -513,7 +525,11 @@ def main() -> int:
     if args.only:
         workloads = [w for w in workloads if w.group == args.only]
     prepared = [prepare(w) for w in workloads]
-    base = calibration_for(prepared[0].timeline)
+    base = (
+        load_calibration(args.calibration)
+        if args.calibration is not None
+        else calibration_for(prepared[0].timeline)
+    )
     if args.fit:
         fitted = fit(prepared, base)
         print(f"fitted on {len(prepared)}: {fitted}", file=sys.stderr)
