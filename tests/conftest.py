@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -31,3 +33,39 @@ def sample_file(name: str) -> Path:
     if not path.is_file():
         pytest.fail(f"bundled sample {name} is missing from {SAMPLES}")
     return path
+
+
+def step_verdicts_agreeing_with_replay(workloads: Iterable[Any]) -> dict[str, int]:
+    """Count of step verdicts over measured H200 workloads (``validation_table.Workload``),
+    asserting on the way that each step's verdict agrees with the saving replay measurably
+    brought (launch-bound at ≥ 20 %, compute-bound below 10 %) and that no region's verdict
+    contradicts its predicted saving (launch-bound below 10 %, compute-bound above 25 %)."""
+    from traceinspect.analysis.diagnose import diagnose
+    from traceinspect.parse import load_trace
+
+    verdicts: dict[str, int] = {}
+    for w in workloads:
+        analysis = diagnose(load_trace(w.trace))
+        step = analysis.region(w.region)
+        if w.saving >= 0.20:
+            assert step.verdict == "launch-bound", (w.trace, step.verdict)
+        elif w.saving < 0.10:
+            assert step.verdict == "compute-bound", (w.trace, step.verdict)
+        verdicts[step.verdict] = verdicts.get(step.verdict, 0) + 1
+        for r in analysis.region_results:
+            if r.estimate is None:
+                continue
+            frac = r.estimate.saving_frac
+            assert not (r.verdict == "launch-bound" and frac < 0.10), (w.trace, r.region.name)
+            assert not (r.verdict == "compute-bound" and frac > 0.25), (w.trace, r.region.name)
+    return verdicts
+
+
+def assert_row_matches(row: Any, expected: tuple[float, float, float, float]) -> None:
+    """A hold-out row (``validation_table.ValidationRow``) against its pinned values:
+    measured graphed p50 µs, predicted µs, measured saving, predicted saving."""
+    measured, predicted, saving, saving_predicted = expected
+    assert row.graphed_measured_us == pytest.approx(measured, abs=0.05)
+    assert row.predicted_us == pytest.approx(predicted, abs=1.0)
+    assert row.saving_measured == pytest.approx(saving, abs=0.001)
+    assert row.saving_predicted == pytest.approx(saving_predicted, abs=0.002)

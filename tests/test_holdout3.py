@@ -21,7 +21,7 @@ import json
 import sys
 
 import pytest
-from conftest import ROOT, SAMPLES
+from conftest import ROOT, SAMPLES, assert_row_matches, step_verdicts_agreeing_with_replay
 
 sys.path.insert(0, str(ROOT / "bench"))
 
@@ -61,12 +61,8 @@ def test_every_holdout3_workload_is_checked(rows: dict[str, ValidationRow]) -> N
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_holdout3_prediction(name: str, rows: dict[str, ValidationRow]) -> None:
-    measured, predicted, saving, saving_predicted = EXPECTED[name]
     row = rows[name]
-    assert row.graphed_measured_us == pytest.approx(measured, abs=0.05)
-    assert row.predicted_us == pytest.approx(predicted, abs=1.0)
-    assert row.saving_measured == pytest.approx(saving, abs=0.001)
-    assert row.saving_predicted == pytest.approx(saving_predicted, abs=0.002)
+    assert_row_matches(row, EXPECTED[name])
     assert (abs(row.error_frac) <= 0.10) == (name not in GRAPHED_MISSES)
     assert (row.low_us <= row.graphed_measured_us <= row.high_us) == (name not in OUTSIDE_RANGE)
     assert (abs(row.saving_error_points) <= 15) == (name not in SAVING_MISSES)
@@ -98,29 +94,11 @@ def test_every_step_verdict_agrees_with_what_replay_did() -> None:
     contradicts its predicted saving."""
     from validation_table import Workload, all_workloads
 
-    from traceinspect.analysis.diagnose import diagnose
-    from traceinspect.parse import load_trace
-
     workloads: list[Workload] = list(all_workloads())
     for folder in ("holdout", "holdout2", "holdout2_rerun", "holdout3"):
         workloads += validation_workloads(SAMPLES / "validation" / folder)
     assert len(workloads) == 65
-    verdicts: dict[str, int] = {}
-    for w in workloads:
-        analysis = diagnose(load_trace(w.trace))
-        step = analysis.region(w.region)
-        if w.saving >= 0.20:
-            assert step.verdict == "launch-bound", (w.trace, step.verdict)
-        elif w.saving < 0.10:
-            assert step.verdict == "compute-bound", (w.trace, step.verdict)
-        verdicts[step.verdict] = verdicts.get(step.verdict, 0) + 1
-        for r in analysis.region_results:
-            if r.estimate is None:
-                continue
-            frac = r.estimate.saving_frac
-            assert not (r.verdict == "launch-bound" and frac < 0.10), (w.trace, r.region.name)
-            assert not (r.verdict == "compute-bound" and frac > 0.25), (w.trace, r.region.name)
-    assert verdicts == {"launch-bound": 57, "compute-bound": 8}
+    assert step_verdicts_agreeing_with_replay(workloads) == {"launch-bound": 57, "compute-bound": 8}
 
 
 #: The same six recorded again with ``--fresh-timing`` (record.sh FRESH_TIMING=1): measured

@@ -25,7 +25,7 @@ import statistics
 import sys
 
 import pytest
-from conftest import ROOT, SAMPLES
+from conftest import ROOT, SAMPLES, assert_row_matches, step_verdicts_agreeing_with_replay
 
 sys.path.insert(0, str(ROOT / "bench"))
 
@@ -111,12 +111,8 @@ def test_every_fresh_workload_is_checked(rows: dict[str, dict[str, ValidationRow
 def test_fresh_process_prediction(
     recording: str, name: str, rows: dict[str, dict[str, ValidationRow]]
 ) -> None:
-    measured, predicted, saving, saving_predicted = EXPECTED[recording][name]
     row = rows[recording][name]
-    assert row.graphed_measured_us == pytest.approx(measured, abs=0.05)
-    assert row.predicted_us == pytest.approx(predicted, abs=1.0)
-    assert row.saving_measured == pytest.approx(saving, abs=0.001)
-    assert row.saving_predicted == pytest.approx(saving_predicted, abs=0.002)
+    assert_row_matches(row, EXPECTED[recording][name])
     assert (abs(row.error_frac) <= 0.10) == (name not in GRAPHED_MISSES.get(recording, ()))
     inside = row.low_us <= row.graphed_measured_us <= row.high_us
     assert inside == (name not in OUTSIDE_RANGE.get(recording, ()))
@@ -161,28 +157,10 @@ def test_fresh_process_verdicts_agree_with_what_replay_did() -> None:
     """On the 38 fresh-process recordings (the four sets and holdout3_fresh) each step's
     verdict agrees with the saving replay measurably brought, and no region's verdict
     contradicts its predicted saving."""
-    from traceinspect.analysis.diagnose import diagnose
-    from traceinspect.parse import load_trace
-
     workloads = [
         w
         for name in (*EXPECTED, "holdout3_fresh")
         for w in validation_workloads(VALIDATION / name)
     ]
     assert len(workloads) == 38
-    verdicts: dict[str, int] = {}
-    for w in workloads:
-        analysis = diagnose(load_trace(w.trace))
-        step = analysis.region(w.region)
-        if w.saving >= 0.20:
-            assert step.verdict == "launch-bound", (w.trace, step.verdict)
-        elif w.saving < 0.10:
-            assert step.verdict == "compute-bound", (w.trace, step.verdict)
-        verdicts[step.verdict] = verdicts.get(step.verdict, 0) + 1
-        for r in analysis.region_results:
-            if r.estimate is None:
-                continue
-            frac = r.estimate.saving_frac
-            assert not (r.verdict == "launch-bound" and frac < 0.10), (w.trace, r.region.name)
-            assert not (r.verdict == "compute-bound" and frac > 0.25), (w.trace, r.region.name)
-    assert verdicts == {"launch-bound": 36, "compute-bound": 2}
+    assert step_verdicts_agreeing_with_replay(workloads) == {"launch-bound": 36, "compute-bound": 2}

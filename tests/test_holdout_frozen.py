@@ -25,7 +25,7 @@ from __future__ import annotations
 import sys
 
 import pytest
-from conftest import ROOT, SAMPLES
+from conftest import ROOT, SAMPLES, assert_row_matches
 
 sys.path.insert(0, str(ROOT / "bench"))
 
@@ -61,12 +61,8 @@ def test_every_holdout_workload_is_checked(rows: dict[str, ValidationRow]) -> No
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_holdout_prediction(name: str, rows: dict[str, ValidationRow]) -> None:
-    measured, predicted, saving, saving_predicted = EXPECTED[name]
     row = rows[name]
-    assert row.graphed_measured_us == pytest.approx(measured, abs=0.05)
-    assert row.predicted_us == pytest.approx(predicted, abs=1.0)
-    assert row.saving_measured == pytest.approx(saving, abs=0.001)
-    assert row.saving_predicted == pytest.approx(saving_predicted, abs=0.002)
+    assert_row_matches(row, EXPECTED[name])
     # the measured graphed time lies inside the stated range on every hold-out workload
     assert row.low_us <= row.graphed_measured_us <= row.high_us
     # the saving without --eager-us is within 15 points of the measured one
