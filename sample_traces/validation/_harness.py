@@ -1,12 +1,14 @@
 """What the one-process experiment scripts here (``eager_drift.py``, ``stack_cost.py``,
-``clock_drift.py``, ``replay_under_profiler.py``, ``stack_linger.py``) share: loading a
-workload script's module, and capturing its step as a CUDA graph the way the collector does
-(three warm-up calls on a side stream, static copies of the inputs)."""
+``clock_drift.py``, ``replay_under_profiler.py``, ``stack_linger.py``, ``replay_parts.py``)
+share: loading a workload script's module, capturing its step as a CUDA graph the way the
+collector does (three warm-up calls on a side stream, static copies of the inputs), and
+timing a call synchronized (host wall) or between CUDA events (GPU time)."""
 
 from __future__ import annotations
 
 import importlib.util
 import sys
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -40,3 +42,32 @@ def capture(
     with torch.cuda.graph(graph):
         fn(*static)
     return graph, static
+
+
+def synchronized_ns(
+    fn: Callable[[], Any], steps: int, sync: Callable[[], None] | None = None
+) -> list[int]:
+    """Host wall time of ``fn()`` then ``sync()`` (default ``torch.cuda.synchronize``), ns,
+    ``steps`` times."""
+    sync = sync or torch.cuda.synchronize
+    times = []
+    for _ in range(steps):
+        start = time.perf_counter_ns()
+        fn()
+        sync()
+        times.append(time.perf_counter_ns() - start)
+    return times
+
+
+def event_ns(fn: Callable[[], Any], steps: int) -> list[float]:
+    """GPU time of ``fn()`` between two CUDA events, ns, ``steps`` times."""
+    times = []
+    for _ in range(steps):
+        begin = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        begin.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(begin.elapsed_time(end) * 1e6)
+    return times

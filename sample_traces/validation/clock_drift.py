@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from _harness import capture, load_workload
+from _harness import capture, load_workload, synchronized_ns
 
 
 def _smi_log(path: Path) -> subprocess.Popen[bytes] | None:
@@ -95,13 +95,8 @@ def main() -> None:
             return built.fn(*inputs)
 
         def timed(phase: str, step: Any, name: str = script.stem) -> None:
-            times = []
             t0 = time.time()
-            for _ in range(args.steps):
-                start = time.perf_counter_ns()
-                step()
-                sync()
-                times.append(time.perf_counter_ns() - start)
+            times = synchronized_ns(step, args.steps, sync)
             entry = {
                 "workload": name,
                 "phase": phase,

@@ -21,12 +21,11 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import time
 from pathlib import Path
 from typing import Any
 
 import torch
-from _harness import capture, load_workload
+from _harness import capture, load_workload, synchronized_ns
 
 
 def main() -> None:
@@ -55,12 +54,7 @@ def main() -> None:
         def rounds(step: Any = step) -> list[int]:
             p50s = []
             for _ in range(args.rounds):
-                times = []
-                for _ in range(args.steps):
-                    start = time.perf_counter_ns()
-                    step()
-                    sync()
-                    times.append(time.perf_counter_ns() - start)
+                times = synchronized_ns(step, args.steps, sync)
                 p50s.append(int(statistics.median(times)))
             return p50s
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from _harness import capture, load_workload
+from _harness import capture, event_ns, load_workload
 
 
 def _p50_us(values: list[int]) -> float:
@@ -30,7 +30,7 @@ def _p50_us(values: list[int]) -> float:
 
 def _timed(fn: Callable[[], Any], steps: int) -> dict[str, float]:
     """Host wall (fn + synchronize), host time of fn alone, and CUDA-event GPU time."""
-    wall, call, gpu = [], [], []
+    wall, call = [], []
     for _ in range(steps):
         torch.cuda.synchronize()
         t0 = time.perf_counter_ns()
@@ -39,14 +39,7 @@ def _timed(fn: Callable[[], Any], steps: int) -> dict[str, float]:
         torch.cuda.synchronize()
         wall.append(time.perf_counter_ns() - t0)
         call.append(t1 - t0)
-    for _ in range(steps):
-        begin = torch.cuda.Event(enable_timing=True)
-        end = torch.cuda.Event(enable_timing=True)
-        begin.record()
-        fn()
-        end.record()
-        end.synchronize()
-        gpu.append(round(begin.elapsed_time(end) * 1e6))
+    gpu = [round(ns) for ns in event_ns(fn, steps)]
     return {"wall_us": _p50_us(wall), "call_us": _p50_us(call), "gpu_us": _p50_us(gpu)}
 
 

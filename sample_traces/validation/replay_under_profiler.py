@@ -16,12 +16,11 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import time
 from pathlib import Path
 from typing import Any
 
 import torch
-from _harness import capture, load_workload
+from _harness import capture, event_ns, load_workload, synchronized_ns
 
 
 def main() -> None:
@@ -40,20 +39,8 @@ def main() -> None:
         torch.cuda.synchronize()
 
         def timed(graph: Any = graph) -> dict[str, float]:
-            host, gpu = [], []
-            for _ in range(args.steps):
-                start = time.perf_counter_ns()
-                graph.replay()
-                torch.cuda.synchronize()
-                host.append(time.perf_counter_ns() - start)
-            for _ in range(args.steps // 4):
-                begin = torch.cuda.Event(enable_timing=True)
-                end = torch.cuda.Event(enable_timing=True)
-                begin.record()
-                graph.replay()
-                end.record()
-                end.synchronize()
-                gpu.append(begin.elapsed_time(end) * 1e6)
+            host = synchronized_ns(graph.replay, args.steps)
+            gpu = event_ns(graph.replay, args.steps // 4)
             return {
                 "host_p50_us": round(statistics.median(host) / 1e3, 1),
                 "gpu_p50_us": round(statistics.median(gpu) / 1e3, 1),

@@ -17,12 +17,11 @@ import json
 import statistics
 import sys
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
 import torch
-from _harness import capture, load_workload
+from _harness import capture, load_workload, synchronized_ns
 
 
 def main() -> None:
@@ -39,13 +38,7 @@ def main() -> None:
         graph, _ = capture(built.fn, inputs)
 
         def p50(call: Any) -> float:
-            times = []
-            for _ in range(args.steps):
-                start = time.perf_counter_ns()
-                call()
-                torch.cuda.synchronize()
-                times.append(time.perf_counter_ns() - start)
-            return round(statistics.median(times) / 1e3, 1)
+            return round(statistics.median(synchronized_ns(call, args.steps)) / 1e3, 1)
 
         def phase(built: Any = built, inputs: Any = inputs, graph: Any = graph) -> dict[str, float]:
             return {
