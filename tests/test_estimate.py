@@ -467,17 +467,17 @@ def test_fork_join_events_give_both_branch_dependencies() -> None:
 
 
 def test_concurrent_streams_that_fill_the_device_do_not_overlap() -> None:
-    # GIVEN the two overlapping streams of 5 × 100 µs kernels, but each kernel has 100 blocks
-    # on a 100-SM device (one full wave) and the memcpy runs on a copy engine
-    a = [(7, i * 100 * US, (i + 1) * 100 * US) for i in range(5)]
-    b = [(20, i * 100 * US + 50 * US, (i + 1) * 100 * US + 50 * US) for i in range(5)]
+    # GIVEN two streams of 5 × 100 µs kernels that did not overlap in the trace (the host
+    # launched them one after the other, 10 µs apart), each kernel 100 blocks on a 100-SM
+    # device
+    a = [(7, i * 220 * US, i * 220 * US + 100 * US) for i in range(5)]
+    b = [(20, i * 220 * US + 110 * US, i * 220 * US + 210 * US) for i in range(5)]
     acts = sorted(a + b, key=lambda x: x[1])
     tl = timeline(acts, grids=["100,1,1"] * 10)
     est = estimate_occurrence(tl, all_rows(tl), CAL, assume_input_copy=False)
-    # THEN the GPU needs the SM-time of all ten: 1,000 µs, not one stream's 500 µs
+    # THEN replayed, each kernel waits for room on the device: 1,000 µs, not one stream's 500
     assert est.parts["gpu_work"] == 1_000 * US
-    assert est.parts["node_overhead"] == 0  # hidden behind the other stream's work
-    # AND half-device kernels (50 blocks) fill it together: 5 × 100 + 5 × 100 at 0.5 = 500 µs
+    # AND half-device kernels (50 blocks) run two at a time: 500 µs
     half = timeline(acts, grids=["50,1,1"] * 10)
     assert device_share(half, all_rows(half)).tolist() == [0.5] * 10
     est_half = estimate_occurrence(half, all_rows(half), CAL, assume_input_copy=False)
@@ -485,6 +485,19 @@ def test_concurrent_streams_that_fill_the_device_do_not_overlap() -> None:
     # AND a trace without grids or SM count counts every kernel as filling the device
     bare = timeline(acts, grids=[""] * 10)
     assert device_share(bare, all_rows(bare)).tolist() == [1.0] * 10
+
+
+def test_kernels_that_shared_the_device_in_the_trace_are_charged_their_time_alone() -> None:
+    # GIVEN the two streams overlapping by half a kernel in the trace (b starts 50 µs into
+    # each a), every kernel filling the 100-SM device
+    a = [(7, i * 100 * US, (i + 1) * 100 * US) for i in range(5)]
+    b = [(20, i * 100 * US + 50 * US, (i + 1) * 100 * US + 50 * US) for i in range(5)]
+    acts = sorted(a + b, key=lambda x: x[1])
+    tl = timeline(acts, grids=["100,1,1"] * 10)
+    est = estimate_occurrence(tl, all_rows(tl), CAL, assume_input_copy=False)
+    # THEN each ran at half speed while it overlapped another: the device did 550 µs of
+    # work (the trace's busy span), not the 1,000 µs the durations add up to
+    assert est.parts["gpu_work"] == 550 * US
 
 
 @pytest.mark.corpus

@@ -13,11 +13,14 @@ The model, per occurrence of a region (all times integer ns):
    costs its traced duration plus a per-node overhead that depends on the kernel's
    duration (:meth:`Calibration.node_overhead_for`, interpolated from the calibration's
    ``node_overhead_table``: 0.43 µs for 0.8 µs kernels on the H200, 0.64 µs at 13 µs,
-   0.85 µs at 98 µs). Streams overlap as they would in the graph; a node waits for the
-   nodes it depends on (:func:`infer_dependencies`). Overlapping streams still share the
-   SMs: the graph cannot finish before the SM-time of all its nodes
-   (:func:`device_share`). The replayed GPU time is the larger of the DAG's longest path
-   and that work bound.
+   0.85 µs at 98 µs). A node waits for the nodes it depends on
+   (:func:`infer_dependencies`; a stream's first ``wait_stream`` before its first launch
+   is a fork from the stream the work returns to). On one stream the replayed GPU time is
+   the chain's length. Nodes of several streams share the device: each starts once it is
+   ready and the device has room for it, the device shares (:func:`device_share`) of the
+   nodes running at once adding up to at most 1, and runs to its end
+   (:func:`scheduled_path_ns`); a kernel that shared an over-full device in the trace is
+   charged its time alone (:func:`solo_durations`).
 3. **Host.** ``replay()`` costs ``graph_launch_host_for(nodes)`` on the host; its first node
    starts :attr:`Calibration.replay_latency_ns` after the call begins; the synchronizing
    caller sees completion ``sync_ns`` after the later of the host and the GPU finishing.
@@ -86,6 +89,7 @@ from traceinspect.analysis.estimate.region import (
     duration_spread,
     estimate_region,
 )
+from traceinspect.analysis.estimate.schedule import scheduled_path_ns, solo_durations
 
 __all__ = [
     "CLOCK_SLACK_NS",
@@ -111,4 +115,6 @@ __all__ = [
     "EagerRun",
     "UnprofiledShape",
     "infer_dependencies",
+    "scheduled_path_ns",
+    "solo_durations",
 ]

@@ -21,6 +21,7 @@ from traceinspect.analysis.estimate.columns import (
 )
 from traceinspect.analysis.estimate.critical_path import PathLayout
 from traceinspect.analysis.estimate.dependencies import infer_dependencies
+from traceinspect.analysis.estimate.schedule import scheduled_path_ns, solo_durations
 from traceinspect.calibration import Calibration
 from traceinspect.model import Timeline
 
@@ -104,13 +105,21 @@ def estimate_occurrence(
         members = np.flatnonzero(node & (segment == k))
         deps = infer_dependencies(timeline, rows[members], columns=cols)
         dependencies += len(deps)
+        concurrent = len(np.unique(keys[members])) > 1
         graphs.append(
             _Graph(
                 keys=keys[members],
-                duration=duration[members].astype(np.float64),
+                # Kernels that overlapped in the trace ran longer than they would alone.
+                duration=(
+                    solo_durations(
+                        start[members], start[members] + duration[members], share[members]
+                    )
+                    if concurrent
+                    else duration[members].astype(np.float64)
+                ),
                 overhead=overhead[members],
                 deps=deps,
-                work_ns=float((duration[members] * share[members]).sum()),
+                share=share[members] if concurrent else None,
                 launch_host_ns=calibration.graph_launch_host_for(len(members)),
                 readbacks=[int(d) for d in duration[is_readback & (segment == k)]],
             )
@@ -166,9 +175,9 @@ class _Graph:
     overhead: FloatArray
     deps: list[tuple[int, int]]
     readbacks: list[int]
-    #: SM-time of all nodes (duration × device share): concurrent streams cannot finish
-    #: sooner than this, however they overlap.
-    work_ns: float = 0.0
+    #: Device share of each node (:func:`device_share`) where the graph spans several
+    #: streams (they then run as :func:`scheduled_path_ns` schedules them), else None.
+    share: FloatArray | None = None
     #: Host time of its replay() call (:meth:`Calibration.graph_launch_host_for`).
     launch_host_ns: int = 0
 
@@ -184,8 +193,11 @@ class _Graph:
         overhead = self.overhead * overhead_scale
         if node_add_ns:
             overhead = overhead + np.where(self.overhead > 0, node_add_ns, 0.0)
-        chain = self.layout.longest(self.duration * duration_scale + overhead)
-        return max(chain, self.work_ns * duration_scale)
+        if self.share is None:
+            return self.layout.longest(self.duration * duration_scale + overhead)
+        return scheduled_path_ns(
+            self.keys, self.duration * duration_scale, overhead, self.share, self.deps
+        )
 
 
 def _replay_wall(
