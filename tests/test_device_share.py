@@ -115,3 +115,42 @@ def test_without_event_ids_the_branches_are_serialized() -> None:
     streams = cols.gpu("stream")[rows]
     deps = infer_dependencies(timeline, rows, columns=cols)
     assert (13, 17) in [(int(streams[a]), int(streams[b])) for a, b in deps]
+
+
+@pytest.mark.parametrize(
+    ("trace", "joins"),
+    [
+        # two towers, each forked with wait_stream(current), each joined by its own event
+        ("holdout5/dual_tower_streams_b4/step.b4.eager.json.gz", [(17, 7)]),
+        # two branches forked with wait_stream(current), joined with current.wait_stream(s)
+        ("holdout2_fresh/fork_join_streams/step.b512.eager.json.gz", [(17, 7)]),
+    ],
+)
+def test_a_wait_stream_fork_waits_on_the_origin_not_on_the_branch_launched_before(
+    trace: str, joins: list[tuple[int, int]]
+) -> None:
+    """``s.wait_stream(current)`` records on the current stream (7) after the first branch
+    (stream 13) was launched; the trace does not say which stream the record was made on.
+    Read as a record of the stream launched last, it made the second branch (17) wait for
+    the first: two towers that replay side by side were predicted one after the other
+    (+9 to +17 %). A stream's first wait before its first launch is a fork from the origin
+    (the stream of the last launch), which has nothing launched before it here."""
+    from traceinspect.analysis.arrays import index_timeline
+    from traceinspect.analysis.estimate import infer_dependencies
+    from traceinspect.analysis.regions import find_regions
+
+    timeline = load_trace(SAMPLES / "validation" / trace)
+    cols = TimelineColumns(timeline)
+    (region,) = [r for r in find_regions(timeline, index_timeline(timeline)) if r.name == "step"]
+    for rows in region.rows:
+        rows = np.asarray(rows)
+        rows = rows[np.argsort(cols.gpu("start_ns")[rows], kind="stable")]
+        streams = cols.gpu("stream")[rows]
+        deps = [
+            (int(streams[a]), int(streams[b]))
+            for a, b in infer_dependencies(timeline, rows, columns=cols)
+        ]
+        assert (13, 17) not in deps
+        assert all(dst == 7 for _, dst in deps)
+        for join in joins:
+            assert join in deps

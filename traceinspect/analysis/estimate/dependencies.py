@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Final
 
 import numpy as np
+import numpy.typing as npt
 
 from traceinspect.analysis.estimate.columns import (
     LAUNCH_KINDS,
@@ -243,19 +244,76 @@ def _event_dependencies(
     cutoff = call_start[cut_at]
     dst = by_launch[after[used]]
     before = np.searchsorted(launch_times, cutoff[used], side="left")
+    launch_keys = keys[by_launch]
+    # A fork's record is on the origin stream; any other wait's on the stream launched last.
+    fork = _forks(
+        _waiting_streams(cols, lo, hi)[waits[used]],
+        call_start[waits[used]],
+        launch_keys,
+        launch_times,
+    )
+    origin = launch_keys[-1]
 
     # Per other stream, its last activity launched before the cutoff; one still running
     # when dst started cannot be what dst waited for.
     deps: list[tuple[int, int]] = []
-    launch_keys = keys[by_launch]
     for key in np.unique(launch_keys):
         on_stream = np.flatnonzero(launch_keys == key)
         last_pos = np.searchsorted(on_stream, before, side="left") - 1
         has = last_pos >= 0
         src = by_launch[on_stream[np.maximum(last_pos, 0)]]
         keep = has & (keys[dst] != key) & (end[src] <= start[dst] + CLOCK_SLACK_NS) & (src < dst)
+        keep &= ~fork | (key == origin)
         deps.extend(zip(src[keep].tolist(), dst[keep].tolist(), strict=True))
     return deps
+
+
+def _forks(
+    waiting: IntArray, wait_at: IntArray, launch_keys: IntArray, launch_times: IntArray
+) -> npt.NDArray[np.bool_]:
+    """Which waits are forks: the first wait of a stream that is not the origin (the
+    stream of the occurrence's last launch, where ``wait_stream`` forks usually come from
+    and joins return to), made before that stream's first launch in the occurrence.
+
+    ``Y.wait_stream(current)`` records an event on the current stream, then makes Y wait on
+    it; the trace does not say which stream the record was made on, and the stream launched
+    last before it is often another branch (a second tower forked after the first was
+    launched), not the origin. A fork is taken to wait on the origin only. ``waiting`` is
+    each wait's stream key (-1 where the trace does not say: never a fork then)."""
+    fork = np.zeros(len(waiting), bool)
+    origin = launch_keys[-1]
+    seen: set[int] = set()
+    for k in np.argsort(wait_at, kind="stable"):
+        key = int(waiting[k])
+        if key == -1 or key in seen:
+            continue
+        seen.add(key)
+        on = launch_keys == key
+        first = launch_times[on].min() if on.any() else np.iinfo(np.int64).max
+        fork[k] = key != origin and wait_at[k] < first
+    return fork
+
+
+def _waiting_streams(cols: TimelineColumns, lo: int, hi: int) -> IntArray:
+    """Per host row in ``[lo, hi)``, the stream key its stream wait made wait (from the
+    ``syncs`` row with the call's correlation), -1 where unknown or not a wait."""
+    if "waiting_streams" not in cols.memo:
+        syncs = cols.timeline.syncs
+        out = np.full(cols.host_rows, -1, np.int64)
+        if len(syncs) and cols.host_rows:
+            stream = syncs["stream"].to_numpy()
+            wait = (syncs["kind"].to_numpy() == "stream_wait_event") & (stream >= 0)
+            if wait.any():
+                rows = _host_rows(
+                    cols, syncs["pid"].to_numpy()[wait], syncs["correlation"].to_numpy()[wait]
+                )
+                key = stream_keys(syncs["device"].to_numpy()[wait], stream[wait])
+                found = rows >= 0
+                is_wait = cols.host_flag("wait")[rows[found]]
+                out[rows[found][is_wait]] = key[found][is_wait]
+        cols.memo["waiting_streams"] = out
+    waiting: IntArray = cols.memo["waiting_streams"][lo:hi]
+    return waiting
 
 
 #: How far back before an occurrence's first launch its fork's record and wait are looked
