@@ -154,3 +154,44 @@ def test_expansion_is_measured_on_content_not_assumed(tmp_path: Path) -> None:
     plain = tmp_path / "plain.json"
     plain.write_bytes(body)
     assert expanded_json_bytes(plain) == len(body)
+
+
+def test_a_whitespace_bomb_is_not_inflated_to_disk_to_be_split(tmp_path: Path) -> None:
+    # GIVEN 256 MiB of whitespace around the sample's events: its gzip trailer says 256 MiB
+    # of JSON text, past the size the reader splits across processes
+    from traceinspect.parse import _parallel
+
+    _, events, rest = sample_events()
+    bomb = tmp_path / "bomb.json.gz"
+    with gzip.open(bomb, "wb", compresslevel=1) as out:  # one member: its trailer says all
+        out.write(b'{"traceEvents": [' + b",\n".join(events))
+        blank = b" " * MiB
+        for _ in range(256):
+            out.write(blank)
+        out.write(b"], " + json.dumps(rest).encode()[1:])
+    assert _parallel.json_text_bytes(bomb) >= _parallel.PARALLEL_MIN_BYTES
+    # THEN it is read on one core (streamed), never inflated into the temporary folder
+    assert _parallel.worker_count(bomb, 4) == 1
+
+
+def test_a_gzip_that_inflates_past_the_room_checked_is_abandoned(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a multi-member gzip whose trailer (the last member's) records 1 KiB, and a
+    # temporary folder with room for 4 MiB only
+    import shutil
+    from collections import namedtuple
+
+    from traceinspect.parse import _parallel
+
+    trace = tmp_path / "t.json.gz"
+    trace.write_bytes(JUNK_MEMBER * 8 + gzip.compress(b" " * 1024))
+    folder = tmp_path / "tmp"
+    folder.mkdir()
+    usage = namedtuple("usage", "total used free")
+    monkeypatch.setattr(_parallel.tempfile, "gettempdir", lambda: str(folder))
+    monkeypatch.setattr(shutil, "disk_usage", lambda _: usage(8 * MiB, 4 * MiB, 4 * MiB))
+    # WHEN it is inflated for the parallel read
+    # THEN it stops at the room it checked for (half the free space) and leaves nothing
+    assert _parallel._gunzip_to_temporary(trace) is None
+    assert list(folder.iterdir()) == []

@@ -45,6 +45,7 @@ import msgspec
 import numpy as np
 from numpy.typing import NDArray
 
+from traceinspect.files import expanded_json_bytes
 from traceinspect.parse import sniff
 from traceinspect.parse._chunks import (
     _DECODE_ERRORS,
@@ -100,6 +101,10 @@ def worker_count(path: Path, requested: int | None = None) -> int:
         return 1
     try:
         text = json_text_bytes(path)
+        if text >= PARALLEL_MIN_BYTES and sniff(path) == "json.gz":
+            # What the text holds besides blanks: a gzip of whitespace is not worth
+            # inflating to disk to split (the one-core reader streams it).
+            text = min(text, expanded_json_bytes(path))
     except OSError:
         return 1
     if text < PARALLEL_MIN_BYTES:
@@ -425,15 +430,24 @@ def _gunzip_to_temporary(path: Path) -> Path | None:
     temporary folder lacks room or the gzip is corrupt (the one-core read reports it)."""
     folder = Path(tempfile.gettempdir())
     try:
-        if shutil.disk_usage(folder).free < TEMPORARY_ROOM * json_text_bytes(path):
+        free = shutil.disk_usage(folder).free
+        if free < TEMPORARY_ROOM * json_text_bytes(path):
             return None
         handle, name = tempfile.mkstemp(prefix="traceinspect-", suffix=".json", dir=folder)
     except OSError:
         return None
     target = Path(name)
+    # The trailer records the size modulo 4 GiB: a file that inflates past the room it was
+    # checked for is abandoned there, never allowed to fill the folder.
+    budget = free // TEMPORARY_ROOM
+    written = 0
     try:
         with os.fdopen(handle, "wb") as out, gzip.open(path, "rb") as source:
-            shutil.copyfileobj(source, out, GUNZIP_BLOCK_BYTES)
+            while block := source.read(GUNZIP_BLOCK_BYTES):
+                written += len(block)
+                if written > budget:
+                    raise OSError("inflates past the temporary room checked for")
+                out.write(block)
     except (OSError, EOFError, zlib.error):
         target.unlink(missing_ok=True)
         return None
