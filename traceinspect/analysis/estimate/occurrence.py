@@ -117,7 +117,12 @@ def estimate_occurrence(
                     if concurrent
                     else duration[members].astype(np.float64)
                 ),
-                overhead=overhead[members],
+                overhead=_after_copies(
+                    overhead[members],
+                    kind[members],
+                    keys[members],
+                    calibration.graph_copy_transition_ns,
+                ),
                 deps=deps,
                 share=share[members] if concurrent else None,
                 launch_host_ns=calibration.graph_launch_host_for(len(members)),
@@ -285,6 +290,21 @@ _PART_ORDER: Final = (
     "host_syncs",
     "completion",
 )
+
+
+def _after_copies(
+    overhead: FloatArray, kind: npt.NDArray[Any], keys: IntArray, transition_ns: float
+) -> FloatArray:
+    """Per-node overheads with each kernel that follows a memcpy or memset node on its
+    stream charged at least ``transition_ns`` (nodes in start order)."""
+    if not transition_ns or len(kind) < 2:
+        return overhead
+    order = np.lexsort((np.arange(len(keys)), keys))  # by stream, start order within
+    same = keys[order][1:] == keys[order][:-1]
+    follows = np.zeros(len(kind), bool)
+    after, before = order[1:][same], order[:-1][same]
+    follows[after] = (kind[after] == "kernel") & np.isin(kind[before], ("memcpy", "memset"))
+    return np.where(follows, np.maximum(overhead, float(transition_ns)), overhead)
 
 
 def _input_copies(kind: npt.NDArray[Any], copy_kind: npt.NDArray[Any]) -> npt.NDArray[np.bool_]:
