@@ -394,3 +394,19 @@ def test_the_detected_step_is_the_step_of_per_rank_tables_and_measured_eager_tim
         18,
         "launch-bound",
     )
+
+
+def test_a_recursive_loop_body_does_not_break_step_detection() -> None:
+    """H200 ``holdout7/graph_sage_b1`` recorded by ``traceinspect profile`` (the head of its
+    whole-run trace, trimmed after the first step): its startup moves the model to the GPU
+    through the recursive ``Module._apply``, whose nested calls the loop finder took as the
+    loop's body calls. Nested calls gave repeated and empty steps, and analyze stopped on an
+    IndexError. A step is one outermost body call that launched something."""
+    from traceinspect.analysis.arrays import index_timeline
+    from traceinspect.analysis.regions import find_regions
+    from traceinspect.parse import load_trace
+
+    trace = sample_file("validation/holdout7/graph_sage_b1/trace.head.json.gz")
+    timeline = load_trace(trace)
+    regions = find_regions(timeline, index_timeline(timeline))
+    assert [r.name for r in regions] == ["step"]

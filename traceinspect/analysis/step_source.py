@@ -122,14 +122,30 @@ def _user_frame(name: str) -> bool:
     return top not in sys.stdlib_module_names
 
 
-def anchors_from_calls(items: _Items, calls: IntArray) -> tuple[IntArray, int, IntArray]:
+def anchors_from_calls(
+    items: _Items, calls: IntArray
+) -> tuple[IntArray, int, IntArray] | None:
     """First call of each body call (``calls``: rows of ``[start_ns, end_ns]``), one past
-    the calls made inside the last one, and the body calls kept."""
+    the calls made inside the last one, and the body calls kept.
+
+    A step is one outermost body call that launched something: calls nested in a kept one
+    (a recursive body, such as ``Module._apply``) and calls that launched nothing are not
+    steps of their own. None when no call launched anything."""
+    calls = calls[np.argsort(calls[:, 0], kind="stable")]
+    outer = np.ones(len(calls), bool)
+    reach = np.iinfo(np.int64).min
+    for k, (start, end) in enumerate(calls.tolist()):
+        outer[k] = start >= reach
+        if outer[k]:
+            reach = end
+    calls = calls[outer]
     first = np.searchsorted(items.start, calls[:, 0], side="left")
     stop = np.searchsorted(items.start, calls[:, 1], side="right")
     held = stop - first
     usual = np.median(held)
-    keep = np.flatnonzero(held >= 0.5 * usual)
+    keep = np.flatnonzero((held >= 0.5 * usual) & (held > 0))
+    if not len(keep):
+        return None
     if len(keep) > 1 and held[keep[-1]] < usual:
         keep = keep[:-1]  # the trace stopped inside the last call
     return first[keep].astype(np.int64), int(stop[keep][-1]), calls[keep]

@@ -164,9 +164,14 @@ def detect_steps(timeline: Timeline, arrays: TimelineArrays) -> StepDetection | 
     source, spans = None, None
     if python is not None:
         source, body_calls = python
-        if body_calls is not None and len(body_calls) >= MIN_REPEATS:
+        from_calls = (
+            anchors_from_calls(items, body_calls)
+            if body_calls is not None and len(body_calls) >= MIN_REPEATS
+            else None
+        )
+        if from_calls is not None and len(from_calls[0]) >= MIN_REPEATS:
             # The script says where each step is: one call of the loop's body.
-            anchors, last_end, spans = anchors_from_calls(items, body_calls)
+            anchors, last_end, spans = from_calls
     anchors, last_end = _drop_partial_last(items.tokens, anchors, last_end)
     anchors, warmup = _drop_warmup(timeline, items, anchors, last_end)
     if len(anchors) < MIN_REPEATS:
