@@ -41,10 +41,11 @@ def infer_dependencies(
       stream after the wait depends on the last activity launched on the recorded stream
       before the record — exactly, with no guessing; the event rule below is then not used.
     * **Events.** Otherwise a ``cudaStreamWaitEvent`` call makes the next activity launched after it
-      by the same thread (whose stream is the waiting stream) depend on the last activity,
-      on another stream, launched before the preceding ``cudaEventRecord`` of that thread
-      (before the wait call when no record precedes it); among several other streams, the
-      most recently launched one — the stream that was recorded.
+      by the same thread (whose stream is the waiting stream) depend on the last activity of
+      each other stream launched before the preceding ``cudaEventRecord`` of that thread
+      (before the wait call when no record precedes it). A *fork* — a stream's first wait,
+      made before its first launch, where the trace names the waiting stream — depends on
+      the origin stream's work only (:func:`_forks`).
     * **Timing.** Activity ``j`` on stream B depends on activity ``i`` on stream A when
       ``i`` ended at most :data:`DEPENDENCY_WINDOW_NS` before ``j`` started, B was idle
       when ``i`` ended (B's previous activity ended before), and ``j`` had been launched
@@ -224,17 +225,19 @@ def _event_dependencies(
     # holds back: the next one launched after the call.
     cut_at = waits.copy()
     launching = np.zeros(len(waits), bool)
-    event = _waited_event_ids(cols, lo, hi)
     for p, t in set(zip(pid[waits].tolist(), tid[waits].tolist(), strict=True)):
         if not ((launch_pid == p) & (launch_tid == t)).any():
             continue
         mine = np.flatnonzero((pid[waits] == p) & (tid[waits] == t))
         launching[mine] = True
         records = np.flatnonzero(is_record & (pid == p) & (tid == t))
-        # Waits on one event (the profiler's event id, where it has one) wait on one record:
-        # each takes the record before the thread's first wait on that event.
-        anchor = _first_wait_on_same_event(waits[mine], event[waits[mine]])
         # The thread's last record before the wait; the wait itself when none precedes it.
+        # (Not the record before the first wait on the same event id: libraries re-record
+        # one event object again and again. cuDNN's LSTM waits on the same two events
+        # before each layer; tied to the first layer's record, the second layer was read
+        # as independent of the first: a bidirectional LSTM predicted -46 %. The waits on
+        # one forked event are forks, which _forks reads without it.)
+        anchor = waits[mine]
         previous = np.searchsorted(records, anchor, side="left") - 1
         has_record = previous >= 0
         cut_at[mine[has_record]] = records[previous[has_record]]
@@ -328,38 +331,3 @@ def _after_previous_launch(cols: TimelineColumns, lo: int) -> int:
     start = max(0, lo - FORK_LOOKBACK_CALLS)
     launches = np.flatnonzero(np.isin(kind[start:lo], list(LAUNCH_KINDS)))
     return start + int(launches[-1]) + 1 if len(launches) else start
-
-
-def _waited_event_ids(cols: TimelineColumns, lo: int, hi: int) -> IntArray:
-    """Per host row in ``[lo, hi)``, the id of the event its stream wait waited on (from the
-    ``syncs`` row with the call's correlation), -1 where unknown or not a wait."""
-    if "wait_events" not in cols.memo:
-        syncs = cols.timeline.syncs
-        ids = np.full(cols.host_rows, -1, np.int64)
-        if len(syncs) and "event_id" in syncs and cols.host_rows:
-            wait = (syncs["kind"].to_numpy() == "stream_wait_event") & (
-                syncs["event_id"].to_numpy() >= 0
-            )
-            if wait.any():
-                rows = _host_rows(
-                    cols, syncs["pid"].to_numpy()[wait], syncs["correlation"].to_numpy()[wait]
-                )
-                event = syncs["event_id"].to_numpy()[wait]
-                found = rows >= 0
-                is_wait = cols.host_flag("wait")[rows[found]]
-                ids[rows[found][is_wait]] = event[found][is_wait]
-        cols.memo["wait_events"] = ids
-    waited: IntArray = cols.memo["wait_events"][lo:hi]
-    return waited
-
-
-def _first_wait_on_same_event(waits: IntArray, event: IntArray) -> IntArray:
-    """Per wait (sorted), the first of ``waits`` on the same event id; itself where the id
-    is unknown (-1)."""
-    anchor = waits.copy()
-    first: dict[int, int] = {}
-    for k, e in enumerate(event.tolist()):
-        if e < 0:
-            continue
-        anchor[k] = first.setdefault(e, int(waits[k]))
-    return anchor
