@@ -98,7 +98,9 @@ def estimate_occurrence(
     # A whole-graph activity (graph nodes hidden) already contains its nodes' overheads.
     overhead = np.where(kind == "graph", 0.0, calibration.node_overhead_for(duration))
     keys = stream_keys(cols.gpu("device")[rows], cols.gpu("stream")[rows])
-    share = cols.share[rows]
+    # A communication kernel mostly waits on other ranks on a few SMs, and is written to
+    # run beside compute: it takes no room from the kernels it overlaps.
+    share = np.where(cols.gpu("collective")[rows], 0.0, cols.share[rows])
     graphs: list[_Graph] = []
     dependencies = 0
     for k in range(last_segment + 1):
