@@ -8,11 +8,15 @@ share of the device's resident-block slots the node's grid fills) of the nodes r
 that moment must not exceed 1. Once started, a node runs for its whole duration (a block
 scheduler does not take SMs back). A node alone on the device always starts.
 
-Measured on the H200 (``sample_traces/validation/streams_fit``, 14 multi-stream replays
-timed in a fresh process), this rigid schedule put 10 of 14 within ±10 % (median 7.5 %),
-where the longest path bounded by the SM-time of all nodes put 3 within ±10 %: two GEMMs
-that each fill the device queue, whatever their streams, and an elementwise kernel cannot
-slip in beside a GEMM that holds every SM's registers; both bounds let them overlap.
+Measured on the H200 (``sample_traces/validation/streams_fit`` and the hold-outs'
+multi-stream workloads: 14 replays timed in a fresh process), this rigid schedule puts 10 of
+14 within ±10 % (median |error| 7.5 %), where the longest path bounded by the SM-time of all
+nodes put 5 (median 19.5 %): two GEMMs that each fill the device queue, whatever their
+streams, and an elementwise kernel cannot slip in beside a GEMM that holds every SM's
+registers; the SM-time bound let them overlap. Its misses: a big GEMM beside many tiny
+kernels (the tiny ones fit in the slots the GEMM leaves, yet replayed mostly after it:
+-33 %), two conv towers (+12 %), two GEMM branches joined by a fork (-10 to -12 %) and
+memory-bound GEMMs on two streams (-8 to -16 %).
 
 A profiled eager trace shows kernels of different streams overlapping too, and a kernel that
 shared the device ran longer than it would alone: :func:`solo_durations` takes that back.
