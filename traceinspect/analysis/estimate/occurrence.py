@@ -138,12 +138,13 @@ def estimate_occurrence(
         duration_scale: float = 1.0,
         node_scale: float | None = None,
         node_add_ns: float = 0.0,
+        with_parts: bool = False,
     ) -> tuple[int, dict[str, int]]:
         return _replay_wall(
-            copies, graphs, calibration, scale, duration_scale, node_scale, node_add_ns
+            copies, graphs, calibration, scale, duration_scale, node_scale, node_add_ns, with_parts
         )
 
-    graphed, parts = wall(copy_durations, 1.0)
+    graphed, parts = wall(copy_durations, 1.0, with_parts=True)
     # Per-node replay cost moves from one machine to the next more than any other constant
     # (NODE_OVERHEAD_LOW_FRAC, NODE_OVERHEAD_HIGH_ADD_NS): the range carries that.
     low, _ = wall(
@@ -192,6 +193,18 @@ class _Graph:
     def layout(self) -> PathLayout:
         return PathLayout.of(self.keys, self.deps)
 
+    @cached_property
+    def room_for_all(self) -> bool:
+        """Whether the largest node of every stream fits on the device beside the largest
+        of every other: then no node ever waits for room, and the schedule is the longest
+        path."""
+        if self.share is None:
+            return True
+        streams, stream_of = np.unique(self.keys, return_inverse=True)
+        largest = np.zeros(len(streams))
+        np.maximum.at(largest, stream_of, self.share)
+        return bool(largest.sum() <= 1.0)
+
     def path_ns(
         self, overhead_scale: float, duration_scale: float = 1.0, node_add_ns: float = 0.0
     ) -> float:
@@ -200,7 +213,7 @@ class _Graph:
         overhead = self.overhead * overhead_scale
         if node_add_ns:
             overhead = overhead + np.where(self.overhead > 0, node_add_ns, 0.0)
-        if self.share is None:
+        if self.share is None or self.room_for_all:
             return self.layout.longest(self.duration * duration_scale + overhead)
         return scheduled_path_ns(
             self.keys, self.duration * duration_scale, overhead, self.share, self.deps
@@ -215,6 +228,7 @@ def _replay_wall(
     duration_scale: float = 1.0,
     node_scale: float | None = None,
     node_add_ns: float = 0.0,
+    with_parts: bool = True,
 ) -> tuple[int, dict[str, int]]:
     """Simulate the host and the GPU of one synchronized request: eager input copies, then
     per graph replay() and, between graphs, the eager readbacks and the host sync.
@@ -223,8 +237,9 @@ def _replay_wall(
     sync) pays the cold start that the calibrated copy and replay costs hold; every later
     call costs its calibrated time less :attr:`Calibration.cold_call_ns`.
 
-    Returns the wall time and its parts, which sum to it; ``scale`` multiplies every
-    calibrated overhead (the range)."""
+    Returns the wall time and its parts, which sum to it (``gpu_work`` and
+    ``node_overhead`` told apart only ``with_parts``: a second walk of each graph);
+    ``scale`` multiplies every calibrated overhead (the range)."""
     cold = calibration.cold_call_ns * scale
     calls = 0  # host calls made since the last synchronize
 
@@ -250,10 +265,11 @@ def _replay_wall(
     gpu_work = node_overhead = host_syncs = 0.0
     for i, graph in enumerate(graphs):
         if len(graph.keys):
-            bare = graph.path_ns(0.0, duration_scale)
             path = graph.path_ns(
                 scale if node_scale is None else node_scale, duration_scale, node_add_ns
             )
+            # (the GPU work alone, for the parts only: a second walk of the graph)
+            bare = graph.path_ns(0.0, duration_scale) if with_parts else path
             gpu_work += bare
             node_overhead += path - bare
             # Its first node reaches the GPU replay_latency_ns after a cold replay() begins,

@@ -77,45 +77,53 @@ def scheduled_path_ns(
     heapq.heapify(ready)
     due: list[tuple[float, int]] = []  # ready by now, waiting for room
     running: list[tuple[float, int]] = []  # (end, node)
+    push, pop = heapq.heappush, heapq.heappop
+    room = CAPACITY + _EPS
     used = now = end = 0.0
     started = 0
     while started < n:
-        while running and running[0][0] <= now + _EPS:
-            used -= need[heapq.heappop(running)[1]]
+        soon = now + _EPS
+        while running and running[0][0] <= soon:
+            used -= need[pop(running)[1]]
         if not running:
             used = 0.0
-        while ready and ready[0][0] <= now + _EPS:
-            heapq.heappush(due, heapq.heappop(ready))
+        while ready and ready[0][0] <= soon:
+            push(due, pop(ready))
         blocked = []
         while due:
-            at, i = heapq.heappop(due)
-            if running and used + need[i] > CAPACITY + _EPS:
-                blocked.append((at, i))
+            item = pop(due)
+            i = item[1]
+            if running and used + need[i] > room:
+                blocked.append(item)
                 continue
             done = now + dur[i]
-            heapq.heappush(running, (done, i))
+            push(running, (done, i))
             used += need[i]
             started += 1
-            end = max(end, done)
+            if done > end:
+                end = done
             for j in unblocks[i]:
-                earliest[j] = max(earliest[j], done)
+                if done > earliest[j]:
+                    earliest[j] = done
                 waiting[j] -= 1
-                if waiting[j] == 0:
-                    heapq.heappush(ready, (earliest[j] + cost[j], j))
+                if not waiting[j]:
+                    push(ready, (earliest[j] + cost[j], j))
         for item in blocked:
-            heapq.heappush(due, item)
+            push(due, item)
         if started == n:
             break
-        if ready and ready[0][0] <= now + _EPS:
-            continue  # a node just unblocked is ready already
-        upcoming = [
-            t
-            for t in (ready[0][0] if ready else None, running[0][0] if running else None)
-            if t is not None
-        ]
-        if not upcoming:  # a dependency cycle: nothing can ever start (never from a trace)
+        if ready:
+            upcoming = ready[0][0]
+            if upcoming <= soon:
+                continue  # a node just unblocked is ready already
+            if running and running[0][0] < upcoming:
+                upcoming = running[0][0]
+        elif running:
+            upcoming = running[0][0]
+        else:  # a dependency cycle: nothing can ever start (never from a trace)
             break
-        now = max(now, min(upcoming))
+        if upcoming > now:
+            now = upcoming
     return end
 
 
