@@ -88,9 +88,11 @@ def test_load_reads_every_field(tmp_path: Path) -> None:
     assert cal.extra == {"htod_bandwidth_gbps": 25.0}
     assert not cal.is_fallback
     # the 100-node row wins for 2 µs kernels (converged); negative per-node clamps to 0;
-    # every node adds graph_node_extra_ns, 200 ns by default (the profile does not state it)
-    assert cal.graph_node_extra_ns == calibration.DEFAULT_GRAPH_NODE_EXTRA_NS == 200
-    assert cal.node_overhead_for([2_000, 200_000]).tolist() == [1_100.0, 200.0]
+    # every node adds graph_node_extra_ns, 100 ns by default (the profile does not state it),
+    # and a kernel after a memcpy/memset node costs at least graph_copy_transition_ns, 2 µs
+    assert cal.graph_node_extra_ns == calibration.DEFAULT_GRAPH_NODE_EXTRA_NS == 100
+    assert cal.graph_copy_transition_ns == calibration.DEFAULT_GRAPH_COPY_TRANSITION_NS == 2_000
+    assert cal.node_overhead_for([2_000, 200_000]).tolist() == [1_000.0, 100.0]
 
 
 def test_optional_fields_take_documented_defaults(tmp_path: Path) -> None:
@@ -100,8 +102,8 @@ def test_optional_fields_take_documented_defaults(tmp_path: Path) -> None:
     cal = load_calibration(write(tmp_path, data))
     assert cal.eager_launch_host_ns_profiled == 9_600  # 2 × 4800 (unprofiled, rounded)
     assert cal.graph_launch_host_for(77) == 3_000
-    # graph_node_overhead_ns + the 200 ns graph_node_extra_ns default, for every size
-    assert cal.node_overhead_for([1_000, 10**8]).tolist() == [1_120.0, 1_120.0]
+    # graph_node_overhead_ns + the 100 ns graph_node_extra_ns default, for every size
+    assert cal.node_overhead_for([1_000, 10**8]).tolist() == [1_020.0, 1_020.0]
     assert cal.copy_launch_host_ns == calibration.DEFAULT_COPY_LAUNCH_HOST_NS
     # no copy_warm_host_ns: a warm copy costs an eager operator launch
     assert cal.copy_warm_host_ns == 0 and cal.warm_copy_host_ns == 4_800
@@ -182,9 +184,10 @@ def test_builtin_h200_profile_and_the_values_the_estimator_derives() -> None:
     assert cal.graph_launch_host_ns == ((1, 2_970), (10, 3_022), (100, 3_060), (1000, 6_111))
     assert cal.graph_launch_host_for(55) == 3_041  # 3022 + 45/90 × 38
     # per-node overhead from the 1000-node rows: 0.83 µs → 186, 14.3 µs → 390, 91.7 µs → 415,
-    # each plus the 200 ns every node of a real graph adds (graph_node_extra_ns default)
-    assert cal.graph_node_extra_ns == 200
-    assert cal.node_overhead_for([832, 14_336, 91_712]).tolist() == [386.0, 590.0, 615.0]
+    # each plus the 100 ns every node of a real graph adds (graph_node_extra_ns default);
+    # a kernel after a copy node: 2 µs where that is more (graph_copy_transition_ns default)
+    assert cal.graph_node_extra_ns == 100 and cal.graph_copy_transition_ns == 2_000
+    assert cal.node_overhead_for([832, 14_336, 91_712]).tolist() == [286.0, 490.0, 515.0]
     # fixed cost of a synchronized replay: 9,266 (1-node wall − kernel) − 186 (its node)
     assert cal.replay_fixed_ns == 9_080
     assert cal.replay_latency_ns == 9_080 - 4_356

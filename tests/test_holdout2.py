@@ -19,11 +19,20 @@ Recorded three times, on machines of the same type (NVIDIA H200, driver 580.159.
   other two.
 
 The model now predicts the clean replay (calibration timed before any profiler session,
-200 ns per node on top, 5.57 µs per warm input copy), so on ``holdout2`` and above all on
+100 ns per node on top, at least 2 µs for a kernel after a copy node, 5.57 µs per warm
+input copy), so on ``holdout2`` and above all on
 ``holdout2_rerun``, both timed in a profiled process, the predictions sit below the
-measured value: within ±10 % on 6 of 8 and 1 of 8; against the fresh timing of the same
-graphs, 7 of 8 from either trace. The eager model's profiler costs were refitted after the
+measured value: within ±10 % on 5 of 8 and 0 of 8; against the fresh timing of the same
+graphs, 6 of 8 from either trace. The eager model's profiler costs were refitted after the
 first recording (on the validation set, not on these): savings are as of now.
+
+fork_join_streams was predicted −1.1 % and −7.2 % (here) and +2.9 % (fresh) while its
+second branch was read as waiting for the first. Read as forked from the current stream, as
+the script does, the two branches are independent: their GEMMs (0.97 of the device each)
+still run one after the other, but the GELUs (0.49) pair up and nodes waiting for room hide
+their overhead: 89-91 µs, where every recording measured 102-113 µs (the fresh one 102.3,
+about what the branches wholly one after the other had been predicted, 105.3). The replay
+gained nothing from the two streams, and the model now misses by −12 to −21 %.
 """
 
 from __future__ import annotations
@@ -43,41 +52,49 @@ from validation_table import (  # noqa: E402
 # set: workload: (measured graphed p50 µs, predicted µs, measured saving, predicted saving)
 EXPECTED = {
     "holdout2": {
-        "adamw_foreach": (985.8, 962.5, 0.6131, 0.6709),  # −2.4 %
-        "bottleneck_b4": (584.9, 564.7, 0.7055, 0.8447),  # −3.5 %
-        "compiled_swiglu": (161.6, 143.2, 0.6892, 0.7689),  # −11.4 %
-        "decoder_b8": (679.1, 626.8, 0.7303, 0.747),  # −7.7 %
-        "embbag_small": (110.2, 92.7, 0.6016, 0.6944),  # −15.9 %
-        "fork_join_streams": (107.9, 106.6, 0.6621, 0.8556),  # −1.1 %
-        "lstm_b64": (855.0, 846.7, 0.7577, 0.6946),  # −1.0 %
-        "mlp_silu_wide": (301.2, 279.0, 0.6359, 0.6491),  # −7.4 %
+        "adamw_foreach": (985.8, 935.1, 0.6131, 0.6803),  # −5.1 %
+        "bottleneck_b4": (584.9, 552.3, 0.7055, 0.8481),  # −5.6 %
+        "compiled_swiglu": (161.6, 148.6, 0.6892, 0.7603),  # −8.1 %
+        "decoder_b8": (679.1, 605.2, 0.7303, 0.7558),  # −10.9 %
+        "embbag_small": (110.2, 93.8, 0.6016, 0.6907),  # −14.9 %
+        "fork_join_streams": (107.9, 90.9, 0.6621, 0.8769),  # −15.7 %
+        "lstm_b64": (855.0, 822.7, 0.7577, 0.7032),  # −3.8 %
+        "mlp_silu_wide": (301.2, 272.6, 0.6359, 0.6572),  # −9.5 %
     },
     "holdout2_rerun": {
-        "adamw_foreach": (1176.9, 972.8, 0.5888, 0.7248),  # −17.3 %
-        "bottleneck_b4": (687.1, 567.8, 0.6526, 0.8583),  # −17.4 %
-        "compiled_swiglu": (194.7, 142.7, 0.643, 0.8298),  # −26.7 %
-        "decoder_b8": (836.3, 624.9, 0.6947, 0.8313),  # −25.3 %
-        "embbag_small": (113.6, 92.5, 0.5691, 0.718),  # −18.5 %
-        "fork_join_streams": (112.9, 104.8, 0.5223, 0.6127),  # −7.2 %
-        "lstm_b64": (1024.7, 861.4, 0.6091, 0.6746),  # −15.9 %
-        "mlp_silu_wide": (345.2, 279.6, 0.5594, 0.6442),  # −19.0 %
+        "adamw_foreach": (1176.9, 945.4, 0.5888, 0.7326),  # −19.7 %
+        "bottleneck_b4": (687.1, 555.4, 0.6526, 0.8614),  # −19.2 %
+        "compiled_swiglu": (194.7, 148.1, 0.643, 0.8235),  # −23.9 %
+        "decoder_b8": (836.3, 603.3, 0.6947, 0.8371),  # −27.9 %
+        "embbag_small": (113.6, 93.6, 0.5691, 0.7146),  # −17.5 %
+        "fork_join_streams": (112.9, 89.4, 0.5223, 0.6696),  # −20.8 %
+        "lstm_b64": (1024.7, 837.4, 0.6091, 0.6836),  # −18.3 %
+        "mlp_silu_wide": (345.2, 273.2, 0.5594, 0.6524),  # −20.9 %
     },
 }
 #: Graphed predictions beyond ±10 %, all under: the profiled process's replays (every one on
-#: the rerun but fork_join_streams, the graph it slowed least) and, on the first recording,
-#: compiled_swiglu (measured 5 % above the fresh process, 161.6 vs 153.6 µs, against which
-#: the prediction is −6.8 %) and embbag_small (one input copy assumed for its two; the fresh
-#: recording measured 110.0 µs too and, with both copies charged, is predicted −10.9 %: the
-#: model's miss, not the process's).
+#: the rerun) and, on the first recording, decoder_b8 (−10.9 %: measured 8 % above the fresh
+#: process, 679.1 vs 626.0 µs, against which the prediction is −3.3 %), embbag_small
+#: (−14.9 %: one input copy assumed for its two; the fresh recording measured 110.0 µs too
+#: and, with both copies charged, is predicted −9.9 %, just within) and fork_join_streams
+#: (−15.7 %; −12.2 % against the fresh recording: the model's miss, see above).
+#: compiled_swiglu, −11.4 % with 200 ns per node, is −8.1 % now (its 161.6 µs measured 5 %
+#: above the fresh process); decoder_b8, −7.7 % then, has 216 nodes at 100 ns less each.
 GRAPHED_MISSES = {
-    ("holdout2", "compiled_swiglu"),
+    ("holdout2", "decoder_b8"),
     ("holdout2", "embbag_small"),
-    *(("holdout2_rerun", n) for n in EXPECTED["holdout2_rerun"] if n != "fork_join_streams"),
+    ("holdout2", "fork_join_streams"),
+    *(("holdout2_rerun", n) for n in EXPECTED["holdout2_rerun"]),
 }
+#: The measured graphed time above the stated range: fork_join_streams on the rerun (112.9
+#: µs against 81.3-106.8), the model's miss on that graph and its profiled process together
+#: (on the first recording 107.9 µs lies just inside 82.8-108.2).
+OUTSIDE_RANGE = {("holdout2_rerun", "fork_join_streams")}
 #: Savings without --eager-us beyond 15 points: the eager time simulated from the trace
 #: runs high where the profiled step holds long host work (fork_join_streams: stream
-#: switches and record_stream, +131 %; bottleneck_b4: +103 %) or, on the rerun, where the
-#: measured replay was slowed by its profiled process.
+#: switches and record_stream, eager +131 %, saving +21.5 points; bottleneck_b4: eager
+#: +83 %, +14.3 points here and +20.9 on the rerun) or, on the rerun, where the measured
+#: replay was slowed by its profiled process (compiled_swiglu +18.1 points).
 SAVING_MISSES = {
     ("holdout2", "fork_join_streams"),
     ("holdout2_rerun", "bottleneck_b4"),
@@ -106,8 +123,10 @@ def test_holdout2_prediction(
 ) -> None:
     row = rows[folder, name]
     assert_row_matches(row, EXPECTED[folder][name])
-    # the measured graphed time lies inside the stated range on all sixteen, even on the rerun
-    assert row.low_us <= row.graphed_measured_us <= row.high_us
+    # the measured graphed time lies inside the stated range on fifteen of sixteen, all of
+    # the rerun's slowed replays included, but for fork_join_streams there
+    inside = row.low_us <= row.graphed_measured_us <= row.high_us
+    assert inside == ((folder, name) not in OUTSIDE_RANGE)
     within = abs(row.error_frac) <= 0.10
     assert within == ((folder, name) not in GRAPHED_MISSES), f"{row.error_frac:+.1%}"
     close = abs(row.saving_error_points) <= 15
@@ -128,7 +147,7 @@ def test_the_rerun_measured_its_profiled_process_not_a_slower_machine(
         assert 1.03 <= rerun.graphed_measured_us / clean.graphed_measured_us <= 1.34, name
         assert 1.00 <= first.graphed_measured_us / clean.graphed_measured_us <= 1.09, name
         # AND the three eager traces give one prediction: within 3 %, but for embbag_small,
-        # whose fresh row carries its two inputs' copies (5.9 %; lstm_b64's three: 2.6 %)
+        # whose fresh row carries its two inputs' copies (5.9 %; lstm_b64's three: 2.7 %)
         predicted = [first.predicted_us, rerun.predicted_us, clean.predicted_us]
         spread = max(predicted) / min(predicted) - 1
         assert spread <= (0.06 if name == "embbag_small" else 0.03), f"{name}: {spread:.1%}"
@@ -136,8 +155,11 @@ def test_the_rerun_measured_its_profiled_process_not_a_slower_machine(
         for recording, row in (("holdout2", first), ("holdout2_rerun", rerun)):
             if abs(row.predicted_us / clean.graphed_measured_us - 1) <= 0.10:
                 within.add((recording, name))
-    # all but embbag_small (92.7 and 92.5 vs 110.0 µs: −15.7 % and −15.9 %)
+    # all but embbag_small (93.8 and 93.6 vs 110.0 µs: −14.7 % and −14.9 %) and
+    # fork_join_streams (90.9 and 89.4 vs 102.3 µs: −11.1 % and −12.6 %)
     assert within == {(r, n) for r in ("holdout2", "holdout2_rerun") for n in fresh} - {
         ("holdout2", "embbag_small"),
         ("holdout2_rerun", "embbag_small"),
+        ("holdout2", "fork_join_streams"),
+        ("holdout2_rerun", "fork_join_streams"),
     }

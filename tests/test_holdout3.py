@@ -9,10 +9,13 @@ minutes later, the same graphs replayed by themselves in a fresh process
 in it) took 669 µs (gru_b8), 608 (mlp_relu_b64), 629 (mobilenet_half_b4) and 121
 (streams_pipeline) where the collector measured 943, 725, 839 and 152 µs; the six recorded
 again with every round in a fresh process are ``holdout3_fresh/``. The model now predicts
-the clean replay (calibration timed before any profiler session, 200 ns per node on top, fitted
-on ``holdout2_fresh`` and ``holdout3_fresh``), so against the profiled process it misses
-±10 % on five of the six, all under (median −22.7 %), while against the fresh timings it
-comes within ±10 % on five of six (not streams_pipeline).
+the clean replay (calibration timed before any profiler session, 100 ns per node on top and
+at least 2 µs for a kernel after a copy node, fitted on the 64 fresh-process replays,
+``holdout3_fresh`` among them), so against the profiled process it misses ±10 % on five of
+the six, all under (median −23.7 %), while against the fresh timings it comes within ±10 %
+on five of six (not streams_pipeline, −16.2 %). streams_pipeline's two
+streams, whose GEMMs each fill 0.97 of the device, now run one after the other in the
+replay (they were taken to overlap: −29.9 % against the fresh timing then).
 """
 
 from __future__ import annotations
@@ -35,19 +38,21 @@ HOLDOUT = SAMPLES / "validation" / "holdout3"
 
 # workload: (measured graphed p50 µs, predicted µs, measured saving, predicted saving)
 EXPECTED = {
-    "encoder_b16": (291.8, 270.4, 0.6153, 0.6162),  # −7.3 %
-    "gru_b8": (942.6, 717.6, 0.6242, 0.5815),  # −23.9 %
-    "mlp_relu_b64": (725.2, 579.7, 0.5099, 0.5871),  # −20.1 %
-    "mobilenet_half_b4": (838.5, 630.7, 0.7659, 0.8326),  # −24.8 %
-    "sgd_foreach": (118.6, 93.0, 0.8043, 0.8671),  # −21.6 %
-    "streams_pipeline": (152.0, 93.2, 0.7084, 0.8772),  # −38.7 %
+    "encoder_b16": (291.8, 272.4, 0.6153, 0.6134),  # −6.6 %
+    "gru_b8": (942.6, 705.6, 0.6242, 0.5885),  # −25.1 %
+    "mlp_relu_b64": (725.2, 565.3, 0.5099, 0.5973),  # −22.1 %
+    "mobilenet_half_b4": (838.5, 605.1, 0.7659, 0.8394),  # −27.8 %
+    "sgd_foreach": (118.6, 92.2, 0.8043, 0.8682),  # −22.2 %
+    "streams_pipeline": (152.0, 111.0, 0.7084, 0.8537),  # −27.0 %
 }
 #: Against the profiled process's timing: five misses, all under.
 GRAPHED_MISSES = {"gru_b8", "mlp_relu_b64", "mobilenet_half_b4", "sgd_foreach", "streams_pipeline"}
-#: Measured above the range: gru_b8 (942.6 vs 872.6 µs), sgd_foreach (118.6 vs 114.6 µs;
-#: its fresh timing, 101.3 µs, is inside) and streams_pipeline (152.0 vs 126.1 µs).
+#: Measured above the range: gru_b8 (942.6 vs 859.4 µs), sgd_foreach (118.6 vs 113.7 µs;
+#: its fresh timing, 101.3 µs, is inside) and streams_pipeline (152.0 vs 145.4 µs).
 OUTSIDE_RANGE = {"gru_b8", "sgd_foreach", "streams_pipeline"}
-SAVING_MISSES = {"streams_pipeline"}
+#: Savings without --eager-us beyond 15 points: none. streams_pipeline's was (+16.9 points)
+#: while its two streams were taken to overlap; +14.5 now.
+SAVING_MISSES: set[str] = set()
 
 
 @pytest.fixture(scope="module")
@@ -78,14 +83,15 @@ def test_a_fresh_process_replays_the_same_graphs_near_the_prediction(
         # the collector's process measured 20-41 % more than a fresh process on that machine
         assert 1.19 <= row.graphed_measured_us / alone_us <= 1.42
         # the prediction (which adds the input copies the bare replay leaves out) lies within
-        # 10 % of the fresh process's replay (gru_b8 +7.3 %, mlp_relu_b64 −4.7 %,
-        # mobilenet_half_b4 +0.3 %), but for the two-stream pipeline: 93.2 vs 121.1 µs,
-        # −23.0 % (a cross-stream dependency costs the replay more than the model charges)
+        # 10 % of the fresh process's replay on all four (gru_b8 +5.5 %, mlp_relu_b64 −7.1 %,
+        # mobilenet_half_b4 −3.7 %), the two-stream pipeline included: 111.0 vs 121.1 µs,
+        # −8.3 %, now that its streams' GEMMs (0.97 of the device each) run one after the
+        # other (−23.0 % while they were taken to overlap; −6.6 % with 200 ns per node)
         error = row.predicted_us / alone_us - 1
-        assert (abs(error) <= 0.10) == (name != "streams_pipeline"), f"{name}: {error:+.1%}"
+        assert abs(error) <= 0.10, f"{name}: {error:+.1%}"
     streams = rows["streams_pipeline"].predicted_us
     alone = fresh["workloads"]["streams_pipeline"]["unprofiled"]["host_p50_us"]
-    assert streams / alone - 1 == pytest.approx(-0.230, abs=0.005)
+    assert streams / alone - 1 == pytest.approx(-0.083, abs=0.005)
 
 
 def test_every_step_verdict_agrees_with_what_replay_did() -> None:
@@ -103,19 +109,22 @@ def test_every_step_verdict_agrees_with_what_replay_did() -> None:
 
 #: The same six recorded again with ``--fresh-timing`` (record.sh FRESH_TIMING=1): measured
 #: graphed time from a process that never ran a profiler. They were recorded with the model
-#: frozen, but the per-node extra (200 ns) was fitted on them and ``holdout2_fresh`` since:
-#: no longer a hold-out of the replay model.
+#: frozen, but the per-node extra (100 ns) and the copy transition (2 µs) were fitted since
+#: on the 64 fresh-process replays, these six among them: no longer a hold-out of the replay
+#: model.
 EXPECTED_FRESH = {
-    "encoder_b16": (274.9, 270.3),  # −1.7 %
-    "gru_b8": (688.8, 717.6),  # +4.2 %
-    "mlp_relu_b64": (593.0, 577.0),  # −2.7 %
-    "mobilenet_half_b4": (622.9, 638.7),  # +2.5 %
-    "sgd_foreach": (101.3, 94.4),  # −6.8 %
-    # −29.9 %, above the range (86-127 µs): memory-bound GEMMs on two streams joined by six
-    # events replay slower than the device share and the stream waits charge, and a stream's
-    # fork is read as waiting on the other. With the calibration timed after a profiler
-    # session (0.43 µs per tiny node) it was −21.0 %, inside the range.
-    "streams_pipeline": (134.5, 94.2),
+    "encoder_b16": (274.9, 272.2),  # −1.0 %
+    "gru_b8": (688.8, 705.6),  # +2.4 %
+    "mlp_relu_b64": (593.0, 562.6),  # −5.1 %
+    "mobilenet_half_b4": (622.9, 613.1),  # −1.6 %
+    "sgd_foreach": (101.3, 93.6),  # −7.6 %
+    # −16.2 %, inside the range (101-147 µs): its two streams' GEMMs, 0.97 of the device
+    # each, run one after the other (94.1 µs of kernels + 7.7 µs of node overhead), yet the
+    # step measured 21.8 µs more than the prediction: 5.1 µs of it the 12.6 MB input copy,
+    # charged as one small copy since this recording kept no copy sizes
+    # (test_collect_profile), the rest not accounted for. −29.9 % and above the range while
+    # the streams were taken to overlap; −14.6 % with them scheduled and 200 ns per node.
+    "streams_pipeline": (134.5, 112.7),
 }
 
 
@@ -126,9 +135,9 @@ def test_holdout3_timed_in_a_fresh_process() -> None:
         row = rows[name]
         assert row.graphed_measured_us == pytest.approx(measured, abs=0.05)
         assert row.predicted_us == pytest.approx(predicted, abs=1.0)
-        inside = row.low_us <= row.graphed_measured_us <= row.high_us
-        assert inside == (name != "streams_pipeline")
+        # every measurement inside its range; within ±10 % but for streams_pipeline
+        assert row.low_us <= row.graphed_measured_us <= row.high_us
         assert (abs(row.error_frac) <= 0.10) == (name != "streams_pipeline")
         assert abs(row.saving_error_points) <= 15
     errors = sorted(abs(r.error_frac) for r in rows.values())
-    assert (errors[2] + errors[3]) / 2 == pytest.approx(0.0345, abs=0.001)  # median |error|
+    assert (errors[2] + errors[3]) / 2 == pytest.approx(0.0378, abs=0.001)  # median |error|

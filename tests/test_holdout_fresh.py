@@ -8,14 +8,23 @@ default since the fresh-process timing; the sets below), checked with the built-
   DCGAN, MBConv with SE, an RMSprop loop), recorded after the clean calibration was frozen
   (56f6ca0): graphed within ±10 % on 7 of 8 then, the RMSprop loop −29 % (80 input copies
   charged 1.3 µs each; 5.6 µs measured). The warm-copy cost that fixed it came from
-  ``replay_parts.json``, not from this set.
+  ``replay_parts.json``, not from this set (−9.9 % then). The per-node extra fitted later
+  on the 64 fresh-process replays (100 ns instead of 200) takes 40 µs off its 400 nodes:
+  −12.8 %, a miss again.
 * ``holdout5``: eight more families (GPT-2 prefill, GCN message passing, MLP-Mixer, LM
   head with top-k, a whole CNN training step, Swin windows, an FPN head, two towers on two
   streams), recorded only after the model was frozen again (c6a7e41) and never fitted on;
   ``holdout5_rerun``: the same eight on another H200 machine 12 minutes later, whose host
   is faster (a tiny launch from Python 6.2 µs against 7.8): the same graphs replayed 0-14 %
-  faster there (``lm_head_topk_b8`` 125.3 vs 146.5 µs), and the one miss moved from the LM
-  head (−16.8 %, −3.1 % there) to the two towers (+9.3 %, +16.6 % there).
+  faster there (``lm_head_topk_b8`` 125.3 vs 146.5 µs). The one miss of each was the LM
+  head on the first (−16.8 %, −3.1 % there) and the two towers on the second (+9.3 %,
+  +16.6 % there), then read as the second tower waiting for the first. The multi-stream
+  replay model that came after (a ``wait_stream`` fork read as one; nodes of several
+  streams starting as the device has room for them) was checked on these two rows among
+  others, so they are no longer held out from it: the towers now come −5.8 % and +0.5 %,
+  and the LM head is the one miss, on the first machine only (−17.7 %). The per-node extra
+  and the copy transition (a kernel after a memcpy or memset node) were fitted on the 64
+  fresh-process replays, these sets among them.
 """
 
 from __future__ import annotations
@@ -36,61 +45,78 @@ VALIDATION = SAMPLES / "validation"
 # set -> workload -> (measured graphed p50 µs, predicted µs, measured saving, predicted saving)
 EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
     "holdout2_fresh": {
-        "adamw_foreach": (935.7, 972.2, 0.6820, 0.7484),  # +3.9 %
-        "bottleneck_b4": (551.7, 565.6, 0.7414, 0.7485),  # +2.5 %
-        "compiled_swiglu": (153.6, 143.6, 0.7885, 0.8395),  # −6.5 %
-        "decoder_b8": (626.0, 632.0, 0.7987, 0.8333),  # +1.0 %
-        "embbag_small": (110.0, 98.0, 0.7676, 0.8468),  # −10.9 %
-        "fork_join_streams": (102.3, 105.3, 0.5988, 0.6470),  # +2.9 %
-        "lstm_b64": (832.7, 869.1, 0.7885, 0.7075),  # +4.4 %
-        "mlp_silu_wide": (285.6, 280.4, 0.6774, 0.6674),  # −1.8 %
+        "adamw_foreach": (935.7, 944.8, 0.6820, 0.7555),  # +1.0 %
+        "bottleneck_b4": (551.7, 553.2, 0.7414, 0.7541),  # +0.3 %
+        "compiled_swiglu": (153.6, 148.9, 0.7885, 0.8336),  # −3.0 %
+        "decoder_b8": (626.0, 610.4, 0.7987, 0.839),  # −2.5 %
+        "embbag_small": (110.0, 99.1, 0.7676, 0.845),  # −9.9 %
+        # −12.2 %: its two branches, forked from the current stream (read before as the
+        # second waiting for the first: +2.9 %), have GEMMs that each fill 0.97 of the
+        # device; they run one after the other, the GELUs (0.49) side by side. The replay
+        # measured about what the branches wholly one after the other had been predicted
+        "fork_join_streams": (102.3, 89.8, 0.5988, 0.6991),
+        "lstm_b64": (832.7, 845.1, 0.7885, 0.7155),  # +1.5 %
+        "mlp_silu_wide": (285.6, 274.0, 0.6774, 0.675),  # −4.1 %
     },
     "holdout4": {
-        "conv1d_audio_b8": (629.7, 604.0, 0.2715, 0.3868),  # −4.1 %
-        "dcgan_gen_b16": (193.0, 178.5, 0.6839, 0.7930),  # −7.5 %
-        "dlrm_b128": (126.5, 125.5, 0.7340, 0.7529),  # −0.8 %
-        "mbconv_se_b32": (793.2, 819.4, 0.7960, 0.7065),  # +3.3 %
-        "rmsnorm_llama_decode_b1": (834.8, 805.8, 0.8601, 0.8132),  # −3.5 %
-        "rmsprop_loop": (1383.7, 1246.4, 0.5760, 0.7622),  # −9.9 %
-        "unet_block_b2": (367.9, 399.3, 0.7093, 0.7339),  # +8.5 %
-        "vit_b4": (341.5, 332.6, 0.7780, 0.8217),  # −2.6 %
+        "conv1d_audio_b8": (629.7, 601.6, 0.2715, 0.3893),  # −4.5 %
+        "dcgan_gen_b16": (193.0, 185.0, 0.6839, 0.7854),  # −4.1 %
+        "dlrm_b128": (126.5, 124.1, 0.7340, 0.7556),  # −1.9 %
+        "mbconv_se_b32": (793.2, 807.1, 0.7960, 0.7109),  # +1.8 %
+        "rmsnorm_llama_decode_b1": (834.8, 773.8, 0.8601, 0.8207),  # −7.3 %
+        "rmsprop_loop": (1383.7, 1206.4, 0.5760, 0.7698),  # −12.8 %
+        "unet_block_b2": (367.9, 388.1, 0.7093, 0.7414),  # +5.5 %
+        "vit_b4": (341.5, 335.5, 0.7780, 0.8201),  # −1.8 %
     },
     "holdout5": {
-        "cnn_train_step_b32": (699.7, 683.4, 0.7384, 0.7685),  # −2.3 %
-        "dual_tower_streams_b4": (156.7, 171.3, 0.8416, 0.8057),  # +9.3 %
-        "fpn_head_b2": (1120.8, 1152.5, 0.6152, 0.7631),  # +2.8 %
-        "gcn_scatter_b1": (884.5, 880.9, 0.0373, 0.0391),  # −0.4 %
-        "gpt2_prefill_b1": (242.9, 230.1, 0.8038, 0.8084),  # −5.3 %
-        "lm_head_topk_b8": (146.5, 121.9, 0.7238, 0.7680),  # −16.8 %
-        "mlp_mixer_b8": (424.3, 455.6, 0.7146, 0.8494),  # +7.4 %
-        "swin_window_attn_b2": (406.3, 433.8, 0.7554, 0.7504),  # +6.8 %
+        "cnn_train_step_b32": (699.7, 677.9, 0.7384, 0.7704),  # −3.1 %
+        "dual_tower_streams_b4": (156.7, 147.6, 0.8416, 0.8325),  # −5.8 %
+        "fpn_head_b2": (1120.8, 1138.9, 0.6152, 0.7659),  # +1.6 %
+        "gcn_scatter_b1": (884.5, 877.9, 0.0373, 0.0423),  # −0.8 %
+        "gpt2_prefill_b1": (242.9, 231.8, 0.8038, 0.807),  # −4.5 %
+        "lm_head_topk_b8": (146.5, 120.6, 0.7238, 0.7707),  # −17.7 %
+        "mlp_mixer_b8": (424.3, 446.6, 0.7146, 0.8523),  # +5.3 %
+        "swin_window_attn_b2": (406.3, 425.0, 0.7554, 0.7555),  # +4.6 %
     },
     "holdout5_rerun": {
-        "cnn_train_step_b32": (692.1, 676.2, 0.6247, 0.7142),  # −2.3 %
-        "dual_tower_streams_b4": (146.7, 171.1, 0.7803, 0.7490),  # +16.6 %
-        "fpn_head_b2": (1103.1, 1152.7, 0.4121, 0.4915),  # +4.5 %
-        "gcn_scatter_b1": (876.9, 880.8, 0.0411, -0.0100),  # +0.4 %
-        "gpt2_prefill_b1": (239.0, 230.4, 0.6794, 0.6805),  # −3.6 %
-        "lm_head_topk_b8": (125.3, 121.4, 0.3726, 0.6423),  # −3.1 %
-        "mlp_mixer_b8": (419.3, 453.2, 0.6392, 0.5992),  # +8.1 %
-        "swin_window_attn_b2": (400.0, 433.2, 0.6718, 0.6675),  # +8.3 %
+        "cnn_train_step_b32": (692.1, 670.6, 0.6247, 0.7165),  # −3.1 %
+        "dual_tower_streams_b4": (146.7, 147.4, 0.7803, 0.7837),  # +0.5 %
+        "fpn_head_b2": (1103.1, 1139.1, 0.4121, 0.4975),  # +3.3 %
+        "gcn_scatter_b1": (876.9, 877.8, 0.0411, -0.0065),  # +0.1 %
+        "gpt2_prefill_b1": (239.0, 232.1, 0.6794, 0.6781),  # −2.9 %
+        "lm_head_topk_b8": (125.3, 120.0, 0.3726, 0.6464),  # −4.2 %
+        "mlp_mixer_b8": (419.3, 444.2, 0.6392, 0.6072),  # +5.9 %
+        "swin_window_attn_b2": (400.0, 424.4, 0.6718, 0.6743),  # +6.1 %
     },
 }
-#: Outside ±10 %, by set: the embedding-bag step (its replay measured 110 µs against 98
-#: predicted); the LM head's top-k (a 28-kernel chain of one-block kernels and two memsets:
-#: 146.5 µs measured on a machine with a slow host, 121.9 predicted; 125.3 on the next
-#: machine); the two towers on two streams (+16.6 % on the faster machine).
+#: Outside ±10 %, by set: the fork/join of two streams (102.3 µs measured, 89.8 predicted);
+#: the RMSprop loop (1,383.7 µs measured, 1,206.4 predicted: 400 nodes at 100 ns each);
+#: the LM head's top-k (a 28-kernel chain of one-block kernels and two memsets: 146.5 µs
+#: measured on a machine with a slow host, 120.6 predicted; 125.3 on the next machine).
+#: The embedding-bag step, −10.9 % with 200 ns per node, is −9.9 % (99.1 µs against 110.0)
+#: with 100 ns and the 2 µs copy transition. The two towers on two streams, +16.6 % on the
+#: faster machine while the second was read as waiting for the first, are +0.5 % there now.
 GRAPHED_MISSES = {
-    "holdout2_fresh": {"embbag_small"},
+    "holdout2_fresh": {"fork_join_streams"},
+    "holdout4": {"rmsprop_loop"},
     "holdout5": {"lm_head_topk_b8"},
-    "holdout5_rerun": {"dual_tower_streams_b4"},
 }
-OUTSIDE_RANGE = {"holdout5_rerun": {"dual_tower_streams_b4"}}
-#: Saving more than 15 points off without --eager-us, by set: the RMSprop loop, whose eager
-#: time from its trace is 47 % high (a Python loop of 400 launches whose profiled host time
-#: the model deflates too little); the LM head on the faster machine, whose eager step took
-#: 200 µs there (530 µs on the other) while its trace gives 339 µs.
-SAVING_MISSES = {"holdout4": {"rmsprop_loop"}, "holdout5_rerun": {"lm_head_topk_b8"}}
+#: Measured above the range: the fork/join of two streams (102.3 µs against 83.5-100.6). The
+#: two towers on the faster machine, above it while read one after the other (146.7 µs
+#: against 152.1-221.1), are inside now (133.7-184.0).
+OUTSIDE_RANGE = {"holdout2_fresh": {"fork_join_streams"}}
+#: Saving more than 15 points off without --eager-us, by set: the RMSprop loop (+19.4
+#: points), whose eager time from its trace is 61 % high (a Python loop of 400 launches whose
+#: profiled host time the model deflates too little); the FPN head on the first machine
+#: (+15.1 points, 14.8 with 200 ns per node: its eager time from the trace is 67 % high,
+#: 4,865 µs against 2,913 measured, so a graphed time 14 µs lower tips it over); the LM head
+#: on the faster machine (+27.4 points), whose eager step took 200 µs there (530 µs on the
+#: other) while its trace gives 339 µs.
+SAVING_MISSES = {
+    "holdout4": {"rmsprop_loop"},
+    "holdout5": {"fpn_head_b2"},
+    "holdout5_rerun": {"lm_head_topk_b8"},
+}
 
 
 @pytest.fixture(scope="module")
@@ -120,15 +146,18 @@ def test_fresh_process_prediction(
 
 
 @pytest.mark.parametrize(
-    ("recording", "median_error"), [("holdout5", 0.0605), ("holdout5_rerun", 0.0406)]
+    ("recording", "within", "median_error"),
+    [("holdout5", 7, 0.0457), ("holdout5_rerun", 8, 0.0318)],
 )
 def test_holdout5_summary(
-    recording: str, median_error: float, rows: dict[str, dict[str, ValidationRow]]
+    recording: str, within: int, median_error: float, rows: dict[str, dict[str, ValidationRow]]
 ) -> None:
-    """The set recorded after the last freeze, on two machines: 7 of 8 within ±10 % on each,
-    median |error| 6.0 % and 4.1 %."""
+    """The set recorded after the last freeze, on two machines: 7 and 8 of 8 within ±10 %,
+    median |error| 4.6 % and 3.2 % (7 of 8 on each, 6.0 % and 4.1 %, before the multi-stream
+    replay model, which was checked on the two-tower rows; 4.6 % and 3.4 % with it and 200 ns
+    per node)."""
     errors = [abs(r.error_frac) for r in rows[recording].values()]
-    assert sum(e <= 0.10 for e in errors) == 7
+    assert sum(e <= 0.10 for e in errors) == within
     assert statistics.median(errors) == pytest.approx(median_error, abs=0.001)
 
 

@@ -13,11 +13,13 @@ when it was recorded).
 Every round was still timed in the process that had just run the script under the profiler,
 which leaves replays slower for the rest of its life (the fresh-process re-recordings of
 other hold-outs: 2-52 % slower, median 27 %). The model now predicts the clean replay (a
-calibration whose replays were timed before any profiler session, 200 ns per node on top,
-5.57 µs per warm input copy): four of the six predictions sit below the measured value
-(median error −4.0 %; with the calibration measured after a profiler session, 0.43 instead
-of 0.19 µs per tiny node, they sat around it, median +0.1 %), and all six still come within
-±10 %.
+calibration whose replays were timed before any profiler session, 100 ns per node on top,
+at least 2 µs for a kernel after a copy node, 5.57 µs per warm input copy, fitted on the 64
+fresh-process replays): five of the six predictions sit below the measured value (median
+error −5.0 %; −4.0 % with 200 ns per node; with the calibration measured after a profiler
+session, 0.43 instead of 0.19 µs per tiny node, they sat around it, median +0.1 %), and five
+of six come within ±10 %: sgd_update, a graph of 601 nodes, loses 60 µs with the per-node
+extra halved and reads −13.7 % against its profiled process (−9.2 % with 200 ns).
 """
 
 from __future__ import annotations
@@ -38,16 +40,20 @@ HOLDOUT = SAMPLES / "validation" / "holdout"
 
 # workload: (measured graphed p50 µs, predicted µs, measured saving, predicted saving)
 EXPECTED = {
-    "bottleneck_b16": (1302.4, 1280.9, 0.7284, 0.8027),  # −1.6 %
-    "compiled_block": (171.6, 159.4, 0.5435, 0.6081),  # −7.1 %
-    "decoder_b4": (1207.4, 1131.0, 0.7705, 0.7679),  # −6.3 %
-    "encoder_b32": (1722.9, 1793.4, 0.0249, -0.0084),  # compute-bound: +4.1 %
-    "gru_loop": (977.4, 999.8, 0.6431, 0.6093),  # +2.3 %
-    "sgd_update": (1301.9, 1182.4, 0.7631, 0.845),  # 601 nodes: −9.2 %
+    "bottleneck_b16": (1302.4, 1255.7, 0.7284, 0.8066),  # −3.6 %
+    "compiled_block": (171.6, 160.7, 0.5435, 0.605),  # −6.3 %
+    "decoder_b4": (1207.4, 1089.0, 0.7705, 0.7765),  # −9.8 %
+    "encoder_b32": (1722.9, 1806.1, 0.0249, -0.0155),  # compute-bound: +4.8 %
+    "gru_loop": (977.4, 975.8, 0.6431, 0.6187),  # −0.2 %
+    "sgd_update": (1301.9, 1124.0, 0.7631, 0.8527),  # 601 nodes: −13.7 %
 }
-#: Workloads whose graphed prediction misses ±10 % (none against each mode's least
-#: disturbed round; sgd_update's −16.9 % against the pooled rounds is above).
-KNOWN_MISSES: set[str] = set()
+#: Workloads whose graphed prediction misses ±10 % against each mode's least disturbed
+#: round: sgd_update (1,124.0 µs predicted against 1,301.9 measured in the profiled process,
+#: −13.7 %; its 601 nodes are charged 100 ns each, fitted on replays timed in a fresh
+#: process, where the other hold-outs' graphs replayed 2-52 % faster; no fresh timing of
+#: this one was recorded). Against the pooled rounds (1,482-1,506 µs in rounds 1-3) it is
+#: further off still.
+KNOWN_MISSES = {"sgd_update"}
 
 
 @pytest.fixture(scope="module")
@@ -73,9 +79,9 @@ def test_holdout_prediction(name: str, rows: dict[str, ValidationRow]) -> None:
 
 def test_the_clean_model_sits_below_the_profiled_process(rows: dict[str, ValidationRow]) -> None:
     # the graphed times were measured in the profiled process; the prediction is of a clean
-    # replay: below the measurement on four of six (not the compute-bound encoder, whose
-    # kernels dominate, nor the GRU loop)
+    # replay: below the measurement on five of six (not the compute-bound encoder, whose
+    # kernels dominate; the GRU loop, +2.3 % with 200 ns per node, is −0.2 % now)
     below = {name for name, row in rows.items() if row.error_frac < 0}
-    assert below == {"bottleneck_b16", "compiled_block", "decoder_b4", "sgd_update"}
+    assert below == {"bottleneck_b16", "compiled_block", "decoder_b4", "gru_loop", "sgd_update"}
     errors = sorted(row.error_frac for row in rows.values())
-    assert (errors[2] + errors[3]) / 2 == pytest.approx(-0.0395, abs=0.001)  # median
+    assert (errors[2] + errors[3]) / 2 == pytest.approx(-0.0496, abs=0.001)  # median

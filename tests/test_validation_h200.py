@@ -12,10 +12,17 @@ Every round, the least disturbed included, ran in the process that had just run 
 under the profiler, which leaves replays slower for the rest of its life (fresh-process
 re-recordings of other workloads: 2-52 % faster, median 27 %); no fresh timing of these 24
 exists. The model now predicts the clean replay (calibration timed before any profiler
-session, 200 ns per node on top, 5.57 µs per warm input copy), so the prediction sits below
-the measurement on 19 of 24 (all but four compute-heavy steps and the serialized branches),
-median error −2.6 %: within ±10 % on 17 (20 with the calibration timed after a profiler
-session), inside the range on 22 (23).
+session, 100 ns per node on top and at least 2 µs for a kernel after a copy node, both
+fitted on the 64 replays timed in a fresh process, 5.57 µs per warm input copy), so the
+prediction sits below the measurement on 20 of 24 (all but three compute-heavy steps and
+the serialized branches), median error −4.6 %: within ±10 % on 16 (18 with 200 ns per node
+and no copy transition, 20 with the calibration timed after a profiler session), inside the
+range on 23 (also 23). The graphs of 2,101 and 2,201 nodes (adam_update, the optimizer loop)
+lose 210-220 µs with the per-node extra halved and now miss: −14.3 and −13.6 % against their
+profiled process. Nodes of several streams start as the device has room for them:
+multistream_events' three branches, whose GEMMs each fill the device, run one after the
+other, −3.5 % (−16.1 % when they were taken to overlap; timed again in a fresh process in
+``streams_fit``, +5.9 %).
 """
 
 from __future__ import annotations
@@ -45,63 +52,75 @@ from traceinspect.parse import load_trace  # noqa: E402
 
 #: workload: (measured graphed p50 µs, predicted µs, measured saving, predicted saving)
 EXPECTED = {
-    "adam_update": (3850.4, 3509.3, 0.7737, 0.8112),  # 2,101 nodes: −8.9 %
-    "bottleneck_b32": (2537.8, 2578.4, 0.4337, 0.3669),  # +1.6 %
-    "compiled_mlp": (82.0, 61.4, 0.7343, 0.8609),  # 16 Triton/cuBLAS nodes: −25.1 %
-    "decoder_b1": (827.9, 744.1, 0.7751, 0.7865),  # −10.1 %
-    "decoder_b16": (1098.3, 885.0, 0.8451, 0.8787),  # another lease: −19.4 %
-    "embbag_recsys": (252.3, 205.4, 0.5932, 0.6828),  # −18.6 %
-    "encoder_b64": (1741.2, 1790.8, 0.0328, -0.0161),  # compute-bound: +2.9 %
-    "encoder_b8": (400.7, 394.1, 0.6267, 0.6215),  # −1.7 %
-    "h2d_inputs": (678.0, 661.2, 0.009, 0.0056),  # −2.5 %
-    "lstm_cell_loop": (705.8, 693.0, 0.6428, 0.6317),  # −1.8 %
-    "mlp_medium_bf16": (271.5, 254.4, 0.6004, 0.6404),  # −6.3 %
-    "mlp_narrow_fp32": (909.2, 872.1, 0.6509, 0.6568),  # −4.1 %
-    "mobilenet_b1": (659.7, 647.2, 0.7957, 0.8181),  # −1.9 %
-    "mobilenet_b64": (2499.7, 2522.3, 0.2636, 0.2164),  # +0.9 %
-    "mobilenet_b8": (931.0, 901.3, 0.7156, 0.7266),  # −3.2 %
-    "moe_routing": (1248.6, 1242.6, 0.0827, 0.0291),  # −0.5 %
-    # re-recorded with the profiler's stream-wait events (event ids): −16.1 %
-    "multistream_events": (95.8, 80.4, 0.8452, 0.8495),
-    # the first recording, without them: branches serialized, +28.2 %
-    "multistream_events_nosync": (94.9, 121.7, 0.803, 0.7683),
+    "adam_update": (3850.4, 3300.9, 0.7737, 0.8224),  # 2,101 nodes: −14.3 %
+    "bottleneck_b32": (2537.8, 2560.1, 0.4337, 0.3714),  # +0.9 %
+    "compiled_mlp": (82.0, 59.8, 0.7343, 0.8645),  # 16 Triton/cuBLAS nodes: −27.1 %
+    "decoder_b1": (827.9, 715.7, 0.7751, 0.7947),  # −13.6 %
+    "decoder_b16": (1098.3, 856.6, 0.8451, 0.8826),  # another lease: −22.0 %
+    "embbag_recsys": (252.3, 201.4, 0.5932, 0.6889),  # −20.2 %
+    "encoder_b64": (1741.2, 1809.9, 0.0328, -0.027),  # compute-bound: +4.0 %
+    "encoder_b8": (400.7, 397.0, 0.6267, 0.6187),  # −0.9 %
+    "h2d_inputs": (678.0, 659.5, 0.009, 0.0082),  # −2.7 %
+    "lstm_cell_loop": (705.8, 677.0, 0.6428, 0.6402),  # −4.1 %
+    "mlp_medium_bf16": (271.5, 249.6, 0.6004, 0.6472),  # −8.1 %
+    "mlp_narrow_fp32": (909.2, 843.3, 0.6509, 0.6682),  # −7.2 %
+    "mobilenet_b1": (659.7, 621.6, 0.7957, 0.8253),  # −5.8 %
+    "mobilenet_b64": (2499.7, 2496.7, 0.2636, 0.2243),  # −0.1 %
+    "mobilenet_b8": (931.0, 875.7, 0.7156, 0.7343),  # −5.9 %
+    "moe_routing": (1248.6, 1240.0, 0.0827, 0.0312),  # −0.7 %
+    # re-recorded with the profiler's stream-wait events (event ids): three branches whose
+    # GEMMs each fill the device (0.97 of it) and run one after the other: −3.5 %
+    "multistream_events": (95.8, 92.4, 0.8452, 0.827),
+    # the first recording, without them: branches serialized, +24.2 %
+    "multistream_events_nosync": (94.9, 117.9, 0.803, 0.7755),
     # --mark runs of the unannotated scripts: never seen by the fit
-    "unannotated/conv_loop": (4526.1, 4619.2, 0.0254, 0.0096),  # +2.1 %
-    "unannotated/decode_gpt": (444.6, 398.8, 0.774, 0.7865),  # −10.3 %
-    "unannotated/encoder_infer": (483.7, 472.6, 0.6727, 0.6632),  # −2.3 %
-    "unannotated/lstm_loop": (554.9, 541.3, 0.7006, 0.7027),  # −2.5 %
-    "unannotated/mlp_train": (1022.4, 994.6, 0.5546, 0.5084),  # −2.7 %
-    "unannotated/optimizer_loop": (3953.6, 3634.9, 0.7762, 0.8081),  # −8.1 %
+    "unannotated/conv_loop": (4526.1, 4633.3, 0.0254, 0.0066),  # +2.4 %
+    "unannotated/decode_gpt": (444.6, 395.5, 0.774, 0.7883),  # −11.0 %
+    "unannotated/encoder_infer": (483.7, 477.3, 0.6727, 0.6599),  # −1.3 %
+    "unannotated/lstm_loop": (554.9, 526.4, 0.7006, 0.7109),  # −5.1 %
+    "unannotated/mlp_train": (1022.4, 1001.9, 0.5546, 0.5048),  # −2.0 %
+    "unannotated/optimizer_loop": (3953.6, 3416.5, 0.7762, 0.8196),  # −13.6 %
 }
 
 #: Misses beyond ±10 %, with their bound and why:
 #: - multistream_events_nosync: a Kineto trace recorded without the profiler's sync events
 #:   carries no event ids; the second branch's stream-wait is matched to the first branch's
-#:   record, so the three branches are predicted one after the other (the replay overlaps
-#:   them): +28.2 %, above the measurement where everything else is under it.
-#: - compiled_mlp, multistream_events, embbag_recsys: small graphs (16, 38 and 40 nodes,
-#:   82-252 µs) whose fixed costs (input copies, replay latency, completion) are a large
-#:   share of the step and are what the profiled process inflated most; embbag_recsys is
-#:   also fed two inputs, taken as one copy. −25.1, −16.1 and −18.6 % (−10.8, −4.7 and
-#:   −13.4 % with the calibration timed after a profiler session).
+#:   record, so the three branches are predicted as one chain, each node waiting for the one
+#:   before (the replay runs side by side what fits on the device and readies a node while
+#:   another runs): +24.2 %, above the measurement where all but three compute-heavy steps
+#:   are under it.
+#: - compiled_mlp, embbag_recsys: small graphs (16 and 40 nodes, 82-252 µs) whose fixed
+#:   costs (input copies, replay latency, completion) are a large share of the step and are
+#:   what the profiled process inflated most; embbag_recsys is also fed two inputs, taken as
+#:   one copy. −27.1 and −20.2 % (−25.1 and −18.6 % with 200 ns per node; −10.8 and
+#:   −13.4 % with the calibration timed after a profiler session). multistream_events (38
+#:   nodes, 95.8 µs) was the third such miss (−16.1 %) while its three branches were taken
+#:   to overlap; scheduled for room on the device they run one after the other: −3.5 %.
 #: - decoder_b16: recorded on another lease, whose replays measured ~0.7 µs per node more
 #:   than the others' (as ``holdout2_rerun``'s did, which a fresh re-recording traced to its
-#:   profiled process, not its machine): −19.4 %, inside the range.
-#: - decoder_b1, unannotated/decode_gpt: −10.1 and −10.3 %, just past the bar, inside the
-#:   range (−7.1 and −6.3 % before).
+#:   profiled process, not its machine): −22.0 % (−19.4 % with 200 ns per node), inside the
+#:   range.
+#: - adam_update, unannotated/optimizer_loop: 2,101 and 2,201 nodes, each charged 100 ns
+#:   (fitted on fresh-process replays) where their profiled process replayed them slower:
+#:   −14.3 and −13.6 % (−8.9 and −8.1 % with 200 ns), inside the range.
+#: - decoder_b1, unannotated/decode_gpt: 284 and 132 nodes, −13.6 and −11.0 % (−10.1 and
+#:   −10.3 % with 200 ns per node; −7.1 and −6.3 % before the clean calibration), inside the
+#:   range.
+#: Each bound is the miss rounded up to the next point (two at 0.30 from before, kept).
 MISSES = {
     "multistream_events_nosync": 0.30,
     "compiled_mlp": 0.30,
-    "decoder_b16": 0.20,
-    "embbag_recsys": 0.20,
-    "multistream_events": 0.20,
-    "decoder_b1": 0.11,
-    "unannotated/decode_gpt": 0.11,
+    "decoder_b16": 0.23,
+    "embbag_recsys": 0.21,
+    "adam_update": 0.15,
+    "decoder_b1": 0.14,
+    "unannotated/optimizer_loop": 0.14,
+    "unannotated/decode_gpt": 0.12,
 }
-#: The measured graphed time lies outside [low, high] for the serialized branches (above
-#: it) and for multistream_events (95.8 µs against 74.0-91.4 µs: the three overlapped
-#: branches of one small graph, measured in the profiled process).
-OUTSIDE_RANGE = {"multistream_events", "multistream_events_nosync"}
+#: The measured graphed time lies outside [low, high] for the serialized branches only
+#: (above it). multistream_events, outside while its branches were taken to overlap (95.8 µs
+#: against 74.0-91.4 µs), is inside now that they wait for room on the device (83.9-112.5).
+OUTSIDE_RANGE = {"multistream_events_nosync"}
 
 
 @cache
@@ -136,21 +155,21 @@ def test_graphed_prediction_and_saving_without_eager_us(name: str) -> None:
 def test_validation_summary() -> None:
     rows = [row(name) for name in EXPECTED]
     errors = [r.error_frac for r in rows]
-    assert statistics.median(abs(e) for e in errors) == pytest.approx(0.0302, abs=0.001)
-    assert sum(abs(e) <= 0.10 for e in errors) == 17  # of 24
-    assert sum(r.graphed_inside for r in rows) == 22
+    assert statistics.median(abs(e) for e in errors) == pytest.approx(0.0546, abs=0.001)
+    assert sum(abs(e) <= 0.10 for e in errors) == 16  # of 24
+    assert sum(r.graphed_inside for r in rows) == 23
     assert sum(abs(r.saving_error_points) <= 15 for r in rows) == 24
-    # the clean prediction sits under the profiled process's measurement but for the steps
-    # the GPU bounds (kernels at batch 32-64, the VGG loop) and the serialized branches
+    # the clean prediction sits under the profiled process's measurement but for steps the
+    # GPU bounds (the bottleneck and encoder at batch 32-64, the VGG loop) and the serialized
+    # branches; mobilenet_b64, +0.9 % with 200 ns per node, is −0.1 % now
     above = {name for name, e in zip(EXPECTED, errors, strict=True) if e >= 0}
     assert above == {
         "bottleneck_b32",
         "encoder_b64",
-        "mobilenet_b64",
         "multistream_events_nosync",
         "unannotated/conv_loop",
     }
-    assert statistics.median(errors) == pytest.approx(-0.026, abs=0.001)
+    assert statistics.median(errors) == pytest.approx(-0.0461, abs=0.001)
 
 
 @pytest.mark.parametrize("name", ["decoder_b1", "mobilenet_b64", "encoder_b64", "h2d_inputs"])
