@@ -1,0 +1,209 @@
+"""The H200 sets recorded with the multi-stream replay model, timed in a fresh process and
+checked with the built-in model (``bench/validation_table.py --sets SET``).
+
+* ``streams_fit``: the concurrency fit set (``streams_workloads/``, record_streams.sh): GEMM
+  chains latency- and throughput-bound on 2 and 4 side streams, memory-bound elementwise
+  chains, two conv towers, a big GEMM beside many tiny kernels, and the earlier sets'
+  multi-stream workloads recorded again, all forked with ``wait_stream`` and joined back.
+  The schedule (nodes start when ready and when the device has room) and the per-node
+  constants were fitted on it: not a hold-out. Within ±10 % on 8 of 10; its misses are
+  the schedule's known ones: the big GEMM beside tiny kernels (the tiny ones fit in the
+  slots the GEMM leaves, yet replayed mostly after it: −32.9 %) and the two conv towers
+  (+11.8 %).
+* ``holdout6``: eight new families (T5 cross-attention, a Conformer block, a diffusion
+  sampler loop, PointNet, ResNeXt blocks, greedy draft decoding, WaveNet, top-1 experts on
+  three streams), recorded once the multi-stream schedule was frozen (with 200 ns per
+  node); ``holdout6_rerun``: the same machine three minutes later. At that freeze both read
+  high on the graphs of many short nodes (6 of 8 within ±10 % on each); the per-node extra
+  (100 ns) and the copy transition (2 µs) were then fitted on the 64 fresh-process replays,
+  these 16 among them, so they are no longer held out: 8 of 8 on each now.
+* ``holdout7``: eight more families (a VAE decoder, Perceiver IO, a cuDNN bidirectional LSTM
+  tagger, chunked prefill into a static KV cache, GraphSAGE, a DINO head, SSD detection
+  heads, capturable AMSGrad over 60 tensors), recorded once the 100 ns / 2 µs constants
+  were frozen and never fitted on. GraphSAGE has no timing rows (its profile run stopped on
+  the step-detection bug fixed since), so the set evaluates 7. At the freeze its one miss
+  was the LSTM (−45.9 %: cuDNN re-records the same two events before each layer, and a wait
+  was tied to the first record of its event id, reading the second layer as independent of
+  the first); a wait now depends on the thread's last record before it, found on this set,
+  so that row is no longer blind: −0.2 %. 7 of 7 within ±10 %, median |error| 1.3 %.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+from dataclasses import replace
+
+import pytest
+from conftest import ROOT, SAMPLES, assert_row_matches, step_verdicts_agreeing_with_replay
+
+sys.path.insert(0, str(ROOT / "bench"))
+
+from validation_table import (  # noqa: E402
+    ValidationRow,
+    evaluate,
+    prepare,
+    validate_folder,
+    validation_workloads,
+)
+
+from traceinspect.calibration import calibration_for  # noqa: E402
+
+VALIDATION = SAMPLES / "validation"
+
+# set -> workload -> (measured graphed p50 µs, predicted µs, measured saving, predicted saving)
+EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
+    "streams_fit": {
+        # two 1024x4096 @ 4096x4096 GEMMs on one side stream beside 40 small elementwise
+        # ops on the other: the small ones fit in the slots the GEMMs leave and are
+        # scheduled beside them, but the replay ran most of them after
+        "big_and_small": (186.2, 125.0, 0.7704, 0.8792),  # −32.9 %
+        # two conv towers: the replay ran them closer together than the schedule does
+        # (140.9 µs, under the range 147.9-181.6)
+        "conv_towers": (140.9, 157.6, 0.8393, 0.7720),  # +11.8 %
+        "dual_tower_streams_b4": (158.5, 147.3, 0.8633, 0.8060),  # −7.1 %
+        # memory-bound chains side by side: within ±10 %, yet measured under the range
+        # (181.4 µs against 187.1-213.2)
+        "elementwise_chains": (181.4, 198.5, 0.7360, 0.7620),  # +9.4 %
+        "fork_join_streams": (105.3, 94.9, 0.5887, 0.7162),  # −9.9 %
+        "gemm_large_2s": (674.6, 695.8, 0.0753, 0.1005),  # compute-bound: +3.1 %
+        "gemm_small_2s": (76.0, 75.6, 0.8386, 0.9013),  # −0.6 %
+        "gemm_small_4s": (84.7, 89.3, 0.8720, 0.8761),  # +5.5 %
+        "multistream_events": (87.8, 93.0, 0.8252, 0.8633),  # +5.9 %
+        "streams_pipeline": (127.8, 117.8, 0.7530, 0.7930),  # −7.8 %
+    },
+    "holdout6": {
+        "conformer_block_b2": (102.9, 106.7, 0.8091, 0.8753),  # +3.7 %
+        "diffusion_sampler_b4": (281.0, 298.6, 0.8271, 0.8267),  # +6.2 %
+        "draft_decode_b1": (648.8, 683.2, 0.8302, 0.8269),  # +5.3 %
+        "moe_streams_b8": (141.6, 149.7, 0.8117, 0.8038),  # three streams: +5.7 %
+        "pointnet_b16": (226.7, 223.4, 0.4712, 0.5041),  # −1.5 %
+        "resnext_block_b8": (168.0, 174.6, 0.7353, 0.7532),  # +3.9 %
+        "t5_cross_attn_b4": (240.5, 251.3, 0.8114, 0.8051),  # +4.5 %
+        "wavenet_b4": (642.1, 680.2, 0.6046, 0.6424),  # +5.9 %
+    },
+    "holdout6_rerun": {
+        "conformer_block_b2": (102.3, 106.7, 0.7973, 0.8899),  # +4.3 %
+        "diffusion_sampler_b4": (285.6, 298.9, 0.8468, 0.8262),  # +4.7 %
+        "draft_decode_b1": (649.7, 683.7, 0.8417, 0.8319),  # +5.2 %
+        "moe_streams_b8": (139.9, 148.2, 0.7918, 0.7945),  # three streams: +5.9 %
+        "pointnet_b16": (226.0, 223.4, 0.4323, 0.4667),  # −1.1 %
+        "resnext_block_b8": (170.9, 174.3, 0.7594, 0.7958),  # +2.0 %
+        "t5_cross_attn_b4": (240.6, 248.1, 0.8130, 0.7846),  # +3.1 %
+        "wavenet_b4": (643.7, 679.5, 0.6071, 0.6152),  # +5.5 %
+    },
+    "holdout7": {
+        "adam_amsgrad_loop": (2149.1, 2190.9, 0.8126, 0.8294),  # +1.9 %
+        # cuDNN's LSTM re-records two events before each layer (−45.9 % when a wait was
+        # tied to the first record of its event id)
+        "bilstm_tagger_b16": (566.3, 565.3, 0.8540, 0.8718),  # −0.2 %
+        "dino_head_b32": (71.7, 70.8, 0.7276, 0.7351),  # −1.3 %
+        "kv_cache_prefill_chunks_b2": (746.0, 790.6, 0.8101, 0.8079),  # +6.0 %
+        "perceiver_io_b4": (161.2, 155.1, 0.7569, 0.8324),  # −3.8 %
+        "ssd_heads_b4": (392.9, 391.7, 0.6011, 0.6697),  # −0.3 %
+        "vae_decoder_b2": (347.7, 345.5, 0.7801, 0.8299),  # −0.6 %
+    },
+}
+#: Outside ±10 %: the concurrency set's big GEMM beside tiny kernels and its two conv towers.
+GRAPHED_MISSES = {"streams_fit": {"big_and_small", "conv_towers"}}
+#: Measured outside [low, high], both below it: the conv towers (140.9 µs against
+#: 147.9-181.6) and the elementwise chains (181.4 against 187.1-213.2): their replays ran
+#: faster than the schedule has them. The big GEMMs beside tiny kernels, −32.9 %, are
+#: inside their range (111.6-208.0).
+OUTSIDE_RANGE = {"streams_fit": {"conv_towers", "elementwise_chains"}}
+#: Saving without --eager-us more than 15 points off: none (the widest, the concurrency
+#: set's fork/join, +12.7 points: its eager time from the trace is 31 % high).
+
+
+@pytest.fixture(scope="module")
+def rows() -> dict[str, dict[str, ValidationRow]]:
+    return {name: validate_folder(VALIDATION / name) for name in EXPECTED}
+
+
+def _cases() -> list[tuple[str, str]]:
+    return [(s, w) for s, by_name in EXPECTED.items() for w in sorted(by_name)]
+
+
+def test_every_recent_workload_is_checked(rows: dict[str, dict[str, ValidationRow]]) -> None:
+    for name, expected in EXPECTED.items():
+        assert set(rows[name]) == set(expected), name
+
+
+def test_graph_sage_has_no_timing_and_is_left_out() -> None:
+    # GIVEN holdout7's GraphSAGE recording, whose profile run stopped before timing
+    folder = VALIDATION / "holdout7" / "graph_sage_b1"
+    results = json.loads((folder / "results.json").read_text())
+    # THEN it holds its traces but no timing row, and the set evaluates the other seven
+    assert results["rows"] == []
+    assert (folder / "step.b8000.eager.json.gz").is_file()
+    assert "IndexError" in (folder / "profile.log").read_text()
+    names = {w.name for w in validation_workloads(VALIDATION / "holdout7")}
+    assert len(names) == 7 and "graph_sage_b1" not in names
+
+
+@pytest.mark.parametrize(("recording", "name"), _cases())
+def test_recent_set_prediction(
+    recording: str, name: str, rows: dict[str, dict[str, ValidationRow]]
+) -> None:
+    row = rows[recording][name]
+    assert_row_matches(row, EXPECTED[recording][name])
+    assert (abs(row.error_frac) <= 0.10) == (name not in GRAPHED_MISSES.get(recording, ()))
+    inside = row.low_us <= row.graphed_measured_us <= row.high_us
+    assert inside == (name not in OUTSIDE_RANGE.get(recording, ()))
+    assert abs(row.saving_error_points) <= 15, f"{row.saving_error_points:+.1f}"
+
+
+@pytest.mark.parametrize(
+    ("recording", "within", "median_error"),
+    [
+        ("streams_fit", 8, 0.0746),
+        ("holdout6", 8, 0.0489),
+        ("holdout6_rerun", 8, 0.0448),
+        ("holdout7", 7, 0.0126),
+    ],
+)
+def test_recent_set_summary(
+    recording: str, within: int, median_error: float, rows: dict[str, dict[str, ValidationRow]]
+) -> None:
+    """Within ±10 % and median |error| per set: the concurrency set 8 of 10 (7.5 %), the
+    sixth hold-out 8 of 8 on both machines (4.9 % and 4.5 %), the seventh 7 of 7 (1.3 %)."""
+    errors = [abs(r.error_frac) for r in rows[recording].values()]
+    assert sum(e <= 0.10 for e in errors) == within
+    assert statistics.median(errors) == pytest.approx(median_error, abs=0.001)
+
+
+def test_the_sixth_hold_out_read_high_with_the_constants_it_was_frozen_with() -> None:
+    """With 200 ns per node and no copy transition (the model holdout6 was recorded under,
+    the schedule unchanged) both recordings of the set come within ±10 % on 6 of 8, median
+    |error| 6.5 % and 5.6 %: the graphs of many short nodes read high (the diffusion sampler
+    +11.9 % and +10.2 %, the draft decoder +10.2 % and +10.1 %). This machine's replays cost
+    less per node than ``holdout2_fresh``'s; the refit on all 64 fresh-process replays
+    (100 ns, 2 µs after a copy node) brought both to 8 of 8."""
+    misses: dict[str, set[str]] = {}
+    medians: dict[str, float] = {}
+    for recording in ("holdout6", "holdout6_rerun"):
+        errors: dict[str, float] = {}
+        for w in validation_workloads(VALIDATION / recording):
+            prepared = prepare(w)
+            frozen = replace(
+                calibration_for(prepared.timeline),
+                graph_node_extra_ns=200,
+                graph_copy_transition_ns=0,
+            )
+            errors[w.name] = evaluate(prepared, frozen).error_frac
+        assert min(errors.values()) > -0.01  # all but PointNet's −0.1 % read high
+        misses[recording] = {n for n, e in errors.items() if abs(e) > 0.10}
+        medians[recording] = statistics.median(abs(e) for e in errors.values())
+    assert misses == {r: {"diffusion_sampler_b4", "draft_decode_b1"} for r in misses}
+    assert medians["holdout6"] == pytest.approx(0.0651, abs=0.001)
+    assert medians["holdout6_rerun"] == pytest.approx(0.0561, abs=0.001)
+
+
+def test_recent_verdicts_agree_with_what_replay_did() -> None:
+    """On the 33 recordings of the four sets each step's verdict agrees with the saving
+    replay measurably brought (only the concurrency set's two large GEMMs, 7.5 %, are
+    compute-bound), and no region's verdict contradicts its predicted saving."""
+    workloads = [w for name in EXPECTED for w in validation_workloads(VALIDATION / name)]
+    assert len(workloads) == 33
+    assert step_verdicts_agreeing_with_replay(workloads) == {"launch-bound": 32, "compute-bound": 1}
