@@ -26,6 +26,15 @@ checked with the built-in model (``bench/validation_table.py --sets SET``).
   was tied to the first record of its event id, reading the second layer as independent of
   the first); a wait now depends on the thread's last record before it, found on this set,
   so that row is no longer blind: −0.2 %. 7 of 7 within ±10 %, median |error| 1.3 %.
+* ``holdout8``: five more (RoPE with grouped-query attention, twelve inputs into an MLP, a
+  LayerNorm/softmax chain, weights dequantized on a side stream joined by events, residual
+  VQ) and holdout7's GraphSAGE again, recorded with the final model and never fitted on.
+  GraphSAGE's replay differed from eager beyond tolerance (bf16 atomics in ``index_add_``),
+  so the set evaluates 5: 4 within ±10 %, median |error| 3.7 %; the miss is the side-stream
+  dequantization, a 43 µs graph, +13.0 %. Twelve inputs of 6.6 MB made replay 54 % *slower*
+  than eager (the graph must copy them in; the eager step reads them in place): predicted
+  with the copies known at +5 % saving, 59 points off, as its eager time from the trace is
+  51 % high; from the trace alone (one small copy assumed) the step reads launch-bound.
 """
 
 from __future__ import annotations
@@ -104,16 +113,33 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
         "ssd_heads_b4": (392.9, 391.7, 0.6011, 0.6697),  # −0.3 %
         "vae_decoder_b2": (347.7, 345.5, 0.7801, 0.8299),  # −0.6 %
     },
+    "holdout8": {
+        # weights dequantized on a side stream, joined per layer by an event: a 43 µs graph
+        "dequant_prefetch_b16": (43.0, 48.6, 0.7956, 0.8373),  # +13.0 %
+        # twelve inputs (6.6 MB) copied in before every replay: slower than eager
+        "input_heavy_b32": (145.0, 134.3, -0.5413, 0.0520),  # −7.4 %
+        "norm_softmax_chain_b64": (203.7, 202.4, 0.7421, 0.8100),  # −0.6 %
+        "residual_vq_b8": (213.3, 205.9, 0.5520, 0.6162),  # −3.5 %
+        "rope_gqa_attention_b4": (197.3, 204.6, 0.7537, 0.8261),  # +3.7 %
+    },
 }
 #: Outside ±10 %: the concurrency set's big GEMM beside tiny kernels and its two conv towers.
-GRAPHED_MISSES = {"streams_fit": {"big_and_small", "conv_towers"}}
+GRAPHED_MISSES = {
+    "streams_fit": {"big_and_small", "conv_towers"},
+    "holdout8": {"dequant_prefetch_b16"},
+}
 #: Measured outside [low, high], both below it: the conv towers (140.9 µs against
 #: 147.9-181.6) and the elementwise chains (181.4 against 187.1-213.2): their replays ran
 #: faster than the schedule has them. The big GEMMs beside tiny kernels, −32.9 %, are
 #: inside their range (111.6-208.0).
-OUTSIDE_RANGE = {"streams_fit": {"conv_towers", "elementwise_chains"}}
-#: Saving without --eager-us more than 15 points off: none (the widest, the concurrency
-#: set's fork/join, +12.7 points: its eager time from the trace is 31 % high).
+OUTSIDE_RANGE = {
+    "streams_fit": {"conv_towers", "elementwise_chains"},
+    "holdout8": {"dequant_prefetch_b16"},  # 43.0 µs against 43.4-62.5
+}
+#: Saving without --eager-us more than 15 points off: the twelve-input step of holdout8
+#: (+59.3 points: replay lost 54 %, predicted +5 %, its eager time from the trace 51 % high).
+#: Elsewhere the widest is the concurrency set's fork/join, +12.7 points.
+SAVING_MISSES = {"holdout8": {"input_heavy_b32"}}
 
 
 @pytest.fixture(scope="module")
@@ -151,7 +177,10 @@ def test_recent_set_prediction(
     assert (abs(row.error_frac) <= 0.10) == (name not in GRAPHED_MISSES.get(recording, ()))
     inside = row.low_us <= row.graphed_measured_us <= row.high_us
     assert inside == (name not in OUTSIDE_RANGE.get(recording, ()))
-    assert abs(row.saving_error_points) <= 15, f"{row.saving_error_points:+.1f}"
+    close = abs(row.saving_error_points) <= 15
+    assert close == (name not in SAVING_MISSES.get(recording, ())), (
+        f"{row.saving_error_points:+.1f}"
+    )
 
 
 @pytest.mark.parametrize(
@@ -161,6 +190,7 @@ def test_recent_set_prediction(
         ("holdout6", 8, 0.0489),
         ("holdout6_rerun", 8, 0.0448),
         ("holdout7", 7, 0.0126),
+        ("holdout8", 4, 0.0369),
     ],
 )
 def test_recent_set_summary(
@@ -201,9 +231,32 @@ def test_the_sixth_hold_out_read_high_with_the_constants_it_was_frozen_with() ->
 
 
 def test_recent_verdicts_agree_with_what_replay_did() -> None:
-    """On the 33 recordings of the four sets each step's verdict agrees with the saving
+    """On the 38 recordings of the five sets each step's verdict agrees with the saving
     replay measurably brought (only the concurrency set's two large GEMMs, 7.5 %, are
-    compute-bound), and no region's verdict contradicts its predicted saving."""
-    workloads = [w for name in EXPECTED for w in validation_workloads(VALIDATION / name)]
-    assert len(workloads) == 33
-    assert step_verdicts_agreeing_with_replay(workloads) == {"launch-bound": 32, "compute-bound": 1}
+    compute-bound), and no region's verdict contradicts its predicted saving — but for the
+    twelve-input step below."""
+    workloads = [
+        w
+        for name in EXPECTED
+        for w in validation_workloads(VALIDATION / name)
+        if w.name != "input_heavy_b32"
+    ]
+    assert len(workloads) == 37
+    assert step_verdicts_agreeing_with_replay(workloads) == {"launch-bound": 36, "compute-bound": 1}
+
+
+def test_a_step_fed_many_inputs_reads_launch_bound_yet_replay_lost() -> None:
+    """holdout8's twelve-input step (6.6 MB of inputs the eager step reads in place): replay
+    measured 54 % slower than eager, as the graph must copy every input in first. A trace
+    does not say what a graph's static inputs would be: one small copy is assumed, and the
+    step reads launch-bound with a 48 % saving. (With the copies the collector made, the
+    prediction is +5 %, still 59 points off: the eager time from the trace is 51 % high.)"""
+    from traceinspect.analysis.diagnose import diagnose
+    from traceinspect.parse import load_trace
+
+    (w,) = [w for w in validation_workloads(VALIDATION / "holdout8") if w.name == "input_heavy_b32"]
+    assert w.saving == pytest.approx(-0.5413, abs=0.001)
+    step = diagnose(load_trace(w.trace)).region(w.region)
+    assert step.verdict == "launch-bound"
+    assert step.estimate is not None
+    assert step.estimate.saving_frac == pytest.approx(0.484, abs=0.002)
