@@ -35,6 +35,11 @@ checked with the built-in model (``bench/validation_table.py --sets SET``).
   than eager (the graph must copy them in; the eager step reads them in place): predicted
   with the copies known at +5 % saving, 59 points off, as its eager time from the trace is
   51 % high; from the trace alone (one small copy assumed) the step reads launch-bound.
+* ``holdout9``: eight more (a selective-scan loop, residual VQ, RoPE attention, a small UNet,
+  weights dequantized on a side stream, a step fed twelve inputs, a LayerNorm/softmax chain,
+  a tabular transformer), written apart from ``holdout8`` and recorded with the final model,
+  never fitted on: 7 of 8 within ±10 %, median |error| 2.8 %. The miss is again the
+  twelve-input step (8 MiB of inputs): −24.7 %, the input copies under-charged.
 """
 
 from __future__ import annotations
@@ -122,11 +127,24 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
         "residual_vq_b8": (213.3, 205.9, 0.5520, 0.6162),  # −3.5 %
         "rope_gqa_attention_b4": (197.3, 204.6, 0.7537, 0.8261),  # +3.7 %
     },
+    "holdout9": {
+        # twelve inputs (8 MiB) copied in before every replay: the copies under-charged
+        "input_heavy_b32": (233.2, 175.7, 0.5402, 0.5982),  # −24.7 %
+        "layernorm_softmax_chain_b64": (208.6, 209.5, 0.7082, 0.7249),  # +0.5 %
+        "mamba_scan_b2": (329.9, 342.9, 0.8450, 0.8945),  # +3.9 %
+        "rope_attention_b4": (296.6, 302.7, 0.8020, 0.8884),  # +2.0 %
+        # its eager time from the trace is high: the saving reads 18.5 points high
+        "tabular_transformer_b256": (365.1, 361.2, 0.5887, 0.7742),  # −1.1 %
+        "two_stream_prefetch_b16": (68.5, 64.5, 0.8694, 0.8412),  # two streams: −5.8 %
+        "unet_down_up_b1": (298.1, 308.5, 0.7535, 0.7474),  # +3.5 %
+        "vq_codebook_b8": (290.6, 292.0, 0.5989, 0.6832),  # +0.5 %
+    },
 }
 #: Outside ±10 %: the concurrency set's big GEMM beside tiny kernels and its two conv towers.
 GRAPHED_MISSES = {
     "streams_fit": {"big_and_small", "conv_towers"},
     "holdout8": {"dequant_prefetch_b16"},
+    "holdout9": {"input_heavy_b32"},
 }
 #: Measured outside [low, high], both below it: the conv towers (140.9 µs against
 #: 147.9-181.6) and the elementwise chains (181.4 against 187.1-213.2): their replays ran
@@ -135,11 +153,15 @@ GRAPHED_MISSES = {
 OUTSIDE_RANGE = {
     "streams_fit": {"conv_towers", "elementwise_chains"},
     "holdout8": {"dequant_prefetch_b16"},  # 43.0 µs against 43.4-62.5
+    "holdout9": {"input_heavy_b32"},  # 233.2 µs against 158.9-206.5
 }
 #: Saving without --eager-us more than 15 points off: the twelve-input step of holdout8
 #: (+59.3 points: replay lost 54 %, predicted +5 %, its eager time from the trace 51 % high).
 #: Elsewhere the widest is the concurrency set's fork/join, +12.7 points.
-SAVING_MISSES = {"holdout8": {"input_heavy_b32"}}
+SAVING_MISSES = {
+    "holdout8": {"input_heavy_b32"},
+    "holdout9": {"tabular_transformer_b256"},  # +18.5 points
+}
 
 
 @pytest.fixture(scope="module")
@@ -191,6 +213,7 @@ def test_recent_set_prediction(
         ("holdout6_rerun", 8, 0.0448),
         ("holdout7", 7, 0.0126),
         ("holdout8", 4, 0.0369),
+        ("holdout9", 7, 0.0275),
     ],
 )
 def test_recent_set_summary(
@@ -231,7 +254,7 @@ def test_the_sixth_hold_out_read_high_with_the_constants_it_was_frozen_with() ->
 
 
 def test_recent_verdicts_agree_with_what_replay_did() -> None:
-    """On the 38 recordings of the five sets each step's verdict agrees with the saving
+    """On the 46 recordings of the six sets each step's verdict agrees with the saving
     replay measurably brought (only the concurrency set's two large GEMMs, 7.5 %, are
     compute-bound), and no region's verdict contradicts its predicted saving — but for the
     twelve-input step below."""
@@ -239,10 +262,10 @@ def test_recent_verdicts_agree_with_what_replay_did() -> None:
         w
         for name in EXPECTED
         for w in validation_workloads(VALIDATION / name)
-        if w.name != "input_heavy_b32"
+        if not (name == "holdout8" and w.name == "input_heavy_b32")
     ]
-    assert len(workloads) == 37
-    assert step_verdicts_agreeing_with_replay(workloads) == {"launch-bound": 36, "compute-bound": 1}
+    assert len(workloads) == 45
+    assert step_verdicts_agreeing_with_replay(workloads) == {"launch-bound": 44, "compute-bound": 1}
 
 
 def test_a_step_fed_many_inputs_reads_launch_bound_yet_replay_lost() -> None:
