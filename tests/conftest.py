@@ -61,6 +61,17 @@ def step_verdicts_agreeing_with_replay(workloads: Iterable[Any]) -> dict[str, in
     return verdicts
 
 
+def assert_row_classified(
+    row: Any, graphed_miss: bool, outside_range: bool, saving_miss: bool
+) -> None:
+    """A hold-out row is a graphed miss (beyond ±10 %), measured outside its [low, high] and
+    a saving miss (beyond 15 points) exactly where its set says so."""
+    assert (abs(row.error_frac) > 0.10) == graphed_miss, f"{row.error_frac:+.1%}"
+    inside = row.low_us <= row.graphed_measured_us <= row.high_us
+    assert (not inside) == outside_range
+    assert (abs(row.saving_error_points) > 15) == saving_miss, f"{row.saving_error_points:+.1f}"
+
+
 def assert_row_matches(row: Any, expected: tuple[float, float, float, float]) -> None:
     """A hold-out row (``validation_table.ValidationRow``) against its pinned values:
     measured graphed p50 µs, predicted µs, measured saving, predicted saving."""

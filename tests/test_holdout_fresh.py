@@ -34,7 +34,13 @@ import statistics
 import sys
 
 import pytest
-from conftest import ROOT, SAMPLES, assert_row_matches, step_verdicts_agreeing_with_replay
+from conftest import (
+    ROOT,
+    SAMPLES,
+    assert_row_classified,
+    assert_row_matches,
+    step_verdicts_agreeing_with_replay,
+)
 
 sys.path.insert(0, str(ROOT / "bench"))
 
@@ -139,10 +145,12 @@ def test_fresh_process_prediction(
 ) -> None:
     row = rows[recording][name]
     assert_row_matches(row, EXPECTED[recording][name])
-    assert (abs(row.error_frac) <= 0.10) == (name not in GRAPHED_MISSES.get(recording, ()))
-    inside = row.low_us <= row.graphed_measured_us <= row.high_us
-    assert inside == (name not in OUTSIDE_RANGE.get(recording, ()))
-    assert (abs(row.saving_error_points) <= 15) == (name not in SAVING_MISSES.get(recording, ()))
+    assert_row_classified(
+        row,
+        graphed_miss=name in GRAPHED_MISSES.get(recording, ()),
+        outside_range=name in OUTSIDE_RANGE.get(recording, ()),
+        saving_miss=name in SAVING_MISSES.get(recording, ()),
+    )
 
 
 @pytest.mark.parametrize(
@@ -187,9 +195,7 @@ def test_fresh_process_verdicts_agree_with_what_replay_did() -> None:
     verdict agrees with the saving replay measurably brought, and no region's verdict
     contradicts its predicted saving."""
     workloads = [
-        w
-        for name in (*EXPECTED, "holdout3_fresh")
-        for w in validation_workloads(VALIDATION / name)
+        w for name in (*EXPECTED, "holdout3_fresh") for w in validation_workloads(VALIDATION / name)
     ]
     assert len(workloads) == 38
     assert step_verdicts_agreeing_with_replay(workloads) == {"launch-bound": 36, "compute-bound": 2}

@@ -50,7 +50,13 @@ import sys
 from dataclasses import replace
 
 import pytest
-from conftest import ROOT, SAMPLES, assert_row_matches, step_verdicts_agreeing_with_replay
+from conftest import (
+    ROOT,
+    SAMPLES,
+    assert_row_classified,
+    assert_row_matches,
+    step_verdicts_agreeing_with_replay,
+)
 
 sys.path.insert(0, str(ROOT / "bench"))
 
@@ -196,12 +202,11 @@ def test_recent_set_prediction(
 ) -> None:
     row = rows[recording][name]
     assert_row_matches(row, EXPECTED[recording][name])
-    assert (abs(row.error_frac) <= 0.10) == (name not in GRAPHED_MISSES.get(recording, ()))
-    inside = row.low_us <= row.graphed_measured_us <= row.high_us
-    assert inside == (name not in OUTSIDE_RANGE.get(recording, ()))
-    close = abs(row.saving_error_points) <= 15
-    assert close == (name not in SAVING_MISSES.get(recording, ())), (
-        f"{row.saving_error_points:+.1f}"
+    assert_row_classified(
+        row,
+        graphed_miss=name in GRAPHED_MISSES.get(recording, ()),
+        outside_range=name in OUTSIDE_RANGE.get(recording, ()),
+        saving_miss=name in SAVING_MISSES.get(recording, ()),
     )
 
 
