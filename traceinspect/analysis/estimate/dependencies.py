@@ -248,14 +248,15 @@ def _event_dependencies(
     dst = by_launch[after[used]]
     before = np.searchsorted(launch_times, cutoff[used], side="left")
     launch_keys = keys[by_launch]
-    # A fork's record is on the origin stream; any other wait's on the stream launched last.
+    # A fork's record is on the origin stream, where the occurrence's work returns to.
+    origin = int(launch_keys[-1])
     fork = _forks(
         _waiting_streams(cols, lo, hi)[waits[used]],
         call_start[waits[used]],
         launch_keys,
         launch_times,
+        origin,
     )
-    origin = launch_keys[-1]
 
     # Per other stream, its last activity launched before the cutoff; one still running
     # when dst started cannot be what dst waited for.
@@ -272,9 +273,13 @@ def _event_dependencies(
 
 
 def _forks(
-    waiting: IntArray, wait_at: IntArray, launch_keys: IntArray, launch_times: IntArray
+    waiting: IntArray,
+    wait_at: IntArray,
+    launch_keys: IntArray,
+    launch_times: IntArray,
+    origin: int,
 ) -> npt.NDArray[np.bool_]:
-    """Which waits are forks: the first wait of a stream that is not the origin (the
+    """Which waits are forks: the first wait of a stream that is not ``origin`` (the
     stream of the occurrence's last launch, where ``wait_stream`` forks usually come from
     and joins return to), made before that stream's first launch in the occurrence.
 
@@ -284,7 +289,6 @@ def _forks(
     launched), not the origin. A fork is taken to wait on the origin only. ``waiting`` is
     each wait's stream key (-1 where the trace does not say: never a fork then)."""
     fork = np.zeros(len(waiting), bool)
-    origin = launch_keys[-1]
     seen: set[int] = set()
     for k in np.argsort(wait_at, kind="stable"):
         key = int(waiting[k])
