@@ -73,22 +73,32 @@ class PathLayout:
             return 0.0
         if not self.previous:
             return float(max(costs[chain].sum() for chain in self.chains))
+        return float(self.finishes(costs).max())
+
+    def finishes(self, costs: FloatArray) -> FloatArray:
+        """Each node's finish time on the longest-path schedule with node costs ``costs``
+        (ns): it starts once its stream predecessor and its sources have finished."""
+        if not self.previous:
+            finish = np.zeros(len(costs))
+            for chain in self.chains:
+                finish[chain] = np.cumsum(costs[chain])
+            return finish
         if self.pieces:
-            return self._longest_by_pieces(costs)
+            return self._finishes_by_pieces(costs)
         # Plain Python floats: the same IEEE sums as numpy's, without per-element boxing.
         # A source not yet run (a later node) counts as finished at 0.
-        finish = [0.0] * len(costs)
+        done = [0.0] * len(costs)
         for i, (before, sources, cost) in enumerate(
             zip(self.previous, self.sources, costs.tolist(), strict=True)
         ):
-            ready = finish[before] if before >= 0 else 0.0
+            ready = done[before] if before >= 0 else 0.0
             for src in sources:
-                ready = max(ready, finish[src])
-            finish[i] = ready + cost
-        return float(max(finish))
+                ready = max(ready, done[src])
+            done[i] = ready + cost
+        return np.array(done)
 
-    def _longest_by_pieces(self, costs: FloatArray) -> float:
-        """:meth:`longest` one piece at a time: a piece's finish times are the running sum
+    def _finishes_by_pieces(self, costs: FloatArray) -> FloatArray:
+        """:meth:`finishes` one piece at a time: a piece's finish times are the running sum
         of its costs from its first node's ready time (``np.cumsum`` adds in order, the same
         IEEE sums as the node-by-node walk)."""
         finish = np.zeros(len(costs))
@@ -102,4 +112,4 @@ class PathLayout:
             running[0] = ready
             running[1:] = costs[piece]
             finish[piece] = np.cumsum(running)[1:]
-        return float(finish.max())
+        return finish
