@@ -3,6 +3,7 @@ device share, and the host-call lookups every part of the estimate shares."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
@@ -33,6 +34,16 @@ STREAM_WAIT_APIS: Final = frozenset(
 #: Marks the asynchronous copy APIs (``cudaMemcpyAsync``); the others block the host.
 _ASYNC: Final = "Async"
 
+#: Kernel names of matrix-multiply and convolution kernels (cuBLAS, cuBLASLt's nvjet,
+#: CUTLASS, cuDNN, flash attention, Triton's templated GEMMs): they keep the tensor cores and
+#: most of the memory bandwidth busy, and a light kernel that runs beside one advances more
+#: slowly (:data:`~traceinspect.analysis.estimate.schedule.LIGHT_SLOWDOWN`).
+MATRIX_KERNEL: Final = re.compile(
+    r"gemm|nvjet|cutlass|xmma|wgmma|hmma|\d+816|implicit|fprop|dgrad|wgrad|flash|fmha"
+    r"|triton_tem_|cublas",
+    re.IGNORECASE,
+)
+
 #: Host call kinds that put work on the GPU (each counts as one eager launch).
 LAUNCH_KINDS: Final = frozenset({"launch", "memcpy", "memset", "graph_launch"})
 
@@ -48,6 +59,7 @@ class TimelineColumns:
         self._host: dict[str, npt.NDArray[Any]] = {}
         self._ops: dict[str, npt.NDArray[Any]] = {}
         self._share: FloatArray | None = None
+        self._matrix: npt.NDArray[np.bool_] | None = None
         self._shapes_recorded: bool | None = None
         #: Per-timeline results computed once by the estimate's helpers, by name.
         self.memo: dict[str, Any] = {}
@@ -145,6 +157,18 @@ class TimelineColumns:
         if self._share is None:
             self._share = _device_share_all(self)
         return self._share
+
+    @property
+    def matrix(self) -> npt.NDArray[np.bool_]:
+        """One boolean per GPU activity: a kernel whose name :data:`MATRIX_KERNEL` matches
+        (each distinct name tested once)."""
+        if self._matrix is None:
+            codes, names = pd.factorize(self.gpu("name"), use_na_sentinel=False)
+            named = np.array([bool(MATRIX_KERNEL.search(str(n))) for n in names], bool)
+            self._matrix = (self.gpu("kind") == "kernel") & (
+                named[codes] if len(names) else np.zeros(len(codes), bool)
+            )
+        return self._matrix
 
 
 def device_share(
