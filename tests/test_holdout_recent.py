@@ -6,10 +6,10 @@ checked with the built-in model (``bench/validation_table.py --sets SET``).
   chains, two conv towers, a big GEMM beside many tiny kernels, and the earlier sets'
   multi-stream workloads recorded again, all forked with ``wait_stream`` and joined back.
   The schedule (nodes start when ready and when the device has room) and the per-node
-  constants were fitted on it: not a hold-out. Within ±10 % on 8 of 10; its misses are
-  the schedule's known ones: the big GEMM beside tiny kernels (the tiny ones fit in the
-  slots the GEMM leaves, yet replayed mostly after it: −32.9 %) and the two conv towers
-  (+11.8 %).
+  constants were fitted on it: not a hold-out. Within ±10 % on 9 of 10; its miss is the
+  two conv towers (+11.8 %). The big GEMM beside tiny kernels was −32.9 % until light
+  kernels beside matrix kernels were made to advance more slowly (``LIGHT_SLOWDOWN``,
+  measured on this set's replays): −8.7 %.
 * ``holdout6``: eight new families (T5 cross-attention, a Conformer block, a diffusion
   sampler loop, PointNet, ResNeXt blocks, greedy draft decoding, WaveNet, top-1 experts on
   three streams), recorded once the multi-stream schedule was frozen (with 200 ns per
@@ -25,7 +25,9 @@ checked with the built-in model (``bench/validation_table.py --sets SET``).
   was the LSTM (−45.9 %: cuDNN re-records the same two events before each layer, and a wait
   was tied to the first record of its event id, reading the second layer as independent of
   the first); a wait now depends on the thread's last record before it, found on this set,
-  so that row is no longer blind: −0.2 %. 7 of 7 within ±10 %, median |error| 1.3 %.
+  so that row is no longer blind: −0.2 %, and +2.6 % since light kernels slow beside
+  matrix kernels (its two directions run on two streams). 7 of 7 within ±10 %, median
+  |error| 1.9 %.
 * ``holdout8``: five more (RoPE with grouped-query attention, twelve inputs into an MLP, a
   LayerNorm/softmax chain, weights dequantized on a side stream joined by events, residual
   VQ) and holdout7's GraphSAGE again, recorded with the final model and never fitted on.
@@ -76,9 +78,9 @@ VALIDATION = SAMPLES / "validation"
 EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
     "streams_fit": {
         # two 1024x4096 @ 4096x4096 GEMMs on one side stream beside 40 small elementwise
-        # ops on the other: the small ones fit in the slots the GEMMs leave and are
-        # scheduled beside them, but the replay ran most of them after
-        "big_and_small": (186.2, 125.0, 0.7704, 0.8792),  # −32.9 %
+        # ops on the other: the small ones fit in the slots the GEMMs leave, but advance
+        # at 1 / (1 + 1.3 * 0.97) of their pace beside them (−32.9 % before that)
+        "big_and_small": (186.2, 170.1, 0.7704, 0.8356),  # −8.7 %
         # two conv towers: the replay ran them closer together than the schedule does
         # (140.9 µs, under the range 147.9-181.6)
         "conv_towers": (140.9, 157.6, 0.8393, 0.7720),  # +11.8 %
@@ -87,7 +89,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
         # (181.4 µs against 187.1-213.2)
         "elementwise_chains": (181.4, 198.5, 0.7360, 0.7620),  # +9.4 %
         "fork_join_streams": (105.3, 94.9, 0.5887, 0.7162),  # −9.9 %
-        "gemm_large_2s": (674.6, 695.8, 0.0753, 0.1005),  # compute-bound: +3.1 %
+        "gemm_large_2s": (674.6, 692.7, 0.0753, 0.1046),  # compute-bound: +2.7 %
         "gemm_small_2s": (76.0, 75.6, 0.8386, 0.9013),  # −0.6 %
         "gemm_small_4s": (84.7, 89.3, 0.8720, 0.8761),  # +5.5 %
         "multistream_events": (87.8, 93.0, 0.8252, 0.8633),  # +5.9 %
@@ -117,7 +119,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
         "adam_amsgrad_loop": (2149.1, 2190.9, 0.8126, 0.8294),  # +1.9 %
         # cuDNN's LSTM re-records two events before each layer (−45.9 % when a wait was
         # tied to the first record of its event id)
-        "bilstm_tagger_b16": (566.3, 565.3, 0.8540, 0.8718),  # −0.2 %
+        "bilstm_tagger_b16": (566.3, 581.1, 0.8540, 0.8682),  # +2.6 %
         "dino_head_b32": (71.7, 70.8, 0.7276, 0.7351),  # −1.3 %
         "kv_cache_prefill_chunks_b2": (746.0, 790.6, 0.8101, 0.8079),  # +6.0 %
         "perceiver_io_b4": (161.2, 155.1, 0.7569, 0.8324),  # −3.8 %
@@ -146,16 +148,16 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
         "vq_codebook_b8": (290.6, 292.0, 0.5989, 0.6832),  # +0.5 %
     },
 }
-#: Outside ±10 %: the concurrency set's big GEMM beside tiny kernels and its two conv towers.
+#: Outside ±10 %: the concurrency set's two conv towers.
 GRAPHED_MISSES = {
-    "streams_fit": {"big_and_small", "conv_towers"},
+    "streams_fit": {"conv_towers"},
     "holdout8": {"dequant_prefetch_b16"},
     "holdout9": {"input_heavy_b32"},
 }
 #: Measured outside [low, high], both below it: the conv towers (140.9 µs against
 #: 147.9-181.6) and the elementwise chains (181.4 against 187.1-213.2): their replays ran
-#: faster than the schedule has them. The big GEMMs beside tiny kernels, −32.9 %, are
-#: inside their range (111.6-208.0).
+#: faster than the schedule has them. The big GEMMs beside tiny kernels, −8.7 %, are
+#: inside their range (151.7-243.8).
 OUTSIDE_RANGE = {
     "streams_fit": {"conv_towers", "elementwise_chains"},
     "holdout8": {"dequant_prefetch_b16"},  # 43.0 µs against 43.4-62.5
@@ -213,10 +215,10 @@ def test_recent_set_prediction(
 @pytest.mark.parametrize(
     ("recording", "within", "median_error"),
     [
-        ("streams_fit", 8, 0.0746),
+        ("streams_fit", 9, 0.0733),
         ("holdout6", 8, 0.0489),
         ("holdout6_rerun", 8, 0.0448),
-        ("holdout7", 7, 0.0126),
+        ("holdout7", 7, 0.0194),
         ("holdout8", 4, 0.0369),
         ("holdout9", 7, 0.0275),
     ],
@@ -224,8 +226,8 @@ def test_recent_set_prediction(
 def test_recent_set_summary(
     recording: str, within: int, median_error: float, rows: dict[str, dict[str, ValidationRow]]
 ) -> None:
-    """Within ±10 % and median |error| per set: the concurrency set 8 of 10 (7.5 %), the
-    sixth hold-out 8 of 8 on both machines (4.9 % and 4.5 %), the seventh 7 of 7 (1.3 %)."""
+    """Within ±10 % and median |error| per set: the concurrency set 9 of 10 (7.3 %), the
+    sixth hold-out 8 of 8 on both machines (4.9 % and 4.5 %), the seventh 7 of 7 (1.9 %)."""
     errors = [abs(r.error_frac) for r in rows[recording].values()]
     assert sum(e <= 0.10 for e in errors) == within
     assert statistics.median(errors) == pytest.approx(median_error, abs=0.001)

@@ -5,13 +5,27 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import SAMPLES
 
-from traceinspect.analysis.estimate.schedule import scheduled_path_ns, solo_durations
+from traceinspect.analysis.estimate.columns import MATRIX_KERNEL, TimelineColumns
+from traceinspect.analysis.estimate.schedule import (
+    LIGHT_SLOWDOWN,
+    scheduled_path_ns,
+    solo_durations,
+)
+from traceinspect.parse import load_trace
 
 US = 1_000
 
 
-def path(keys: list[int], dur: list[float], share: list[float], deps=(), overhead=None) -> float:
+def path(
+    keys: list[int],
+    dur: list[float],
+    share: list[float],
+    deps=(),
+    overhead=None,
+    matrix: list[bool] | None = None,
+) -> float:
     n = len(keys)
     return (
         scheduled_path_ns(
@@ -20,6 +34,7 @@ def path(keys: list[int], dur: list[float], share: list[float], deps=(), overhea
             np.zeros(n) if overhead is None else np.array(overhead, float) * US,
             np.array(share, float),
             list(deps),
+            matrix=None if matrix is None else np.array(matrix, bool),
         )
         / US
     )
@@ -73,3 +88,88 @@ def test_solo_durations_take_back_the_shared_time() -> None:
     # three at 0.5 over the same 30 µs: 1.5 of load, each advanced 2/3 as fast
     same = solo_durations(np.zeros(3, np.int64), np.full(3, 30 * US), np.full(3, 0.5))
     assert same.tolist() == pytest.approx([20 * US] * 3)
+
+
+def test_a_light_kernel_beside_a_matrix_kernel_advances_slowly() -> None:
+    # a 50 µs elementwise kernel beside a 100 µs GEMM holding 0.9 of the device: it fits,
+    # but runs at 1 / (1 + 1.3 * 0.9) of its pace until the GEMM ends, then alone
+    slowed = path([1, 2], [100, 50], [0.9, 0.1], matrix=[True, False])
+    assert slowed == pytest.approx(100 + (50 - 100 / (1 + LIGHT_SLOWDOWN * 0.9)))
+    # without the matrix marks, it would have ended inside the GEMM's 100 µs
+    assert path([1, 2], [100, 50], [0.9, 0.1]) == 100
+    # a short light kernel still ends under the GEMM: 20 µs at pace 1/2.17 is 43.4 µs
+    assert path([1, 2], [100, 20], [0.9, 0.1], matrix=[True, False]) == pytest.approx(100)
+    # two matrix kernels, or two light ones, do not slow each other
+    assert path([1, 2], [100, 50], [0.5, 0.5], matrix=[True, True]) == 100
+    assert path([1, 2], [100, 50], [0.5, 0.5], matrix=[False, False]) == 100
+
+
+def test_the_light_pace_follows_the_matrix_share_and_its_end() -> None:
+    # the GEMM holds 0.4: the light kernel runs at 1 / 1.52 for 30 µs, then alone
+    got = path([1, 2], [30, 40], [0.4, 0.2], matrix=[True, False])
+    assert got == pytest.approx(30 + (40 - 30 / (1 + LIGHT_SLOWDOWN * 0.4)))
+    # a second GEMM after the first on its stream keeps it slow for 60 µs
+    got = path([1, 1, 2], [30, 30, 40], [0.4, 0.4, 0.2], matrix=[True, True, False])
+    assert got == pytest.approx(60 + (40 - 60 / (1 + LIGHT_SLOWDOWN * 0.4)))
+    # the dependent of a slowed kernel waits for its slowed end
+    got = path([1, 2, 2], [100, 50, 10], [0.9, 0.1, 0.1], matrix=[True, False, False])
+    assert got == pytest.approx(100 + (50 - 100 / (1 + LIGHT_SLOWDOWN * 0.9)) + 10)
+
+
+def test_copies_keep_their_pace_beside_a_matrix_kernel() -> None:
+    assert path([1, 2, 3], [100, 60, 50], [0.9, 0.0, 0.1], matrix=[True, False, False]) == (
+        pytest.approx(100 + (50 - 100 / (1 + LIGHT_SLOWDOWN * 0.9)))
+    )
+    assert path([1, 2], [100, 90], [0.9, 0.0], matrix=[True, False]) == 100
+
+
+def test_solo_durations_take_back_the_slowdown_beside_a_matrix_kernel() -> None:
+    # a light kernel that ran all its 80 µs beside a 0.9 GEMM: alone it takes 80 / 2.17
+    start = np.array([0, 0]) * US
+    end = np.array([100, 80]) * US
+    solo = solo_durations(start, end, np.array([0.9, 0.1]), np.array([True, False]))
+    assert solo[0] == 100 * US
+    assert solo[1] == pytest.approx(80 * US / (1 + LIGHT_SLOWDOWN * 0.9))
+    # without the marks, nothing is taken back (the two fit on the device)
+    plain = solo_durations(start, end, np.array([0.9, 0.1]))
+    assert plain.tolist() == [100 * US, 80 * US]
+    # over-full device and a GEMM at once: the larger of the two take-backs
+    solo = solo_durations(start, end, np.array([0.9, 0.9]), np.array([True, False]))
+    assert solo[1] == pytest.approx(80 * US / (1 + LIGHT_SLOWDOWN * 0.9))
+    assert solo[0] == pytest.approx(20 * US + 80 * US / 1.8)
+
+
+@pytest.mark.parametrize(
+    ("name", "matrix"),
+    [
+        ("sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize128x128x32_warpgroupsize1x1x1", True),
+        ("nvjet_tst_128x256_64x4_1x2_h_bz_coopA_NNT", True),
+        ("ampere_sgemm_128x64_tn", True),
+        ("cutlass_80_tensorop_s1688gemm_128x128_32x3_nn_align4", True),
+        ("void cudnn::cnn::implicit_convolve_sgemm<float, float, 1024, 5, 5>", True),
+        ("sm80_xmma_fprop_implicit_gemm_tf32f32_tf32f32_f32_nhwckrsc_nhwc", True),
+        ("void flash_fwd_kernel<Flash_fwd_kernel_traits<64, 128, 128, 4>>", True),
+        ("triton_tem_fused_addmm_0", True),
+        (
+            "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>>",
+            False,
+        ),
+        ("void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float>>", False),
+        ("triton_poi_fused_add_relu_0", False),
+    ],
+)
+def test_matrix_kernels_are_told_by_name(name: str, matrix: bool) -> None:
+    assert bool(MATRIX_KERNEL.search(name)) is matrix
+
+
+def test_the_matrix_column_of_a_real_multi_stream_trace() -> None:
+    trace = SAMPLES / "validation/streams_fit/big_and_small/step.b1024.eager.json.gz"
+    if not trace.exists():
+        pytest.skip("streams_fit sample not present")
+    cols = TimelineColumns(load_trace(trace))
+    kernels = cols.gpu("kind") == "kernel"
+    names = cols.gpu("name")[cols.matrix]
+    assert int(kernels.sum()) == 425
+    assert int(cols.matrix.sum()) == 10
+    assert all("gemm" in str(n).lower() or "nvjet" in str(n) for n in names)
+    assert not cols.matrix[~kernels].any()

@@ -21,7 +21,11 @@ from traceinspect.analysis.estimate.columns import (
 )
 from traceinspect.analysis.estimate.critical_path import PathLayout
 from traceinspect.analysis.estimate.dependencies import infer_dependencies
-from traceinspect.analysis.estimate.schedule import scheduled_path_ns, solo_durations
+from traceinspect.analysis.estimate.schedule import (
+    light_beside_matrix,
+    scheduled_path_ns,
+    solo_durations,
+)
 from traceinspect.calibration import Calibration
 from traceinspect.model import Timeline
 
@@ -101,6 +105,7 @@ def estimate_occurrence(
     # A communication kernel mostly waits on other ranks on a few SMs, and is written to
     # run beside compute: it takes no room from the kernels it overlaps.
     share = np.where(cols.gpu("collective")[rows], 0.0, cols.share[rows])
+    matrix = cols.matrix[rows]
     graphs: list[_Graph] = []
     dependencies = 0
     for k in range(last_segment + 1):
@@ -108,13 +113,17 @@ def estimate_occurrence(
         deps = infer_dependencies(timeline, rows[members], columns=cols)
         dependencies += len(deps)
         concurrent = len(np.unique(keys[members])) > 1
+        mixed = _mixed(matrix[members], share[members]) if concurrent else None
         graphs.append(
             _Graph(
                 keys=keys[members],
                 # Kernels that overlapped in the trace ran longer than they would alone.
                 duration=(
                     solo_durations(
-                        start[members], start[members] + duration[members], share[members]
+                        start[members],
+                        start[members] + duration[members],
+                        share[members],
+                        mixed,
                     )
                     if concurrent
                     else duration[members].astype(np.float64)
@@ -127,6 +136,7 @@ def estimate_occurrence(
                 ),
                 deps=deps,
                 share=share[members] if concurrent else None,
+                matrix=mixed,
                 launch_host_ns=calibration.graph_launch_host_for(len(members)),
                 readbacks=[int(d) for d in duration[is_readback & (segment == k)]],
             )
@@ -188,6 +198,10 @@ class _Graph:
     share: FloatArray | None = None
     #: Host time of its replay() call (:meth:`Calibration.graph_launch_host_for`).
     launch_host_ns: int = 0
+    #: Which nodes are matrix kernels (:attr:`TimelineColumns.matrix`) where the graph spans
+    #: several streams and holds both matrix kernels and light ones, which they slow down;
+    #: else None.
+    matrix: npt.NDArray[np.bool_] | None = None
 
     @cached_property
     def layout(self) -> PathLayout:
@@ -213,11 +227,30 @@ class _Graph:
         overhead = self.overhead * overhead_scale
         if node_add_ns:
             overhead = overhead + np.where(self.overhead > 0, node_add_ns, 0.0)
-        if self.share is None or self.room_for_all:
-            return self.layout.longest(self.duration * duration_scale + overhead)
+        duration = self.duration * duration_scale
+        if self.share is None or (
+            self.room_for_all and (self.matrix is None or not self._slows(duration, overhead))
+        ):
+            return self.layout.longest(duration + overhead)
         return scheduled_path_ns(
-            self.keys, self.duration * duration_scale, overhead, self.share, self.deps
+            self.keys, duration, overhead, self.share, self.deps, matrix=self.matrix
         )
+
+    def _slows(self, duration: FloatArray, overhead: FloatArray) -> bool:
+        """Whether a light node overlaps a matrix node on the longest-path schedule (when
+        every node has room): else the matrix kernels slow nothing, and the schedule is the
+        longest path (exactly: a quarter of the graphs of a 200 MB trace need no more)."""
+        assert self.matrix is not None and self.share is not None
+        end = self.layout.finishes(duration + overhead)
+        light = ~self.matrix & (self.share > 0)
+        return light_beside_matrix(end - duration, end, self.matrix & (self.share > 0), light)
+
+
+def _mixed(matrix: npt.NDArray[np.bool_], share: FloatArray) -> npt.NDArray[np.bool_] | None:
+    """``matrix`` where the nodes hold matrix kernels and light ones (nodes with a device
+    share that are not matrix kernels) both, else None: then no node slows another."""
+    light = ~matrix & (share > 0)
+    return matrix if matrix.any() and light.any() else None
 
 
 def _replay_wall(
