@@ -100,8 +100,8 @@ COLLECTIVE_SHARE: Final = 0.5
 #: A ``launch-bound`` region must be predicted to save at least this share of its eager
 #: time by replay; below, the verdict is ``mixed`` and the evidence says why.
 LAUNCH_BOUND_MIN_SAVING: Final = 0.10
-#: A ``compute-bound`` region cannot be predicted to save more than this share; above, the
-#: host set the pace after all: ``launch-bound``.
+#: A ``compute-bound`` or ``mixed`` region cannot be predicted to save more than this share;
+#: above, the host set the pace after all: ``launch-bound``.
 COMPUTE_BOUND_MAX_SAVING: Final = 0.25
 
 
@@ -292,8 +292,9 @@ def agree(
 ) -> tuple[Verdict, list[str]]:
     """The verdict made to agree with the saving replay is predicted to bring: a region
     predicted to save less than :data:`LAUNCH_BOUND_MIN_SAVING` is not ``launch-bound``
-    (``mixed``), one predicted to save more than :data:`COMPUTE_BOUND_MAX_SAVING` is not
-    ``compute-bound`` (``launch-bound``); the evidence says why the two views differ."""
+    (``mixed``), one predicted to save more than :data:`COMPUTE_BOUND_MAX_SAVING` is
+    neither ``compute-bound`` nor ``mixed`` (``launch-bound``); the evidence says why the two
+    views differ."""
     frac = saving.saving_frac
     parts = saving.parts
     graphed = (
@@ -318,6 +319,13 @@ def agree(
             f"the GPU looks busy ({shape.busy_share:.0%} of the profiled window), yet replay"
             f" would save {frac:.0%}: the eager run is longer than its GPU work, the host sets"
             f" the pace; {graphed}",
+            *evidence,
+        ]
+    if verdict == "mixed" and frac > COMPUTE_BOUND_MAX_SAVING:
+        return "launch-bound", [
+            f"neither the host's gaps nor the GPU's work dominate the window, yet replay would"
+            f" save {frac:.0%}: the eager run is longer than its GPU work, the host sets the"
+            f" pace; {graphed}",
             *evidence,
         ]
     return verdict, evidence
