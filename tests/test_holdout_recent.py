@@ -42,6 +42,18 @@ checked with the built-in model (``bench/validation_table.py --sets SET``).
   a tabular transformer), written apart from ``holdout8`` and recorded with the final model,
   never fitted on: 7 of 8 within ±10 %, median |error| 2.8 %. The miss is again the
   twelve-input step (8 MiB of inputs): −24.7 %, the input copies under-charged.
+* ``holdout10``: eight more (expert-choice MoE with its shared expert on a side stream, a
+  GRUCell loop, KV-cache decode, ResNet BasicBlocks, a nine-input recommender, a causal SDPA
+  encoder, an EMA update on a side stream beside GEMMs, LAMB over 60 tensors), recorded
+  once light kernels beside matrix kernels were slowed (``LIGHT_SLOWDOWN``) and never
+  fitted on: 7 of 8 within ±10 %, median |error| 6.3 %. The miss is the MoE's side stream,
+  −12.8 %. Its eager times from the traces are the worst of any set (median |error| 44 %:
+  the recommender +148 %), so two savings read 11-23 points high. ``holdout10_rerun``: the
+  same eight on a fresh machine lease nine minutes later, with the same model: 6 of 8 within
+  ±10 %, median |error| 3.0 %. The recommender replayed 17 % slower there (189.7 µs against
+  162.6; predicted 152.5 and 152.4), −19.7 %, and the MoE read −11.1 %. Its eager times from
+  the traces came out nearer the measured ones (median |error| 20 %): where the unprofiled
+  eager time agreed on both leases, the first lease's traces gave up to 2.2x the second's.
 """
 
 from __future__ import annotations
@@ -147,12 +159,39 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
         "unet_down_up_b1": (298.1, 308.5, 0.7535, 0.7474),  # +3.5 %
         "vq_codebook_b8": (290.6, 292.0, 0.5989, 0.6832),  # +0.5 %
     },
+    "holdout10": {
+        "causal_sdpa_encoder_b2": (340.0, 318.5, 0.8259, 0.8413),  # −6.3 %
+        # 48 EMA kernels on a side stream beside eight GEMMs: measured under the range
+        # (736.4 µs against 759.1-863.2)
+        "ema_side_stream_b32": (736.4, 803.0, 0.3730, 0.2585),  # +9.0 %
+        # the shared expert on a side stream beside the routed experts' batched GEMMs
+        "expert_choice_moe_b16": (168.0, 146.5, 0.7263, 0.8443),  # −12.8 %
+        "gru_cell_loop_b32": (581.8, 582.7, 0.7906, 0.6690),  # +0.1 %
+        "kv_decode_b4": (327.2, 306.4, 0.8414, 0.9023),  # −6.3 %
+        "lamb_update_b1": (2627.1, 2557.0, 0.7841, 0.7952),  # −2.7 %
+        # its eager time from the trace is 148 % high: the saving reads 22.8 points high
+        "recsys_embed_mlp_b512": (162.6, 152.5, 0.6339, 0.8618),  # −6.2 %
+        "resnet_basic_b16": (502.9, 497.8, 0.7557, 0.8660),  # −1.0 %
+    },
+    "holdout10_rerun": {
+        "causal_sdpa_encoder_b2": (324.1, 318.9, 0.7052, 0.8235),  # −1.6 %
+        "ema_side_stream_b32": (753.7, 781.8, 0.4339, 0.5011),  # +3.7 %
+        "expert_choice_moe_b16": (164.4, 146.1, 0.7331, 0.8744),  # −11.1 %
+        "gru_cell_loop_b32": (569.1, 582.3, 0.7313, 0.7399),  # +2.3 %
+        "kv_decode_b4": (325.9, 305.7, 0.8398, 0.8697),  # −6.2 %
+        "lamb_update_b1": (2601.3, 2560.4, 0.7752, 0.8176),  # −1.6 %
+        # 162.6 µs on the first lease: measured above the range (136.7-189.4) here
+        "recsys_embed_mlp_b512": (189.7, 152.4, 0.7009, 0.8095),  # −19.7 %
+        "resnet_basic_b16": (503.2, 495.6, 0.7476, 0.7125),  # −1.5 %
+    },
 }
 #: Outside ±10 %: the concurrency set's two conv towers.
 GRAPHED_MISSES = {
     "streams_fit": {"conv_towers"},
     "holdout8": {"dequant_prefetch_b16"},
     "holdout9": {"input_heavy_b32"},
+    "holdout10": {"expert_choice_moe_b16"},
+    "holdout10_rerun": {"expert_choice_moe_b16", "recsys_embed_mlp_b512"},
 }
 #: Measured outside [low, high], both below it: the conv towers (140.9 µs against
 #: 147.9-181.6) and the elementwise chains (181.4 against 187.1-213.2): their replays ran
@@ -162,6 +201,8 @@ OUTSIDE_RANGE = {
     "streams_fit": {"conv_towers", "elementwise_chains"},
     "holdout8": {"dequant_prefetch_b16"},  # 43.0 µs against 43.4-62.5
     "holdout9": {"input_heavy_b32"},  # 233.2 µs against 158.9-206.5
+    "holdout10": {"ema_side_stream_b32"},  # 736.4 µs against 759.1-863.2
+    "holdout10_rerun": {"recsys_embed_mlp_b512"},  # 189.7 µs against 136.7-189.4
 }
 #: Saving without --eager-us more than 15 points off: the twelve-input step of holdout8
 #: (+59.3 points: replay lost 54 %, predicted +5 %, its eager time from the trace 51 % high).
@@ -169,6 +210,7 @@ OUTSIDE_RANGE = {
 SAVING_MISSES = {
     "holdout8": {"input_heavy_b32"},
     "holdout9": {"tabular_transformer_b256"},  # +18.5 points
+    "holdout10": {"recsys_embed_mlp_b512"},  # +22.8 points
 }
 
 
@@ -221,6 +263,8 @@ def test_recent_set_prediction(
         ("holdout7", 7, 0.0194),
         ("holdout8", 4, 0.0369),
         ("holdout9", 7, 0.0275),
+        ("holdout10", 7, 0.0628),
+        ("holdout10_rerun", 6, 0.0303),
     ],
 )
 def test_recent_set_summary(
@@ -261,7 +305,7 @@ def test_the_sixth_hold_out_read_high_with_the_constants_it_was_frozen_with() ->
 
 
 def test_recent_verdicts_agree_with_what_replay_did() -> None:
-    """On the 46 recordings of the six sets each step's verdict agrees with the saving
+    """On the 62 recordings of the eight sets each step's verdict agrees with the saving
     replay measurably brought (only the concurrency set's two large GEMMs, 7.5 %, are
     compute-bound), and no region's verdict contradicts its predicted saving — but for the
     twelve-input step below."""
@@ -271,8 +315,8 @@ def test_recent_verdicts_agree_with_what_replay_did() -> None:
         for w in validation_workloads(VALIDATION / name)
         if not (name == "holdout8" and w.name == "input_heavy_b32")
     ]
-    assert len(workloads) == 45
-    assert step_verdicts_agreeing_with_replay(workloads) == {"launch-bound": 44, "compute-bound": 1}
+    assert len(workloads) == 61
+    assert step_verdicts_agreeing_with_replay(workloads) == {"launch-bound": 60, "compute-bound": 1}
 
 
 def test_a_step_fed_many_inputs_reads_launch_bound_yet_replay_lost() -> None:
