@@ -314,18 +314,15 @@ def agree(
             f" yet replay would save only {frac:.0%}: {why}; {graphed}",
             *evidence,
         ]
-    if verdict == "compute-bound" and frac > COMPUTE_BOUND_MAX_SAVING:
-        return "launch-bound", [
+    if verdict in ("compute-bound", "mixed") and frac > COMPUTE_BOUND_MAX_SAVING:
+        looks = (
             f"the GPU looks busy ({shape.busy_share:.0%} of the profiled window), yet replay"
-            f" would save {frac:.0%}: the eager run is longer than its GPU work, the host sets"
-            f" the pace; {graphed}",
-            *evidence,
-        ]
-    if verdict == "mixed" and frac > COMPUTE_BOUND_MAX_SAVING:
+            if verdict == "compute-bound"
+            else "neither the host's gaps nor the GPU's work dominate the window, yet replay"
+        )
         return "launch-bound", [
-            f"neither the host's gaps nor the GPU's work dominate the window, yet replay would"
-            f" save {frac:.0%}: the eager run is longer than its GPU work, the host sets the"
-            f" pace; {graphed}",
+            f"{looks} would save {frac:.0%}: the eager run is longer than its GPU work, the"
+            f" host sets the pace; {graphed}",
             *evidence,
         ]
     return verdict, evidence

@@ -165,9 +165,7 @@ class TimelineColumns:
         if self._matrix is None:
             codes, names = pd.factorize(self.gpu("name"), use_na_sentinel=False)
             named = np.array([bool(MATRIX_KERNEL.search(str(n))) for n in names], bool)
-            self._matrix = (self.gpu("kind") == "kernel") & (
-                named[codes] if len(names) else np.zeros(len(codes), bool)
-            )
+            self._matrix = (self.gpu("kind") == "kernel") & named[codes]
         return self._matrix
 
 

@@ -24,6 +24,7 @@ from traceinspect.analysis.estimate.dependencies import infer_dependencies
 from traceinspect.analysis.estimate.schedule import (
     light_beside_matrix,
     scheduled_path_ns,
+    slowing_roles,
     solo_durations,
 )
 from traceinspect.calibration import Calibration
@@ -113,7 +114,12 @@ def estimate_occurrence(
         deps = infer_dependencies(timeline, rows[members], columns=cols)
         dependencies += len(deps)
         concurrent = len(np.unique(keys[members])) > 1
-        mixed = _mixed(matrix[members], share[members]) if concurrent else None
+        # Matrix kernels that may slow light ones beside them, else None.
+        mixed = (
+            matrix[members]
+            if concurrent and slowing_roles(matrix[members], share[members]) is not None
+            else None
+        )
         graphs.append(
             _Graph(
                 keys=keys[members],
@@ -240,17 +246,11 @@ class _Graph:
         """Whether a light node overlaps a matrix node on the longest-path schedule (when
         every node has room): else the matrix kernels slow nothing, and the schedule is the
         longest path (exactly: a quarter of the graphs of a 200 MB trace need no more)."""
-        assert self.matrix is not None and self.share is not None
+        assert self.share is not None
+        roles = slowing_roles(self.matrix, self.share)
+        assert roles is not None
         end = self.layout.finishes(duration + overhead)
-        light = ~self.matrix & (self.share > 0)
-        return light_beside_matrix(end - duration, end, self.matrix & (self.share > 0), light)
-
-
-def _mixed(matrix: npt.NDArray[np.bool_], share: FloatArray) -> npt.NDArray[np.bool_] | None:
-    """``matrix`` where the nodes hold matrix kernels and light ones (nodes with a device
-    share that are not matrix kernels) both, else None: then no node slows another."""
-    light = ~matrix & (share > 0)
-    return matrix if matrix.any() and light.any() else None
+        return light_beside_matrix(end - duration, end, *roles)
 
 
 def _replay_wall(

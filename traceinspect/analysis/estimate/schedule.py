@@ -95,23 +95,33 @@ def scheduled_path_ns(
         if src != dst:
             unblocks[int(src)].append(int(dst))
             waiting[int(dst)] += 1
-    heavy = slowed = None
-    if matrix is not None and slowdown > 0:
-        heavy = np.asarray(matrix, bool)
-        slowed = ~heavy & (np.asarray(need) > 0)
-        if not (heavy.any() and slowed.any()):
-            heavy = slowed = None
+    roles = slowing_roles(matrix, share) if slowdown > 0 else None
     # Each node at its own pace first: where no light node then runs beside a matrix node,
     # nothing slows, and that schedule stands (the slowed one costs 1.4x the time to walk).
     end, started_at = _plain_path_ns(dur, cost, need, unblocks, list(waiting))
-    if heavy is None or slowed is None:
+    if roles is None:
         return end
+    heavy, slowed = roles
     start = np.array(started_at)
     if not light_beside_matrix(start, start + np.asarray(dur), heavy, slowed):
         return end
     return _slowed_path_ns(
         dur, cost, need, unblocks, waiting, heavy.tolist(), slowed.tolist(), slowdown
     )
+
+
+def slowing_roles(
+    matrix: npt.NDArray[np.bool_] | None, share: FloatArray
+) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_]] | None:
+    """The nodes that slow others (matrix kernels holding part of the device) and the nodes
+    they slow (light ones: a device share, not a matrix kernel), where both are present;
+    else None, and no node slows another. Copies and memsets (no share) are neither."""
+    if matrix is None:
+        return None
+    holds = np.asarray(share, np.float64) > 0
+    heavy = np.asarray(matrix, bool) & holds
+    light = ~heavy & holds
+    return (heavy, light) if heavy.any() and light.any() else None
 
 
 def light_beside_matrix(
@@ -326,24 +336,29 @@ def solo_durations(
         return duration
     share = np.clip(np.asarray(share, np.float64), 0.0, None)
     times = np.unique(np.concatenate([start, end]))
-    # Load on the device over each stretch [times[k], times[k+1]).
-    load = np.zeros(len(times))
-    np.add.at(load, np.searchsorted(times, start), share)
-    np.add.at(load, np.searchsorted(times, end), -share)
-    load = np.cumsum(load)[:-1]
-    rate = np.where(load > 1.0 + _EPS, 1.0 / np.maximum(load, _EPS), 1.0)
     first, last = np.searchsorted(times, start), np.searchsorted(times, end)
-    # Solo time accrued from the first timestamp to each timestamp.
-    accrued = np.concatenate([[0.0], np.cumsum(rate * np.diff(times))])
-    solo = accrued[last] - accrued[first]
-    if matrix is not None and slowdown > 0:
-        heavy = np.asarray(matrix, bool) & (share > 0)
-        if heavy.any() and (~heavy & (share > 0)).any():
-            held = np.zeros(len(times))
-            np.add.at(held, first[heavy], share[heavy])
-            np.add.at(held, last[heavy], -share[heavy])
-            held = np.clip(np.cumsum(held)[:-1], 0.0, 1.0)
-            light_rate = np.minimum(rate, 1.0 / (1.0 + slowdown * held))
-            light = np.concatenate([[0.0], np.cumsum(light_rate * np.diff(times))])
-            solo = np.where(heavy, solo, light[last] - light[first])
+    stretch = np.diff(times)
+
+    def held(on: npt.NDArray[np.bool_]) -> FloatArray:
+        """Device share held by the ``on`` activities over each stretch [times[k], times[k+1])."""
+        load = np.zeros(len(times))
+        np.add.at(load, first[on], share[on])
+        np.add.at(load, last[on], -share[on])
+        return np.cumsum(load)[:-1]
+
+    def alone(rate: FloatArray) -> FloatArray:
+        """Time each activity would take alone, advancing at ``rate`` of its pace."""
+        # Solo time accrued from the first timestamp to each timestamp.
+        accrued = np.concatenate([[0.0], np.cumsum(rate * stretch)])
+        out: FloatArray = accrued[last] - accrued[first]
+        return out
+
+    load = held(np.ones(len(start), bool))
+    rate = np.where(load > 1.0 + _EPS, 1.0 / np.maximum(load, _EPS), 1.0)
+    solo = alone(rate)
+    roles = slowing_roles(matrix, share) if slowdown > 0 else None
+    if roles is not None:
+        heavy = roles[0]
+        beside = np.clip(held(heavy), 0.0, 1.0)
+        solo = np.where(heavy, solo, alone(np.minimum(rate, 1.0 / (1.0 + slowdown * beside))))
     return np.where(share > 0, solo, duration)
