@@ -14,7 +14,7 @@ from __future__ import annotations
 import _path  # noqa: F401 - ../workloads on sys.path
 import torch
 from _common import Built, low_precision, main
-from _models import conv_input
+from _models import conv_input, random_batch_norm_stats
 from torch import Tensor, nn
 
 CLASSES = 2
@@ -61,10 +61,7 @@ def build(device: torch.device, smoke: bool) -> Built:
     widths, size, batch = ((4, 8, 16), 16, 1) if smoke else ((32, 64, 128), 128, 1)
     dtype = low_precision(device)
     model = UNet(widths)
-    for m in model.modules():
-        if isinstance(m, nn.BatchNorm2d):
-            m.running_mean.normal_(0, 0.1)
-            m.running_var.uniform_(0.5, 1.5)
+    random_batch_norm_stats(model)
     model = model.to(device=device, dtype=dtype, memory_format=torch.channels_last).eval()
 
     @torch.no_grad()

@@ -198,6 +198,15 @@ def bottleneck_stack(blocks: tuple[int, ...], width: int = 64) -> nn.Module:
     return nn.Sequential(*layers)
 
 
+def random_batch_norm_stats(model: nn.Module) -> None:
+    """Give every BatchNorm2d of ``model`` running statistics other than the fresh 0 / 1, so
+    an eval-mode step normalizes as a trained network would."""
+    for m in model.modules():
+        if isinstance(m, nn.BatchNorm2d):
+            m.running_mean.normal_(0, 0.1)
+            m.running_var.uniform_(0.5, 1.5)
+
+
 def conv_input(
     batch: int, size: int, device: torch.device, dtype: torch.dtype, count: int = 2
 ) -> list[tuple[Tensor]]:
