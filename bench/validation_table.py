@@ -66,10 +66,10 @@ SAMPLE_SETS = (ROOT / "sample_traces", ROOT / "sample_traces" / "holdout")
 VALIDATION_DIR = ROOT / "sample_traces" / "validation"
 
 #: Grids searched by the fit (ns; floor as a share).
-OP_NS_GRID = (0.0, 1_000.0, 2_000.0, 3_000.0, 4_000.0, 5_000.0, 6_000.0, 7_000.0, 8_000.0, 10_000.0)
-OP_SHAPES_NS_GRID = (0.0, 1_000.0, 2_000.0, 3_000.0, 4_000.0, 6_000.0)
-CALL_NS_GRID = (0.0, 1_000.0, 2_000.0, 3_000.0, 4_000.0, 6_000.0, 8_000.0)
-FLOOR_GRID = (0.1, 0.2, 0.3, 0.4)
+OP_NS_GRID = (0.0, 4_000.0, 8_000.0, 12_000.0, 16_000.0, 24_000.0, 30_000.0, 40_000.0)
+OP_SHAPES_NS_GRID = (0.0, 2_000.0, 4_000.0)
+CALL_NS_GRID = (0.0, 1_000.0, 2_000.0, 4_000.0)
+FLOOR_GRID = (0.2, 0.3, 0.35, 0.4, 0.45)
 NODE_EXTRA_NS_GRID = tuple(range(0, 1_501, 50))
 
 

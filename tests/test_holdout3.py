@@ -42,8 +42,8 @@ EXPECTED = {
     "gru_b8": (942.6, 705.6, 0.6242, 0.5885),  # −25.1 %
     "mlp_relu_b64": (725.2, 565.3, 0.5099, 0.5973),  # −22.1 %
     "mobilenet_half_b4": (838.5, 605.1, 0.7659, 0.8394),  # −27.8 %
-    "sgd_foreach": (118.6, 92.2, 0.8043, 0.8682),  # −22.2 %
-    "streams_pipeline": (152.0, 111.0, 0.7084, 0.8537),  # −27.0 %
+    "sgd_foreach": (118.6, 92.2, 0.8043, 0.8545),  # −22.2 %
+    "streams_pipeline": (152.0, 111.0, 0.7084, 0.8214),  # −27.0 %
 }
 #: Against the profiled process's timing: five misses, all under.
 GRAPHED_MISSES = {"gru_b8", "mlp_relu_b64", "mobilenet_half_b4", "sgd_foreach", "streams_pipeline"}

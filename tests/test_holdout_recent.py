@@ -60,6 +60,17 @@ checked with the built-in model (``bench/validation_table.py --sets SET``).
   a side stream, quantile/sort statistics), recorded once the ``mixed`` verdict rule was in
   and never fitted on: 8 of 8 within ±10 %, median |error| 3.0 %. Its eager times from the
   traces read high again (median |error| 43 %), so three savings read 24-26 points high.
+* ``holdout12``: eight more (CapsNet dynamic routing, a graph attention layer with an edge
+  softmax, a NeRF MLP, a QuartzNet speech encoder with greedy CTC, a SimCLR projection head
+  and InfoNCE loss, sliding-window attention, Transformer-XL relative-position attention, a
+  GEMM chain beside a LayerNorm chain on a side stream), recorded before the profiler's cost
+  per operator went from 8 to 30 µs (with the 40 % floor) and the ``mixed`` rule from 25 to
+  20 %, with the replay model unchanged since ``holdout11``: 8 of 8 within ±10 %, median
+  |error| 2.1 %, every measured time inside its range, every saving within 15 points; its
+  eager times from the traces median |error| 7 % with either profiler cost.
+
+The eager errors and savings quoted per set above are those of the model each set was
+recorded with; the pinned values below are the current model's.
 """
 
 from __future__ import annotations
@@ -98,111 +109,123 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
         # two 1024x4096 @ 4096x4096 GEMMs on one side stream beside 40 small elementwise
         # ops on the other: the small ones fit in the slots the GEMMs leave, but advance
         # at 1 / (1 + 1.3 * 0.97) of their pace beside them (−32.9 % before that)
-        "big_and_small": (186.2, 170.1, 0.7704, 0.8356),  # −8.7 %
+        "big_and_small": (186.2, 170.1, 0.7704, 0.82),  # −8.7 %
         # two conv towers: the replay ran them closer together than the schedule does
         # (140.9 µs, under the range 147.9-181.6)
-        "conv_towers": (140.9, 157.6, 0.8393, 0.7720),  # +11.8 %
-        "dual_tower_streams_b4": (158.5, 147.3, 0.8633, 0.8060),  # −7.1 %
+        "conv_towers": (140.9, 157.6, 0.8393, 0.7534),  # +11.8 %
+        "dual_tower_streams_b4": (158.5, 147.3, 0.8633, 0.7836),  # −7.1 %
         # memory-bound chains side by side: within ±10 %, yet measured under the range
         # (181.4 µs against 187.1-213.2)
-        "elementwise_chains": (181.4, 198.5, 0.7360, 0.7620),  # +9.4 %
-        "fork_join_streams": (105.3, 94.9, 0.5887, 0.7162),  # −9.9 %
-        "gemm_large_2s": (674.6, 692.7, 0.0753, 0.1046),  # compute-bound: +2.7 %
-        "gemm_small_2s": (76.0, 75.6, 0.8386, 0.9013),  # −0.6 %
-        "gemm_small_4s": (84.7, 89.3, 0.8720, 0.8761),  # +5.5 %
-        "multistream_events": (87.8, 93.0, 0.8252, 0.8633),  # +5.9 %
-        "streams_pipeline": (127.8, 117.8, 0.7530, 0.7930),  # −7.8 %
+        "elementwise_chains": (181.4, 198.5, 0.7360, 0.7415),  # +9.4 %
+        "fork_join_streams": (105.3, 94.9, 0.5887, 0.6627),  # −9.9 %
+        "gemm_large_2s": (674.6, 692.7, 0.0753, 0.0506),  # compute-bound: +2.7 %
+        "gemm_small_2s": (76.0, 75.6, 0.8386, 0.8865),  # −0.6 %
+        "gemm_small_4s": (84.7, 89.3, 0.8720, 0.8603),  # +5.5 %
+        "multistream_events": (87.8, 93.0, 0.8252, 0.8425),  # +5.9 %
+        "streams_pipeline": (127.8, 117.8, 0.7530, 0.7513),  # −7.8 %
     },
     "holdout6": {
-        "conformer_block_b2": (102.9, 106.7, 0.8091, 0.8753),  # +3.7 %
-        "diffusion_sampler_b4": (281.0, 298.6, 0.8271, 0.8267),  # +6.2 %
+        "conformer_block_b2": (102.9, 106.7, 0.8091, 0.8712),  # +3.7 %
+        "diffusion_sampler_b4": (281.0, 298.6, 0.8271, 0.8245),  # +6.2 %
         "draft_decode_b1": (648.8, 683.2, 0.8302, 0.8269),  # +5.3 %
-        "moe_streams_b8": (141.6, 149.7, 0.8117, 0.8038),  # three streams: +5.7 %
+        "moe_streams_b8": (141.6, 149.7, 0.8117, 0.7995),  # three streams: +5.7 %
         "pointnet_b16": (226.7, 223.4, 0.4712, 0.5041),  # −1.5 %
         "resnext_block_b8": (168.0, 174.6, 0.7353, 0.7532),  # +3.9 %
         "t5_cross_attn_b4": (240.5, 251.3, 0.8114, 0.8051),  # +4.5 %
         "wavenet_b4": (642.1, 680.2, 0.6046, 0.6424),  # +5.9 %
     },
     "holdout6_rerun": {
-        "conformer_block_b2": (102.3, 106.7, 0.7973, 0.8899),  # +4.3 %
+        "conformer_block_b2": (102.3, 106.7, 0.7973, 0.8844),  # +4.3 %
         "diffusion_sampler_b4": (285.6, 298.9, 0.8468, 0.8262),  # +4.7 %
         "draft_decode_b1": (649.7, 683.7, 0.8417, 0.8319),  # +5.2 %
-        "moe_streams_b8": (139.9, 148.2, 0.7918, 0.7945),  # three streams: +5.9 %
+        "moe_streams_b8": (139.9, 148.2, 0.7918, 0.7912),  # three streams: +5.9 %
         "pointnet_b16": (226.0, 223.4, 0.4323, 0.4667),  # −1.1 %
-        "resnext_block_b8": (170.9, 174.3, 0.7594, 0.7958),  # +2.0 %
+        "resnext_block_b8": (170.9, 174.3, 0.7594, 0.7926),  # +2.0 %
         "t5_cross_attn_b4": (240.6, 248.1, 0.8130, 0.7846),  # +3.1 %
         "wavenet_b4": (643.7, 679.5, 0.6071, 0.6152),  # +5.5 %
     },
     "holdout7": {
-        "adam_amsgrad_loop": (2149.1, 2190.9, 0.8126, 0.8294),  # +1.9 %
+        "adam_amsgrad_loop": (2149.1, 2190.9, 0.8126, 0.8269),  # +1.9 %
         # cuDNN's LSTM re-records two events before each layer (−45.9 % when a wait was
         # tied to the first record of its event id)
-        "bilstm_tagger_b16": (566.3, 581.1, 0.8540, 0.8682),  # +2.6 %
-        "dino_head_b32": (71.7, 70.8, 0.7276, 0.7351),  # −1.3 %
+        "bilstm_tagger_b16": (566.3, 581.1, 0.8540, 0.858),  # +2.6 %
+        "dino_head_b32": (71.7, 70.8, 0.7276, 0.7275),  # −1.3 %
         "kv_cache_prefill_chunks_b2": (746.0, 790.6, 0.8101, 0.8079),  # +6.0 %
         "perceiver_io_b4": (161.2, 155.1, 0.7569, 0.8324),  # −3.8 %
-        "ssd_heads_b4": (392.9, 391.7, 0.6011, 0.6697),  # −0.3 %
-        "vae_decoder_b2": (347.7, 345.5, 0.7801, 0.8299),  # −0.6 %
+        "ssd_heads_b4": (392.9, 391.7, 0.6011, 0.6651),  # −0.3 %
+        "vae_decoder_b2": (347.7, 345.5, 0.7801, 0.8144),  # −0.6 %
     },
     "holdout8": {
         # weights dequantized on a side stream, joined per layer by an event: a 43 µs graph
-        "dequant_prefetch_b16": (43.0, 48.6, 0.7956, 0.8373),  # +13.0 %
+        "dequant_prefetch_b16": (43.0, 48.6, 0.7956, 0.8017),  # +13.0 %
         # twelve inputs (6.6 MB) copied in before every replay: slower than eager
-        "input_heavy_b32": (145.0, 134.3, -0.5413, 0.0520),  # −7.4 %
-        "norm_softmax_chain_b64": (203.7, 202.4, 0.7421, 0.8100),  # −0.6 %
-        "residual_vq_b8": (213.3, 205.9, 0.5520, 0.6162),  # −3.5 %
-        "rope_gqa_attention_b4": (197.3, 204.6, 0.7537, 0.8261),  # +3.7 %
+        "input_heavy_b32": (145.0, 134.3, -0.5413, -0.026),  # −7.4 %
+        "norm_softmax_chain_b64": (203.7, 202.4, 0.7421, 0.8074),  # −0.6 %
+        "residual_vq_b8": (213.3, 205.9, 0.5520, 0.6098),  # −3.5 %
+        "rope_gqa_attention_b4": (197.3, 204.6, 0.7537, 0.8218),  # +3.7 %
     },
     "holdout9": {
         # twelve inputs (8 MiB) copied in before every replay: the copies under-charged
-        "input_heavy_b32": (233.2, 175.7, 0.5402, 0.5982),  # −24.7 %
+        "input_heavy_b32": (233.2, 175.7, 0.5402, 0.5908),  # −24.7 %
         "layernorm_softmax_chain_b64": (208.6, 209.5, 0.7082, 0.7249),  # +0.5 %
-        "mamba_scan_b2": (329.9, 342.9, 0.8450, 0.8945),  # +3.9 %
-        "rope_attention_b4": (296.6, 302.7, 0.8020, 0.8884),  # +2.0 %
+        "mamba_scan_b2": (329.9, 342.9, 0.8450, 0.8886),  # +3.9 %
+        "rope_attention_b4": (296.6, 302.7, 0.8020, 0.8758),  # +2.0 %
         # its eager time from the trace is high: the saving reads 18.5 points high
-        "tabular_transformer_b256": (365.1, 361.2, 0.5887, 0.7742),  # −1.1 %
-        "two_stream_prefetch_b16": (68.5, 64.5, 0.8694, 0.8412),  # two streams: −5.8 %
+        "tabular_transformer_b256": (365.1, 361.2, 0.5887, 0.7669),  # −1.1 %
+        "two_stream_prefetch_b16": (68.5, 64.5, 0.8694, 0.8306),  # two streams: −5.8 %
         "unet_down_up_b1": (298.1, 308.5, 0.7535, 0.7474),  # +3.5 %
-        "vq_codebook_b8": (290.6, 292.0, 0.5989, 0.6832),  # +0.5 %
+        "vq_codebook_b8": (290.6, 292.0, 0.5989, 0.6733),  # +0.5 %
     },
     "holdout10": {
-        "causal_sdpa_encoder_b2": (340.0, 318.5, 0.8259, 0.8413),  # −6.3 %
+        "causal_sdpa_encoder_b2": (340.0, 318.5, 0.8259, 0.8349),  # −6.3 %
         # 48 EMA kernels on a side stream beside eight GEMMs: measured under the range
         # (736.4 µs against 759.1-863.2)
-        "ema_side_stream_b32": (736.4, 803.0, 0.3730, 0.2585),  # +9.0 %
+        "ema_side_stream_b32": (736.4, 803.0, 0.3730, 0.2396),  # +9.0 %
         # the shared expert on a side stream beside the routed experts' batched GEMMs
-        "expert_choice_moe_b16": (168.0, 146.5, 0.7263, 0.8443),  # −12.8 %
-        "gru_cell_loop_b32": (581.8, 582.7, 0.7906, 0.6690),  # +0.1 %
-        "kv_decode_b4": (327.2, 306.4, 0.8414, 0.9023),  # −6.3 %
-        "lamb_update_b1": (2627.1, 2557.0, 0.7841, 0.7952),  # −2.7 %
+        "expert_choice_moe_b16": (168.0, 146.5, 0.7263, 0.8166),  # −12.8 %
+        "gru_cell_loop_b32": (581.8, 582.7, 0.7906, 0.6651),  # +0.1 %
+        "kv_decode_b4": (327.2, 306.4, 0.8414, 0.8935),  # −6.3 %
+        "lamb_update_b1": (2627.1, 2557.0, 0.7841, 0.7908),  # −2.7 %
         # its eager time from the trace is 148 % high: the saving reads 22.8 points high
-        "recsys_embed_mlp_b512": (162.6, 152.5, 0.6339, 0.8618),  # −6.2 %
-        "resnet_basic_b16": (502.9, 497.8, 0.7557, 0.8660),  # −1.0 %
+        "recsys_embed_mlp_b512": (162.6, 152.5, 0.6339, 0.8396),  # −6.2 %
+        "resnet_basic_b16": (502.9, 497.8, 0.7557, 0.8419),  # −1.0 %
     },
     "holdout10_rerun": {
-        "causal_sdpa_encoder_b2": (324.1, 318.9, 0.7052, 0.8235),  # −1.6 %
-        "ema_side_stream_b32": (753.7, 781.8, 0.4339, 0.5011),  # +3.7 %
-        "expert_choice_moe_b16": (164.4, 146.1, 0.7331, 0.8744),  # −11.1 %
-        "gru_cell_loop_b32": (569.1, 582.3, 0.7313, 0.7399),  # +2.3 %
-        "kv_decode_b4": (325.9, 305.7, 0.8398, 0.8697),  # −6.2 %
-        "lamb_update_b1": (2601.3, 2560.4, 0.7752, 0.8176),  # −1.6 %
+        "causal_sdpa_encoder_b2": (324.1, 318.9, 0.7052, 0.8187),  # −1.6 %
+        "ema_side_stream_b32": (753.7, 781.8, 0.4339, 0.4782),  # +3.7 %
+        "expert_choice_moe_b16": (164.4, 146.1, 0.7331, 0.841),  # −11.1 %
+        "gru_cell_loop_b32": (569.1, 582.3, 0.7313, 0.7356),  # +2.3 %
+        "kv_decode_b4": (325.9, 305.7, 0.8398, 0.8631),  # −6.2 %
+        "lamb_update_b1": (2601.3, 2560.4, 0.7752, 0.8067),  # −1.6 %
         # 162.6 µs on the first lease: measured above the range (136.7-189.4) here
-        "recsys_embed_mlp_b512": (189.7, 152.4, 0.7009, 0.8095),  # −19.7 %
-        "resnet_basic_b16": (503.2, 495.6, 0.7476, 0.7125),  # −1.5 %
+        "recsys_embed_mlp_b512": (189.7, 152.4, 0.7009, 0.7952),  # −19.7 %
+        "resnet_basic_b16": (503.2, 495.6, 0.7476, 0.7076),  # −1.5 %
     },
     "holdout11": {
-        "beam_search_step_b8": (577.4, 557.1, 0.7500, 0.7659),  # −3.5 %
-        "cross_entropy_train_b64": (661.4, 648.8, 0.7160, 0.7862),  # −1.9 %
-        # eager from the trace +105 %: the saving reads 23.5 points high
-        "deformable_offsets_b4": (394.3, 404.0, 0.5301, 0.7651),  # +2.5 %
-        # eager from the trace +124 %: the saving reads 23.9 points high
-        "group_norm_unet_block_b4": (749.8, 768.9, 0.5592, 0.7979),  # +2.5 %
-        "quantile_loss_ops_b256": (454.6, 491.8, 0.7742, 0.8587),  # +8.2 %
+        "beam_search_step_b8": (577.4, 557.1, 0.7500, 0.7593),  # −3.5 %
+        "cross_entropy_train_b64": (661.4, 648.8, 0.7160, 0.7486),  # −1.9 %
+        # eager from the trace +89 %: the saving reads 21.5 points high
+        "deformable_offsets_b4": (394.3, 404.0, 0.5301, 0.7448),  # +2.5 %
+        # eager from the trace +79 %: the saving reads 18.9 points high
+        "group_norm_unet_block_b4": (749.8, 768.9, 0.5592, 0.7471),  # +2.5 %
+        "quantile_loss_ops_b256": (454.6, 491.8, 0.7742, 0.8523),  # +8.2 %
         "sparse_attention_mask_b2": (388.8, 367.9, 0.7755, 0.7905),  # −5.4 %
-        "spectral_conv_b8": (537.4, 547.7, 0.6469, 0.7463),  # +1.9 %
-        # 8 x 8 MiB copies on a side stream beside six GEMM layers; eager from the trace +44 %:
-        # the saving reads 25.5 points high
-        "two_stream_allgather_sim_b16": (602.9, 572.5, 0.2556, 0.5102),  # −5.1 %
+        "spectral_conv_b8": (537.4, 547.7, 0.6469, 0.7281),  # +1.9 %
+        # 8 x 8 MiB copies on a side stream beside six GEMM layers; eager from the trace +34 %:
+        # the saving reads 21.7 points high
+        "two_stream_allgather_sim_b16": (602.9, 572.5, 0.2556, 0.4725),  # −5.1 %
+    },
+    "holdout12": {
+        "capsule_routing_b64": (1229.4, 1226.7, 0.2629, 0.2142),  # −0.2 %
+        # replay saved 6 %: compute-bound
+        "gat_edge_softmax_b1": (2962.6, 2954.4, 0.0647, -0.003),  # −0.3 %
+        "nerf_mlp_b4096": (1692.5, 1681.4, 0.1648, 0.1294),  # −0.7 %
+        "quartznet_ctc_b4": (1453.3, 1485.3, 0.6790, 0.7967),  # +2.2 %
+        "simclr_infonce_b256": (167.3, 163.1, 0.6982, 0.7426),  # −2.5 %
+        # replay saved 8 %: compute-bound
+        "sliding_window_attn_b2": (2692.9, 2746.9, 0.0774, -0.0071),  # +2.0 %
+        "transformer_xl_relpos_b2": (1191.4, 1218.0, 0.6240, 0.589),  # +2.2 %
+        "two_stream_norm_chain_b32": (314.7, 334.2, 0.6092, 0.6988),  # +6.2 %
     },
 }
 #: Outside ±10 %: the concurrency set's two conv towers.
@@ -225,12 +248,12 @@ OUTSIDE_RANGE = {
     "holdout10_rerun": {"recsys_embed_mlp_b512"},  # 189.7 µs against 136.7-189.4
 }
 #: Saving without --eager-us more than 15 points off: the twelve-input step of holdout8
-#: (+59.3 points: replay lost 54 %, predicted +5 %, its eager time from the trace 51 % high).
+#: (+51.5 points: replay lost 54 %, predicted −3 %, its eager time from the trace 39 % high).
 #: Elsewhere the widest is the concurrency set's fork/join, +12.7 points.
 SAVING_MISSES = {
     "holdout8": {"input_heavy_b32"},
-    "holdout9": {"tabular_transformer_b256"},  # +18.5 points
-    "holdout10": {"recsys_embed_mlp_b512"},  # +22.8 points
+    "holdout9": {"tabular_transformer_b256"},  # +17.8 points
+    "holdout10": {"recsys_embed_mlp_b512"},  # +20.6 points
     "holdout11": {
         "deformable_offsets_b4",
         "group_norm_unet_block_b4",
@@ -291,6 +314,7 @@ def test_recent_set_prediction(
         ("holdout10", 7, 0.0628),
         ("holdout10_rerun", 6, 0.0303),
         ("holdout11", 8, 0.0303),
+        ("holdout12", 8, 0.0209),
     ],
 )
 def test_recent_set_summary(
@@ -331,26 +355,31 @@ def test_the_sixth_hold_out_read_high_with_the_constants_it_was_frozen_with() ->
 
 
 def test_recent_verdicts_agree_with_what_replay_did() -> None:
-    """On the 70 recordings of the nine sets each step's verdict agrees with the saving
-    replay measurably brought (only the concurrency set's two large GEMMs, 7.5 %, are
-    compute-bound), and no region's verdict contradicts its predicted saving — but for the
-    twelve-input step below."""
+    """On the 78 recordings of the ten sets each step's verdict agrees with the saving
+    replay measurably brought (compute-bound: the concurrency set's two large GEMMs, 7.5 %,
+    and holdout12's graph attention and sliding-window attention, 6 % and 8 %; holdout12's
+    NeRF, 16 %, reads mixed), and no region's verdict contradicts its predicted saving — but
+    for the twelve-input step below."""
     workloads = [
         w
         for name in EXPECTED
         for w in validation_workloads(VALIDATION / name)
         if not (name == "holdout8" and w.name == "input_heavy_b32")
     ]
-    assert len(workloads) == 69
-    assert step_verdicts_agreeing_with_replay(workloads) == {"launch-bound": 68, "compute-bound": 1}
+    assert len(workloads) == 77
+    assert step_verdicts_agreeing_with_replay(workloads) == {
+        "launch-bound": 73,
+        "compute-bound": 3,
+        "mixed": 1,
+    }
 
 
 def test_a_step_fed_many_inputs_reads_launch_bound_yet_replay_lost() -> None:
     """holdout8's twelve-input step (6.6 MB of inputs the eager step reads in place): replay
     measured 54 % slower than eager, as the graph must copy every input in first. A trace
     does not say what a graph's static inputs would be: one small copy is assumed, and the
-    step reads launch-bound with a 48 % saving. (With the copies the collector made, the
-    prediction is +5 %, still 59 points off: the eager time from the trace is 51 % high.)"""
+    step reads launch-bound with a 44 % saving. (With the copies the collector made, the
+    prediction is -3 %, still 52 points off: the eager time from the trace is 39 % high.)"""
     from traceinspect.analysis.diagnose import diagnose
     from traceinspect.parse import load_trace
 
@@ -359,4 +388,4 @@ def test_a_step_fed_many_inputs_reads_launch_bound_yet_replay_lost() -> None:
     step = diagnose(load_trace(w.trace)).region(w.region)
     assert step.verdict == "launch-bound"
     assert step.estimate is not None
-    assert step.estimate.saving_frac == pytest.approx(0.484, abs=0.002)
+    assert step.estimate.saving_frac == pytest.approx(0.442, abs=0.002)
