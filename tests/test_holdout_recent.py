@@ -68,6 +68,14 @@ checked with the built-in model (``bench/validation_table.py --sets SET``).
   20 %, with the replay model unchanged since ``holdout11``: 8 of 8 within ±10 %, median
   |error| 2.1 %, every measured time inside its range, every saving within 15 points; its
   eager times from the traces median |error| 7 % with either profiler cost.
+* ``holdout13``: eight more (a Kalman filter over 16 frames, a neural ODE with RK4, DeepFM
+  with its deep and FM parts on two side streams, a Gumbel-softmax VAE, a Set Transformer, a
+  TCN, a YOLO head decode, Hyena FFT convolutions), recorded once the current model was
+  frozen (30 µs per operator, the 20 % ``mixed`` rule) and never fitted on: 7 of 8 within
+  ±10 %, median |error| 5.3 %, all inside their ranges; eager median |error| 15 % (33 % with
+  8 µs per operator), two savings beyond 15 points. ``holdout13_rerun``: the same eight on a
+  fresh lease six minutes later: 6 of 8, median 1.2 %, eager 5 %. The Kalman filter's 537
+  small nodes read +12.2 % and +11.2 %, the Gumbel-softmax VAE −9.3 % and −13.3 %.
 
 The eager errors and savings quoted per set above are those of the model each set was
 recorded with; the pinned values below are the current model's.
@@ -227,6 +235,31 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
         "transformer_xl_relpos_b2": (1191.4, 1218.0, 0.6240, 0.589),  # +2.2 %
         "two_stream_norm_chain_b32": (314.7, 334.2, 0.6092, 0.6988),  # +6.2 %
     },
+    "holdout13": {
+        "deepfm_streams_b2048": (139.0, 129.9, 0.8638, 0.8927),  # −6.5 %
+        "gumbel_softmax_vae_b256": (117.5, 106.6, 0.8746, 0.8972),  # −9.3 %
+        "hyena_fftconv_b8": (3712.8, 3777.7, 0.0365, -0.0096),  # +1.8 %
+        # 537 small nodes charged 291.5 µs of per-node cost; 0.25 µs each would be exact
+        "kalman_filter_b1024": (1304.7, 1463.6, 0.8371, 0.8282),  # +12.2 %
+        "neural_ode_rk4_b512": (2058.0, 2090.4, 0.8381, 0.7275),  # +1.6 %
+        # eager measured 2,303 µs, from the trace 1,209 (−48 %): the host stretches between
+        # its cuDNN attention calls are its own work, not the profiler's; reads mixed
+        "set_transformer_b64": (1129.9, 1064.1, 0.5093, 0.1196),  # −5.8 %
+        # eager measured 1,498 µs (2,665 on the rerun's lease), from the trace 2,708
+        "tcn_b32": (1075.3, 1125.8, 0.2823, 0.5843),  # +4.7 %
+        "yolo_head_decode_b16": (1293.6, 1317.3, 0.0679, 0.044),  # +1.8 %
+    },
+    "holdout13_rerun": {
+        "deepfm_streams_b2048": (142.3, 130.1, 0.8561, 0.8626),  # −8.6 %
+        "gumbel_softmax_vae_b256": (123.0, 106.7, 0.8907, 0.9057),  # −13.3 %
+        "hyena_fftconv_b8": (3750.1, 3774.0, 0.0512, -0.0089),  # +0.6 %
+        "kalman_filter_b1024": (1315.2, 1463.2, 0.8965, 0.8886),  # +11.2 %
+        "neural_ode_rk4_b512": (2062.6, 2089.2, 0.8338, 0.84),  # +1.3 %
+        "set_transformer_b64": (1065.3, 1062.8, 0.5683, 0.3796),  # −0.2 %
+        "tcn_b32": (1126.4, 1127.5, 0.5774, 0.6187),  # +0.1 %
+        # replay saved 6 %; predicted 14 % (eager from the trace +9 %): reads mixed
+        "yolo_head_decode_b16": (1299.7, 1315.1, 0.0613, 0.1248),  # +1.2 %
+    },
 }
 #: Outside ±10 %: the concurrency set's two conv towers.
 GRAPHED_MISSES = {
@@ -235,6 +268,8 @@ GRAPHED_MISSES = {
     "holdout9": {"input_heavy_b32"},
     "holdout10": {"expert_choice_moe_b16"},
     "holdout10_rerun": {"expert_choice_moe_b16", "recsys_embed_mlp_b512"},
+    "holdout13": {"kalman_filter_b1024"},
+    "holdout13_rerun": {"gumbel_softmax_vae_b256", "kalman_filter_b1024"},
 }
 #: Measured outside [low, high], both below it: the conv towers (140.9 µs against
 #: 147.9-181.6) and the elementwise chains (181.4 against 187.1-213.2): their replays ran
@@ -259,6 +294,8 @@ SAVING_MISSES = {
         "group_norm_unet_block_b4",
         "two_stream_allgather_sim_b16",
     },
+    "holdout13": {"set_transformer_b64", "tcn_b32"},  # −39.0 and +30.2 points
+    "holdout13_rerun": {"set_transformer_b64"},  # −18.9 points
 }
 
 
@@ -315,6 +352,8 @@ def test_recent_set_prediction(
         ("holdout10_rerun", 6, 0.0303),
         ("holdout11", 8, 0.0303),
         ("holdout12", 8, 0.0209),
+        ("holdout13", 7, 0.0526),
+        ("holdout13_rerun", 6, 0.0123),
     ],
 )
 def test_recent_set_summary(
@@ -355,21 +394,29 @@ def test_the_sixth_hold_out_read_high_with_the_constants_it_was_frozen_with() ->
 
 
 def test_recent_verdicts_agree_with_what_replay_did() -> None:
-    """On the 78 recordings of the ten sets each step's verdict agrees with the saving
+    """On the 94 recordings of the twelve sets each step's verdict agrees with the saving
     replay measurably brought (compute-bound: the concurrency set's two large GEMMs, 7.5 %,
-    and holdout12's graph attention and sliding-window attention, 6 % and 8 %; holdout12's
-    NeRF, 16 %, reads mixed), and no region's verdict contradicts its predicted saving — but
-    for the twelve-input step below."""
+    holdout12's graph attention and sliding-window attention, 6 % and 8 %, holdout13's Hyena
+    FFT convolution on both leases and its YOLO decode on the first; holdout12's NeRF, 16 %,
+    reads mixed), and no region's verdict contradicts its predicted saving — but for the
+    twelve-input step below and two whose eager time from the trace is off: holdout13's Set
+    Transformer (replay saved 51 %; eager from the trace 48 % low, 12 % predicted: mixed)
+    and, on the rerun's lease, the YOLO decode (6 %; 14 % predicted: mixed)."""
+    disagree = {
+        ("holdout8", "input_heavy_b32"),
+        ("holdout13", "set_transformer_b64"),
+        ("holdout13_rerun", "yolo_head_decode_b16"),
+    }
     workloads = [
         w
         for name in EXPECTED
         for w in validation_workloads(VALIDATION / name)
-        if not (name == "holdout8" and w.name == "input_heavy_b32")
+        if (name, w.name) not in disagree
     ]
-    assert len(workloads) == 77
+    assert len(workloads) == 91
     assert step_verdicts_agreeing_with_replay(workloads) == {
-        "launch-bound": 73,
-        "compute-bound": 3,
+        "launch-bound": 84,
+        "compute-bound": 6,
         "mixed": 1,
     }
 

@@ -21,8 +21,8 @@ def _rows(path: Path) -> dict[str, dict]:
 
 def test_the_set_has_the_families_and_sizes() -> None:
     assert len(ANNOTATED) == 17 and len(UNANNOTATED) == 6
-    # 32 MB: every hold-out set adds about 1 MB of gzipped traces
-    assert sum(f.stat().st_size for f in ROOT.rglob("*") if f.is_file()) <= 32_000_000
+    # 36 MB: every hold-out set adds 1-1.5 MB of gzipped traces (34.3 MB with holdout13)
+    assert sum(f.stat().st_size for f in ROOT.rglob("*") if f.is_file()) <= 36_000_000
     for trace in ROOT.rglob("*.json.gz"):
         assert trace.stat().st_size <= 1_500_000, trace
 
