@@ -110,6 +110,27 @@ def test_optional_fields_take_documented_defaults(tmp_path: Path) -> None:
     assert cal.spread_frac == calibration.DEFAULT_SPREAD_FRAC
 
 
+def test_the_profilers_cost_on_a_bare_operator_is_evidence_not_the_eager_models(
+    tmp_path: Path,
+) -> None:
+    # GIVEN a profile as `traceinspect calibrate` writes it: what the profiler added to a bare
+    # x.view(-1) and x.add_(1) on one H200 lease
+    bare = {
+        "profiler_bare_op_ns": 3_000,
+        "profiler_bare_call_ns": 579,
+        "profiler_bare_op_shapes_ns": 0,
+        "profiler_bare_python_ns": 0,
+    }
+    cal = load_calibration(write(tmp_path, profile(**bare)))
+    # THEN the eager model keeps its fitted costs, and the measurements stay as evidence
+    assert cal.profiler_cost == calibration.DEFAULT_PROFILER_COST
+    assert cal.profiler_cost.op_ns == 30_000 and cal.profiler_cost.floor_frac == 0.4
+    assert {k: cal.extra[k] for k in bare} == {k: float(v) for k, v in bare.items()}
+    # AND a profile that states the model's costs (a fit of one's own) still sets them
+    own = load_calibration(write(tmp_path, profile(profiler_op_ns=12_000, profiler_floor_frac=0.3)))
+    assert (own.profiler_cost.op_ns, own.profiler_cost.floor_frac) == (12_000, 0.3)
+
+
 @pytest.mark.parametrize(
     ("content", "message"),
     [

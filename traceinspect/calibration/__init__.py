@@ -53,6 +53,11 @@ Profile fields (``schema_version`` 1; times in integer or fractional nanoseconds
                                    costs are removed
 ``profiler_python_ns``             host time it adds per recorded Python function call
                                    (``with_stack=True``)
+``profiler_bare_*_ns``             what ``traceinspect calibrate`` measured the profiler to
+                                   add to a bare operator, CUDA call, shapes record and
+                                   Python frame: kept in :attr:`Calibration.extra`, not read
+                                   by the eager model, whose ``profiler_*`` costs are fitted
+                                   on real steps (:data:`DEFAULT_PROFILER_COST`)
 =================================  =========================================================
 
 Unknown extra fields are kept in :attr:`Calibration.extra` (numbers only) and ignored.
