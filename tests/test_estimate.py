@@ -526,21 +526,21 @@ def test_a100_trace_with_graph_launches_and_host_syncs() -> None:
     assert est.input_copies == 3
     # 75.1 ms of GPU work as the six streams' nodes are scheduled (NCCL waits included; a
     # node starts when the device has room for it, NCCL kernels taking none) + 3.9 ms of
-    # input copies + 0.83 ms of node overhead (0.19-0.42 µs per node as calibrated + 0.1 µs
-    # graph_node_extra_ns, and at least 2 µs for a kernel after a memcpy or memset node:
-    # 0.65 ms with 0.2 µs and no such floor; 0.826 ms before light kernels beside GEMMs on
-    # another stream advanced more slowly, which stretches the overheads' share of the path);
+    # input copies + 0.57 ms of node overhead (0.19-0.42 µs per node as calibrated + 0.1 µs
+    # graph_node_extra_ns, and at least 2 µs for a kernel after a memset node or a copy node
+    # other than device-to-device: 0.83 ms while the step's 1,280 device-to-device copies
+    # were charged it too, 0.65 ms with 0.2 µs and no such floor);
     # the replays' host cost is small beside it (71 µs of launches, 80 µs of host syncs)
     assert est.parts["gpu_work"] == 75_113_000
     assert est.parts["input_copies"] == 3_872_827
-    assert est.parts["node_overhead"] == 832_304
-    assert est.graphed_ns == 79_760_860
+    assert est.parts["node_overhead"] == 568_777
+    assert est.graphed_ns == 79_496_824
     # the high end, the 90th percentile of the five steps' own, is pulled up by the first
     # step's (155.0 ms; 174.5 ms while a 23.8 ms NCCL SendRecv kernel holding 0.15 of the
     # device kept its full-device GEMMs waiting for room): predicted 121.8 ms, 116.6 ms of
     # it GPU work against 132.7 ms of nodes end to end (136.6 and 131.3 ms then); the
     # communication kernel, written to overlap compute, now takes no room
-    assert est.low_ns == 68_941_639 and est.high_ns == 134_442_798
+    assert est.low_ns == 68_809_784 and est.high_ns == 134_047_287
 
 
 def test_many_occurrences_are_estimated_from_an_even_sample() -> None:

@@ -6,8 +6,8 @@ without the profiler on the H200 (``sample_traces/latencies.json``, graphed ``wa
 session leaves its process's replays slower for the rest of its life (fresh-process
 re-recordings of other workloads: 2-52 % faster, median 27 %), and no fresh timing of these
 eight exists. The model now predicts the clean replay (calibration timed before any profiler
-session, 100 ns per node on top and at least 2 µs for a kernel after a copy node, both fitted
-on the 64 H200 replays timed in a fresh process), so every prediction but one sits below its
+session, 100 ns per node on top and at least 2 µs for a kernel after a memset node, both
+fitted on the 64 H200 replays timed in a fresh process), so every prediction but one sits below its
 measurement (median −5.5 %; −4.0 % with 200 ns per node): two_streams, whose two branches of
 device-filling kernels the replay runs one after the other, is GPU time nearly all through
 and comes out +1.1 %. Six of eight come within ±10 % (seven with 200 ns per node: host_sync,
@@ -33,7 +33,7 @@ TOLERANCE = 0.10  # the product's promise: within ±10 % of the unprofiled graph
 # workload: (measured unprofiled graphed p50 µs, predicted µs from the eager trace)
 EXPECTED = {
     "tiny_mlp": (207.0, 186.9),  # 96 tiny kernels, launch-bound eager: −9.7 %
-    "decode_step": (626.4, 554.6),  # 176 nodes (8 memcpy); 2 inputs, 1 copy assumed: −11.5 %
+    "decode_step": (626.4, 541.5),  # 176 nodes (8 memcpy); 2 inputs, 1 copy assumed: −13.6 %
     "convnet_b1": (393.3, 364.9),  # −7.2 %
     "convnet_b64": (5113.3, 5100.9),  # compute-bound: −0.2 %
     "big_gemm": (20127.1, 19643.7),  # graphed kernels ran 3 % slower than eager: −2.4 %
@@ -44,11 +44,13 @@ EXPECTED = {
     "host_sync": (376.2, 334.8),  # two graphs around the .item() sync: −11.0 %
 }
 #: Beyond ±10 %, the two launch-bound graphs whose measurement the profiled process inflated
-#: most: decode_step (176 nodes: −11.5 %; −10.8 % with 200 ns per node, −7.6 % with the
-#: calibration timed after a profiler session, 0.43 instead of 0.19 µs per tiny node) and
+#: most: decode_step (176 nodes: −13.6 %; −11.5 % while its eight device-to-device copy
+#: nodes were charged 2 µs each, though its profiled replay starts the kernel after each
+#: 0.35-0.64 µs later, as after a kernel; −7.6 % with the calibration timed after a profiler
+#: session, 0.43 instead of 0.19 µs per tiny node) and
 #: host_sync (86 nodes in two graphs, each replay paying its fixed costs twice: −11.0 %;
 #: −8.7 % with 200 ns per node). Each bound is the miss rounded up to the next point.
-TOLERANCES = {"decode_step": 0.12, "host_sync": 0.12}
+TOLERANCES = {"decode_step": 0.14, "host_sync": 0.12}
 
 
 @pytest.fixture(scope="module")

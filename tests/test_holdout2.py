@@ -19,10 +19,10 @@ Recorded three times, on machines of the same type (NVIDIA H200, driver 580.159.
   other two.
 
 The model now predicts the clean replay (calibration timed before any profiler session,
-100 ns per node on top, at least 2 µs for a kernel after a copy node, 5.57 µs per warm
+100 ns per node on top, at least 2 µs for a kernel after a memset node, 5.57 µs per warm
 input copy), so on ``holdout2`` and above all on
 ``holdout2_rerun``, both timed in a profiled process, the predictions sit below the
-measured value: within ±10 % on 5 of 8 and 0 of 8; against the fresh timing of the same
+measured value: within ±10 % on 4 of 8 and 0 of 8; against the fresh timing of the same
 graphs, 6 of 8 from either trace. The eager model's profiler costs were refitted after the
 first recording (on the validation set, not on these): savings are as of now.
 
@@ -54,7 +54,7 @@ EXPECTED = {
     "holdout2": {
         "adamw_foreach": (985.8, 935.1, 0.6131, 0.6655),  # −5.1 %
         "bottleneck_b4": (584.9, 552.3, 0.7055, 0.8372),  # −5.6 %
-        "compiled_swiglu": (161.6, 148.6, 0.6892, 0.732),  # −8.1 %
+        "compiled_swiglu": (161.6, 139.0, 0.6892, 0.7492),  # −14.0 %
         "decoder_b8": (679.1, 605.2, 0.7303, 0.753),  # −10.9 %
         "embbag_small": (110.2, 93.8, 0.6016, 0.6907),  # −14.9 %
         "fork_join_streams": (107.9, 90.9, 0.6621, 0.8473),  # −15.7 %
@@ -64,7 +64,7 @@ EXPECTED = {
     "holdout2_rerun": {
         "adamw_foreach": (1176.9, 945.4, 0.5888, 0.719),  # −19.7 %
         "bottleneck_b4": (687.1, 555.4, 0.6526, 0.8478),  # −19.2 %
-        "compiled_swiglu": (194.7, 148.1, 0.643, 0.7862),  # −23.9 %
+        "compiled_swiglu": (194.7, 138.5, 0.643, 0.8000),  # −28.8 %
         "decoder_b8": (836.3, 603.3, 0.6947, 0.8286),  # −27.9 %
         "embbag_small": (113.6, 93.6, 0.5691, 0.7146),  # −17.5 %
         "fork_join_streams": (112.9, 89.4, 0.5223, 0.6134),  # −20.8 %
@@ -77,10 +77,12 @@ EXPECTED = {
 #: process, 679.1 vs 626.0 µs, against which the prediction is −3.3 %), embbag_small
 #: (−14.9 %: one input copy assumed for its two; the fresh recording measured 110.0 µs too
 #: and, with both copies charged, is predicted −9.9 %, just within) and fork_join_streams
-#: (−15.7 %; −12.2 % against the fresh recording: the model's miss, see above).
-#: compiled_swiglu, −11.4 % with 200 ns per node, is −8.1 % now (its 161.6 µs measured 5 %
-#: above the fresh process); decoder_b8, −7.7 % then, has 216 nodes at 100 ns less each.
+#: (−15.7 %; −12.2 % against the fresh recording: the model's miss, see above), and
+#: compiled_swiglu (−14.0 %: its 161.6 µs measured 5 % above the fresh process, against
+#: which the prediction is −9.2 %; −8.1 % while its 24 device-to-device copy nodes were each
+#: charged the 2 µs hand-off that only memset nodes show in its profiled replays).
 GRAPHED_MISSES = {
+    ("holdout2", "compiled_swiglu"),
     ("holdout2", "decoder_b8"),
     ("holdout2", "embbag_small"),
     ("holdout2", "fork_join_streams"),
@@ -88,17 +90,19 @@ GRAPHED_MISSES = {
 }
 #: The measured graphed time above the stated range: fork_join_streams on the rerun (112.9
 #: µs against 81.3-106.8), the model's miss on that graph and its profiled process together
-#: (on the first recording 107.9 µs lies just inside 82.8-108.2).
-OUTSIDE_RANGE = {("holdout2_rerun", "fork_join_streams")}
+#: (on the first recording 107.9 µs lies just inside 82.8-108.2), and compiled_swiglu on the
+#: rerun (194.7 µs against 122.3-191.8; the fresh process measured 153.6).
+OUTSIDE_RANGE = {("holdout2_rerun", "fork_join_streams"), ("holdout2_rerun", "compiled_swiglu")}
 #: Savings without --eager-us beyond 15 points: the eager time simulated from the trace
 #: runs high where the profiled step holds long host work (fork_join_streams: stream
 #: switches and record_stream, eager +87 %, saving +18 points; bottleneck_b4: eager
 #: +71 %, +13 points here and +20 on the rerun). On the rerun, where the measured replay
-#: was slowed by its profiled process, compiled_swiglu reads +14.3 points (+18.1 with 8 µs
-#: per profiled operator).
+#: was slowed by its profiled process, compiled_swiglu reads +15.7 points (+14.3 while its
+#: copy nodes were charged a hand-off).
 SAVING_MISSES = {
     ("holdout2", "fork_join_streams"),
     ("holdout2_rerun", "bottleneck_b4"),
+    ("holdout2_rerun", "compiled_swiglu"),
 }
 
 
@@ -123,8 +127,8 @@ def test_holdout2_prediction(
 ) -> None:
     row = rows[folder, name]
     assert_row_matches(row, EXPECTED[folder][name])
-    # the measured graphed time lies inside the stated range on fifteen of sixteen, all of
-    # the rerun's slowed replays included, but for fork_join_streams there
+    # the measured graphed time lies inside the stated range on fourteen of sixteen, the
+    # rerun's slowed replays included, but for fork_join_streams and compiled_swiglu there
     inside = row.low_us <= row.graphed_measured_us <= row.high_us
     assert inside == ((folder, name) not in OUTSIDE_RANGE)
     within = abs(row.error_frac) <= 0.10

@@ -76,7 +76,10 @@ checked with the built-in model (``bench/validation_table.py --sets SET``).
   8 µs per operator), two savings beyond 15 points. ``holdout13_rerun``: the same eight on a
   fresh lease six minutes later: 6 of 8, median 1.2 %, eager 5 %. The Kalman filter read
   +12.2 % and +11.2 % (its 64 copy-to-kernel hand-offs charged 2 µs each), the
-  Gumbel-softmax VAE −9.3 % and −13.3 %.
+  Gumbel-softmax VAE −9.3 % and −13.3 %. Since then a device-to-device copy node is charged
+  no hand-off (in the profiled replays of every set, the kernel after one starts 0.26-0.42
+  µs later, as after a kernel; 2-6 µs after a memset node): the Kalman filter reads +3.9 %
+  and +3.1 %, so these two rows are no longer blind (8 of 8 and 7 of 8).
 
 The eager errors and savings quoted per set above are those of the model each set was
 recorded with; the pinned values below are the current model's.
@@ -137,7 +140,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
         "conformer_block_b2": (102.9, 106.7, 0.8091, 0.8712),  # +3.7 %
         "diffusion_sampler_b4": (281.0, 298.6, 0.8271, 0.8245),  # +6.2 %
         "draft_decode_b1": (648.8, 683.2, 0.8302, 0.8269),  # +5.3 %
-        "moe_streams_b8": (141.6, 149.7, 0.8117, 0.7995),  # three streams: +5.7 %
+        "moe_streams_b8": (141.6, 144.8, 0.8117, 0.8059),  # three streams: +2.3 %
         "pointnet_b16": (226.7, 223.4, 0.4712, 0.5041),  # −1.5 %
         "resnext_block_b8": (168.0, 174.6, 0.7353, 0.7532),  # +3.9 %
         "t5_cross_attn_b4": (240.5, 251.3, 0.8114, 0.8051),  # +4.5 %
@@ -147,17 +150,17 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
         "conformer_block_b2": (102.3, 106.7, 0.7973, 0.8844),  # +4.3 %
         "diffusion_sampler_b4": (285.6, 298.9, 0.8468, 0.8262),  # +4.7 %
         "draft_decode_b1": (649.7, 683.7, 0.8417, 0.8319),  # +5.2 %
-        "moe_streams_b8": (139.9, 148.2, 0.7918, 0.7912),  # three streams: +5.9 %
+        "moe_streams_b8": (139.9, 143.3, 0.7918, 0.7980),  # three streams: +2.5 %
         "pointnet_b16": (226.0, 223.4, 0.4323, 0.4667),  # −1.1 %
         "resnext_block_b8": (170.9, 174.3, 0.7594, 0.7926),  # +2.0 %
         "t5_cross_attn_b4": (240.6, 248.1, 0.8130, 0.7846),  # +3.1 %
         "wavenet_b4": (643.7, 679.5, 0.6071, 0.6152),  # +5.5 %
     },
     "holdout7": {
-        "adam_amsgrad_loop": (2149.1, 2190.9, 0.8126, 0.8269),  # +1.9 %
+        "adam_amsgrad_loop": (2149.1, 2089.7, 0.8126, 0.8361),  # −2.8 %
         # cuDNN's LSTM re-records two events before each layer (−45.9 % when a wait was
         # tied to the first record of its event id)
-        "bilstm_tagger_b16": (566.3, 581.1, 0.8540, 0.858),  # +2.6 %
+        "bilstm_tagger_b16": (566.3, 579.4, 0.8540, 0.8584),  # +2.3 %
         "dino_head_b32": (71.7, 70.8, 0.7276, 0.7275),  # −1.3 %
         "kv_cache_prefill_chunks_b2": (746.0, 790.6, 0.8101, 0.8079),  # +6.0 %
         "perceiver_io_b4": (161.2, 155.1, 0.7569, 0.8324),  # −3.8 %
@@ -217,9 +220,9 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
         "deformable_offsets_b4": (394.3, 404.0, 0.5301, 0.7448),  # +2.5 %
         # eager from the trace +79 %: the saving reads 18.9 points high
         "group_norm_unet_block_b4": (749.8, 768.9, 0.5592, 0.7471),  # +2.5 %
-        "quantile_loss_ops_b256": (454.6, 491.8, 0.7742, 0.8523),  # +8.2 %
+        "quantile_loss_ops_b256": (454.6, 465.5, 0.7742, 0.8603),  # +2.4 %
         "sparse_attention_mask_b2": (388.8, 367.9, 0.7755, 0.7905),  # −5.4 %
-        "spectral_conv_b8": (537.4, 547.7, 0.6469, 0.7281),  # +1.9 %
+        "spectral_conv_b8": (537.4, 541.4, 0.6469, 0.7312),  # +0.7 %
         # 8 x 8 MiB copies on a side stream beside six GEMM layers; eager from the trace +34 %:
         # the saving reads 21.7 points high
         "two_stream_allgather_sim_b16": (602.9, 572.5, 0.2556, 0.4725),  # −5.1 %
@@ -230,19 +233,19 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
         "gat_edge_softmax_b1": (2962.6, 2954.4, 0.0647, -0.003),  # −0.3 %
         "nerf_mlp_b4096": (1692.5, 1681.4, 0.1648, 0.1294),  # −0.7 %
         "quartznet_ctc_b4": (1453.3, 1485.3, 0.6790, 0.7967),  # +2.2 %
-        "simclr_infonce_b256": (167.3, 163.1, 0.6982, 0.7426),  # −2.5 %
+        "simclr_infonce_b256": (167.3, 161.4, 0.6982, 0.7452),  # −3.5 %
         # replay saved 8 %: compute-bound
         "sliding_window_attn_b2": (2692.9, 2746.9, 0.0774, -0.0071),  # +2.0 %
-        "transformer_xl_relpos_b2": (1191.4, 1218.0, 0.6240, 0.589),  # +2.2 %
+        "transformer_xl_relpos_b2": (1191.4, 1212.0, 0.6240, 0.5911),  # +1.7 %
         "two_stream_norm_chain_b32": (314.7, 334.2, 0.6092, 0.6988),  # +6.2 %
     },
     "holdout13": {
         "deepfm_streams_b2048": (139.0, 129.9, 0.8638, 0.8927),  # −6.5 %
         "gumbel_softmax_vae_b256": (117.5, 106.6, 0.8746, 0.8972),  # −9.3 %
-        "hyena_fftconv_b8": (3712.8, 3777.7, 0.0365, -0.0096),  # +1.8 %
-        # 537 small nodes, 64 of them DtoD copies each charged a 2 µs hand-off to the kernel
-        # after it (0.29 µs in its profiled replay): +3.9 % without that charge
-        "kalman_filter_b1024": (1304.7, 1463.6, 0.8371, 0.8282),  # +12.2 %
+        "hyena_fftconv_b8": (3712.8, 3774.7, 0.0365, -0.0088),  # +1.7 %
+        # 537 small nodes, 64 of them DtoD copies: +12.2 % while each was charged a 2 µs
+        # hand-off to the kernel after it (0.29 µs in its profiled replay, as after a kernel)
+        "kalman_filter_b1024": (1304.7, 1356.2, 0.8371, 0.8408),  # +3.9 %
         "neural_ode_rk4_b512": (2058.0, 2090.4, 0.8381, 0.7275),  # +1.6 %
         # eager measured 2,303 µs, from the trace 1,209 (−48 %): the host stretches between
         # its cuDNN attention calls are its own work, not the profiler's; reads mixed
@@ -254,8 +257,8 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
     "holdout13_rerun": {
         "deepfm_streams_b2048": (142.3, 130.1, 0.8561, 0.8626),  # −8.6 %
         "gumbel_softmax_vae_b256": (123.0, 106.7, 0.8907, 0.9057),  # −13.3 %
-        "hyena_fftconv_b8": (3750.1, 3774.0, 0.0512, -0.0089),  # +0.6 %
-        "kalman_filter_b1024": (1315.2, 1463.2, 0.8965, 0.8886),  # +11.2 %
+        "hyena_fftconv_b8": (3750.1, 3771.0, 0.0512, -0.0081),  # +0.6 %
+        "kalman_filter_b1024": (1315.2, 1355.7, 0.8965, 0.8968),  # +3.1 %
         "neural_ode_rk4_b512": (2062.6, 2089.2, 0.8338, 0.84),  # +1.3 %
         "set_transformer_b64": (1065.3, 1062.8, 0.5683, 0.3796),  # −0.2 %
         "tcn_b32": (1126.4, 1127.5, 0.5774, 0.6187),  # +0.1 %
@@ -270,8 +273,7 @@ GRAPHED_MISSES = {
     "holdout9": {"input_heavy_b32"},
     "holdout10": {"expert_choice_moe_b16"},
     "holdout10_rerun": {"expert_choice_moe_b16", "recsys_embed_mlp_b512"},
-    "holdout13": {"kalman_filter_b1024"},
-    "holdout13_rerun": {"gumbel_softmax_vae_b256", "kalman_filter_b1024"},
+    "holdout13_rerun": {"gumbel_softmax_vae_b256"},
 }
 #: Measured outside [low, high], both below it: the conv towers (140.9 µs against
 #: 147.9-181.6) and the elementwise chains (181.4 against 187.1-213.2): their replays ran
@@ -345,24 +347,24 @@ def test_recent_set_prediction(
     ("recording", "within", "median_error"),
     [
         ("streams_fit", 9, 0.0733),
-        ("holdout6", 8, 0.0489),
-        ("holdout6_rerun", 8, 0.0448),
-        ("holdout7", 7, 0.0194),
+        ("holdout6", 8, 0.0421),
+        ("holdout6_rerun", 8, 0.0373),
+        ("holdout7", 7, 0.0232),
         ("holdout8", 4, 0.0369),
         ("holdout9", 7, 0.0275),
         ("holdout10", 7, 0.0628),
         ("holdout10_rerun", 6, 0.0303),
-        ("holdout11", 8, 0.0303),
-        ("holdout12", 8, 0.0209),
-        ("holdout13", 7, 0.0526),
-        ("holdout13_rerun", 6, 0.0123),
+        ("holdout11", 8, 0.0250),
+        ("holdout12", 8, 0.0186),
+        ("holdout13", 8, 0.0432),
+        ("holdout13_rerun", 7, 0.0123),
     ],
 )
 def test_recent_set_summary(
     recording: str, within: int, median_error: float, rows: dict[str, dict[str, ValidationRow]]
 ) -> None:
     """Within ±10 % and median |error| per set: the concurrency set 9 of 10 (7.3 %), the
-    sixth hold-out 8 of 8 on both machines (4.9 % and 4.5 %), the seventh 7 of 7 (1.9 %)."""
+    sixth hold-out 8 of 8 on both machines (4.2 % and 3.7 %), the seventh 7 of 7 (2.3 %)."""
     errors = [abs(r.error_frac) for r in rows[recording].values()]
     assert sum(e <= 0.10 for e in errors) == within
     assert statistics.median(errors) == pytest.approx(median_error, abs=0.001)

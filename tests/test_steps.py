@@ -246,14 +246,14 @@ EAGER_US = {
     [
         # script steps (in the trace: trimmed traces keep the first K), the verdict replay
         # bears out, the graphed estimate and the --mark run's measured graphed step
-        ("decode_gpt", "trace", 24, "launch-bound", 399.9, 444.6, None),
-        ("decode_gpt", "trace.stacks", 13, "launch-bound", 397.0, 444.6, "decode_step"),
+        ("decode_gpt", "trace", 24, "launch-bound", 388.3, 444.6, None),
+        ("decode_gpt", "trace.stacks", 13, "launch-bound", 387.1, 444.6, "decode_step"),
         ("lstm_loop", "trace", 20, "launch-bound", 524.5, 554.9, None),
         ("lstm_loop", "trace.stacks", 20, "launch-bound", 524.3, 554.9, "run_sequence"),
         ("mlp_train", "trace", 20, "launch-bound", 1004.9, 1022.4, None),
         ("mlp_train", "trace.stacks", 20, "launch-bound", 1006.5, 1022.4, "train_step"),
         ("optimizer_loop", "trace", 8, "launch-bound", 3415.6, 3953.6, None),
-        ("optimizer_loop", "trace.stacks", 4, "launch-bound", 3416.1, 3953.6, "update"),
+        ("optimizer_loop", "trace.stacks", 4, "launch-bound", 3414.4, 3953.6, "update"),
         ("encoder_infer", "trace", 20, "launch-bound", 484.0, 483.7, None),
         ("encoder_infer", "trace.stacks", 13, "launch-bound", 476.3, 483.7, "forward"),
         ("conv_loop", "trace", 20, "compute-bound", 4291.5, 4526.1, None),
@@ -284,16 +284,18 @@ def test_unannotated_scripts_get_their_steps(
     # ... with the verdict replay bears out, with Python stacks as without
     assert step.verdict == verdict
     # ... and a graphed estimate at most 11 % under the measured graphed step and never more
-    # than 2 % over it (-10.7 % to +0.1 %): these steps were timed in the process that had
+    # than 2 % over it (-7.7 % to +0.1 %): these steps were timed in the process that had
     # run the profiler, whose replays run slower than a fresh process's (25-39 % on
     # holdout2_fresh), while the built-in calibration's replays were timed before any
     # profiler session; the measurement lies inside the estimate's range. The optimizer
     # loop, a graph of 2,201 nodes charged 100 ns each on top of the calibration (fitted on
-    # fresh-process replays), is 13.6 % under (8.0 % with 200 ns per node)
+    # fresh-process replays), is 13.6 % under (8.0 % with 200 ns per node); the GPT decode
+    # loop 12.7-12.9 % (10.1-10.7 % while its KV-cache copy nodes were each charged a 2 µs
+    # hand-off, which no device-to-device copy node shows in a profiled replay)
     measured_ns = _measured_ns(name, "graphed")
     assert measured_ns == pytest.approx(measured_us * 1000, abs=100)
     assert step.estimate.graphed_ns / 1000 == pytest.approx(graphed_us, abs=0.2)
-    lowest = -0.14 if name == "optimizer_loop" else -0.11
+    lowest = {"optimizer_loop": -0.14, "decode_gpt": -0.13}.get(name, -0.11)
     assert lowest <= graphed_us / measured_us - 1 <= 0.02
     assert step.estimate.low_ns <= measured_ns <= step.estimate.high_ns
     # ... and the eager step simulated from the trace

@@ -12,7 +12,7 @@ Every round, the least disturbed included, ran in the process that had just run 
 under the profiler, which leaves replays slower for the rest of its life (fresh-process
 re-recordings of other workloads: 2-52 % faster, median 27 %); no fresh timing of these 24
 exists. The model now predicts the clean replay (calibration timed before any profiler
-session, 100 ns per node on top and at least 2 µs for a kernel after a copy node, both
+session, 100 ns per node on top and at least 2 µs for a kernel after a memset node, both
 fitted on the 64 replays timed in a fresh process, 5.57 µs per warm input copy), so the
 prediction sits below the measurement on 20 of 24 (all but three compute-heavy steps and
 the serialized branches), median error −4.6 %: within ±10 % on 16 (18 with 200 ns per node
@@ -52,7 +52,7 @@ from traceinspect.parse import load_trace  # noqa: E402
 
 #: workload: (measured graphed p50 µs, predicted µs, measured saving, predicted saving)
 EXPECTED = {
-    "adam_update": (3850.4, 3300.9, 0.7737, 0.8195),  # 2,101 nodes: −14.3 %
+    "adam_update": (3850.4, 3299.2, 0.7737, 0.8195),  # 2,101 nodes: −14.3 %
     "bottleneck_b32": (2537.8, 2560.1, 0.4337, 0.3658),  # +0.9 %
     "compiled_mlp": (82.0, 59.8, 0.7343, 0.8159),  # 16 Triton/cuBLAS nodes: −27.1 %
     "decoder_b1": (827.9, 715.7, 0.7751, 0.7947),  # −13.6 %
@@ -75,11 +75,11 @@ EXPECTED = {
     "multistream_events_nosync": (94.9, 117.9, 0.803, 0.7425),
     # --mark runs of the unannotated scripts: never seen by the fit
     "unannotated/conv_loop": (4526.1, 4633.3, 0.0254, 0.0066),  # +2.4 %
-    "unannotated/decode_gpt": (444.6, 395.5, 0.774, 0.7883),  # −11.0 %
+    "unannotated/decode_gpt": (444.6, 385.6, 0.774, 0.7936),  # −13.3 %
     "unannotated/encoder_infer": (483.7, 477.3, 0.6727, 0.6599),  # −1.3 %
     "unannotated/lstm_loop": (554.9, 526.4, 0.7006, 0.7109),  # −5.1 %
     "unannotated/mlp_train": (1022.4, 1001.9, 0.5546, 0.4537),  # −2.0 %
-    "unannotated/optimizer_loop": (3953.6, 3416.5, 0.7762, 0.8179),  # −13.6 %
+    "unannotated/optimizer_loop": (3953.6, 3414.8, 0.7762, 0.8179),  # −13.6 %
 }
 
 #: Misses beyond ±10 %, with their bound and why:
@@ -103,8 +103,9 @@ EXPECTED = {
 #: - adam_update, unannotated/optimizer_loop: 2,101 and 2,201 nodes, each charged 100 ns
 #:   (fitted on fresh-process replays) where their profiled process replayed them slower:
 #:   −14.3 and −13.6 % (−8.9 and −8.1 % with 200 ns), inside the range.
-#: - decoder_b1, unannotated/decode_gpt: 284 and 132 nodes, −13.6 and −11.0 % (−10.1 and
-#:   −10.3 % with 200 ns per node; −7.1 and −6.3 % before the clean calibration), inside the
+#: - decoder_b1, unannotated/decode_gpt: 284 and 132 nodes, −13.6 and −13.3 % (−10.1 and
+#:   −10.3 % with 200 ns per node; −7.1 and −6.3 % before the clean calibration; decode_gpt
+#:   −11.0 % while its KV-cache copy nodes were charged a 2 µs hand-off each), inside the
 #:   range.
 #: Each bound is the miss rounded up to the next point (two at 0.30 from before, kept).
 MISSES = {
@@ -115,7 +116,7 @@ MISSES = {
     "adam_update": 0.15,
     "decoder_b1": 0.14,
     "unannotated/optimizer_loop": 0.14,
-    "unannotated/decode_gpt": 0.12,
+    "unannotated/decode_gpt": 0.14,
 }
 #: The measured graphed time lies outside [low, high] for the serialized branches only
 #: (above it). multistream_events, outside while its branches were taken to overlap (95.8 µs

@@ -41,9 +41,9 @@ Profile fields (``schema_version`` 1; times in integer or fractional nanoseconds
                                    (optional; :data:`DEFAULT_COLD_CALL_NS`)
 ``graph_node_extra_ns``            per-node replay cost beyond ``node_overhead_table`` seen in
                                    real graphs (optional; :data:`DEFAULT_GRAPH_NODE_EXTRA_NS`)
-``graph_copy_transition_ns``       per-node replay cost of a kernel that follows a memcpy or
-                                   memset node on its stream (optional;
-                                   :data:`DEFAULT_GRAPH_COPY_TRANSITION_NS`)
+``graph_copy_transition_ns``       per-node replay cost of a kernel that follows a memset node
+                                   (or a copy node other than device-to-device) on its stream
+                                   (optional; :data:`DEFAULT_GRAPH_COPY_TRANSITION_NS`)
 ``profiler_op_ns``                 host time torch.profiler adds per recorded CPU operator
                                    (optional; :data:`DEFAULT_PROFILER_COST`)
 ``profiler_op_shapes_ns``          what ``record_shapes=True`` adds on top, per operator
@@ -165,11 +165,16 @@ DEFAULT_PROFILER_COST: Final = ProfilerCost(
 #: calibration measures.
 DEFAULT_GRAPH_NODE_EXTRA_NS: Final = 100
 
-#: Per-node replay cost of a kernel whose stream predecessor in the graph is a memcpy or
-#: memset node, ns, when a profile does not state it (it replaces the kernel's own per-node
-#: cost where larger). In the profiled replays of those 64 workloads the gap before a
-#: kernel is 0.38 µs (median of 29,959) after a kernel, 4.0 µs after a memset (275) and
-#: 4.6 µs after a copy (252); fitted on their unprofiled walls with the node extra: 2 µs.
+#: Per-node replay cost of a kernel whose stream predecessor in the graph is a memset node,
+#: or a copy node other than device-to-device, ns, when a profile does not state it (it
+#: replaces the kernel's own per-node cost where larger). In the profiled replays of those 64
+#: workloads the gap before a kernel is 0.38 µs (median of 29,959) after a kernel and 4.0 µs
+#: after a memset (275); fitted on their unprofiled walls with the node extra: 2 µs. A
+#: device-to-device copy node hands over like a kernel: in the profiled replays of the 132
+#: fresh-process recordings the kernel after one starts a median 0.26-0.42 µs later in 10 of
+#: the 12 workloads that have them (the other two wait on another stream), and charging it
+#: too read a Kalman filter's 64 copy nodes +12 % (the 4.6 µs once measured "after a copy"
+#: was the eager input copy before each replay's first node).
 DEFAULT_GRAPH_COPY_TRANSITION_NS: Final = 2_000
 
 _REQUIRED: Final = (
@@ -251,7 +256,8 @@ class Calibration:
     profiler_cost: ProfilerCost = DEFAULT_PROFILER_COST
     #: Added to every kernel node's replay overhead (:meth:`node_overhead_for`).
     graph_node_extra_ns: int = 0
-    #: Replay overhead of a kernel after a memcpy/memset node on its stream (0: none).
+    #: Replay overhead of a kernel after a memset node (or a copy node other than
+    #: device-to-device) on its stream (0: none).
     graph_copy_transition_ns: int = 0
     versions: Mapping[str, str] = field(default_factory=dict)
     extra: Mapping[str, float] = field(default_factory=dict)

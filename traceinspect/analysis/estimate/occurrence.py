@@ -137,6 +137,7 @@ def estimate_occurrence(
                 overhead=_after_copies(
                     overhead[members],
                     kind[members],
+                    copy_kind[members],
                     keys[members],
                     calibration.graph_copy_transition_ns,
                 ),
@@ -344,17 +345,25 @@ _PART_ORDER: Final = (
 
 
 def _after_copies(
-    overhead: FloatArray, kind: npt.NDArray[Any], keys: IntArray, transition_ns: float
+    overhead: FloatArray,
+    kind: npt.NDArray[Any],
+    copy_kind: npt.NDArray[Any],
+    keys: IntArray,
+    transition_ns: float,
 ) -> FloatArray:
-    """Per-node overheads with each kernel that follows a memcpy or memset node on its
-    stream charged at least ``transition_ns`` (nodes in start order)."""
+    """Per-node overheads with each kernel that follows a memset node, or a copy node other
+    than device-to-device, on its stream charged at least ``transition_ns`` (nodes in start
+    order). A device-to-device copy node hands over to the next kernel like a kernel does."""
     if not transition_ns or len(kind) < 2:
         return overhead
     order = np.lexsort((np.arange(len(keys)), keys))  # by stream, start order within
     same = keys[order][1:] == keys[order][:-1]
     follows = np.zeros(len(kind), bool)
     after, before = order[1:][same], order[:-1][same]
-    follows[after] = (kind[after] == "kernel") & np.isin(kind[before], ("memcpy", "memset"))
+    handoff = (kind[before] == "memset") | (
+        (kind[before] == "memcpy") & (copy_kind[before] != "DtoD")
+    )
+    follows[after] = (kind[after] == "kernel") & handoff
     return np.where(follows, np.maximum(overhead, float(transition_ns)), overhead)
 
 
