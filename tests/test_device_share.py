@@ -154,3 +154,34 @@ def test_a_wait_stream_fork_waits_on_the_origin_not_on_the_branch_launched_befor
         assert all(dst == 7 for _, dst in deps)
         for join in joins:
             assert join in deps
+
+
+def test_a_second_fork_after_a_join_waits_on_the_origin_too() -> None:
+    """Two Inception modules (holdout14): each forks three branches from the current stream
+    (7) with ``wait_stream`` onto side streams 13, 17 and 21 and joins them back with events
+    before the next. The second module's waits are not the side streams' first, so they
+    were read as waiting on every stream launched before them: each branch waited for the
+    one launched before it, the second module ran its branches one after the other, and
+    the step was predicted +15 % (+11 % read as forks). A stream's first wait once the
+    origin has joined its earlier work is a fork as well."""
+    from traceinspect.analysis.arrays import index_timeline
+    from traceinspect.analysis.estimate import infer_dependencies
+    from traceinspect.analysis.regions import find_regions
+
+    trace = "holdout14/inception_streams_b16/step.b16.eager.json.gz"
+    timeline = load_trace(SAMPLES / "validation" / trace)
+    cols = TimelineColumns(timeline)
+    (region,) = [r for r in find_regions(timeline, index_timeline(timeline)) if r.name == "step"]
+    for rows in region.rows:
+        rows = np.asarray(rows)
+        rows = rows[np.argsort(cols.gpu("start_ns")[rows], kind="stable")]
+        streams = cols.gpu("stream")[rows]
+        deps = [
+            (int(streams[a]), int(streams[b]))
+            for a, b in infer_dependencies(timeline, rows, columns=cols)
+        ]
+        # no branch waits on another; the second module's three forks and both joins
+        assert all(7 in pair for pair in deps), deps
+        assert sorted(deps) == sorted(
+            [(13, 7), (17, 7), (21, 7), (7, 13), (7, 17), (7, 21), (13, 7), (17, 7), (21, 7)]
+        )

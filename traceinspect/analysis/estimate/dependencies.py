@@ -279,25 +279,40 @@ def _forks(
     launch_times: IntArray,
     origin: int,
 ) -> npt.NDArray[np.bool_]:
-    """Which waits are forks: the first wait of a stream that is not ``origin`` (the
-    stream of the occurrence's last launch, where ``wait_stream`` forks usually come from
-    and joins return to), made before that stream's first launch in the occurrence.
+    """Which waits are forks: a stream's first wait while it has no work of the occurrence
+    that ``origin`` has not joined back (the stream of the occurrence's last launch, where
+    ``wait_stream`` forks usually come from and joins return to) — before its first launch,
+    or after ``origin`` waited once its last launch was made — on a stream that is not
+    ``origin``.
 
     ``Y.wait_stream(current)`` records an event on the current stream, then makes Y wait on
     it; the trace does not say which stream the record was made on, and the stream launched
     last before it is often another branch (a second tower forked after the first was
-    launched), not the origin. A fork is taken to wait on the origin only. ``waiting`` is
-    each wait's stream key (-1 where the trace does not say: never a fork then)."""
+    launched), not the origin. A fork is taken to wait on the origin only. A step that forks
+    its branches again after joining them (one Inception module after another) forks the
+    same streams a second time: those waits, read as waiting on every stream launched
+    before them, chained the second module's branches one after another (+15 % on two
+    Inception modules whose replay ran them side by side). ``waiting`` is each wait's
+    stream key (-1 where the trace does not say: never a fork then)."""
     fork = np.zeros(len(waiting), bool)
-    seen: set[int] = set()
-    for k in np.argsort(wait_at, kind="stable"):
+    origin_waits = np.sort(wait_at[waiting == origin])
+    for k in range(len(waiting)):
         key = int(waiting[k])
-        if key == -1 or key in seen:
+        if key == -1 or key == origin:
             continue
-        seen.add(key)
-        on = launch_keys == key
-        first = launch_times[on].min() if on.any() else np.iinfo(np.int64).max
-        fork[k] = key != origin and wait_at[k] < first
+        at = int(wait_at[k])
+        before = launch_times[(launch_keys == key) & (launch_times < at)]
+        last = int(before.max()) if len(before) else np.iinfo(np.int64).min
+        # not its first wait since its last launch (or since the start): no fork
+        mine = wait_at[waiting == key]
+        if ((mine > last) & (mine < at)).any():
+            continue
+        if len(before):
+            # its work so far was joined: origin waited after its last launch
+            i = int(np.searchsorted(origin_waits, last, side="right"))
+            if not (i < len(origin_waits) and origin_waits[i] < at):
+                continue
+        fork[k] = True
     return fork
 
 
