@@ -410,7 +410,14 @@ def fit(prepared: Sequence[Prepared], base: Calibration) -> Fit:
     for op, shapes, call, floor in itertools.product(
         OP_NS_GRID, OP_SHAPES_NS_GRID, CALL_NS_GRID, FLOOR_GRID
     ):
-        cost = ProfilerCost(op_ns=op, op_shapes_ns=shapes, call_ns=call, floor_frac=floor)
+        # the per-Python-call cost is fitted elsewhere (bench/python_frame_cost.py): kept
+        cost = ProfilerCost(
+            op_ns=op,
+            op_shapes_ns=shapes,
+            call_ns=call,
+            floor_frac=floor,
+            python_ns=base.profiler_cost.python_ns,
+        )
         est = np.array([p.eager_ns(cost, base.sync_ns) for p in deflated])
         score = float(np.mean(np.abs(np.log(est / measured))))
         if best is None or score < best[0] - 1e-9:
