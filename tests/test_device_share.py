@@ -9,10 +9,32 @@ from conftest import SAMPLES
 
 from traceinspect.analysis.estimate import TimelineColumns
 from traceinspect.analysis.estimate.columns import SmLimits
+from traceinspect.model import Timeline
 from traceinspect.parse import load_trace
 
 MULTISTREAM = SAMPLES / "validation" / "multistream_events" / "step.b256.eager.json.gz"
 NSYS_TWO_STREAMS = SAMPLES / "nsys" / "two_streams.eager.sqlite.gz"
+
+
+def _step_dependencies(timeline: Timeline) -> list[tuple[np.ndarray, list[tuple[int, int]]]]:
+    """Per occurrence of the trace's ``step`` region: each activity's stream (activities in
+    start order) and the cross-stream dependencies inferred among them, as index pairs."""
+    from traceinspect.analysis.arrays import index_timeline
+    from traceinspect.analysis.estimate import infer_dependencies
+    from traceinspect.analysis.regions import find_regions
+
+    cols = TimelineColumns(timeline)
+    (region,) = [r for r in find_regions(timeline, index_timeline(timeline)) if r.name == "step"]
+    out = []
+    for rows in region.rows:
+        rows = np.asarray(rows)
+        rows = rows[np.argsort(cols.gpu("start_ns")[rows], kind="stable")]
+        out.append((cols.gpu("stream")[rows], infer_dependencies(timeline, rows, columns=cols)))
+    return out
+
+
+def _stream_pairs(streams: np.ndarray, deps: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    return [(int(streams[a]), int(streams[b])) for a, b in deps]
 
 
 def _kernel(timeline_gpu: object, name_part: str) -> int:
@@ -79,42 +101,23 @@ def test_waits_on_one_event_take_one_record() -> None:
     on): the three side streams wait on one forked event (id 520), the current stream on
     each branch's own event (521-523). Only the join depends on the branches; the branches
     do not wait for one another."""
-    from traceinspect.analysis.arrays import index_timeline
-    from traceinspect.analysis.estimate import infer_dependencies
-    from traceinspect.analysis.regions import find_regions
-
     timeline = load_trace(SAMPLES / "validation" / "multistream_events" / "step.b256.eager.json.gz")
     waits = timeline.syncs[timeline.syncs["kind"] == "stream_wait_event"]
     assert waits["event_id"].tolist()[:6] == [520, 520, 520, 521, 522, 523]
-    cols = TimelineColumns(timeline)
-    (region,) = [r for r in find_regions(timeline, index_timeline(timeline)) if r.name == "step"]
-    for rows in region.rows:
-        rows = np.asarray(rows)
-        rows = rows[np.argsort(cols.gpu("start_ns")[rows], kind="stable")]
-        streams = cols.gpu("stream")[rows]
-        deps = infer_dependencies(timeline, rows, columns=cols)
+    for streams, deps in _step_dependencies(timeline):
         # each branch's last kernel (12 per branch) -> the join's first kernel on stream 7
-        assert [(int(streams[a]), int(streams[b])) for a, b in deps] == [(13, 7), (17, 7), (21, 7)]
+        assert _stream_pairs(streams, deps) == [(13, 7), (17, 7), (21, 7)]
         assert [a for a, _ in deps] == [11, 23, 35]
 
 
 def test_without_event_ids_the_branches_are_serialized() -> None:
     """The same workload's first recording, without the profiler's sync events: the waits
     of branches 2 and 3 are matched to the previous branch's record (stated miss)."""
-    from traceinspect.analysis.arrays import index_timeline
-    from traceinspect.analysis.estimate import infer_dependencies
-    from traceinspect.analysis.regions import find_regions
-
     trace = SAMPLES / "validation" / "multistream_events_nosync" / "step.b256.eager.json.gz"
     timeline = load_trace(trace)
     assert (timeline.syncs["event_id"] < 0).all() if len(timeline.syncs) else True
-    cols = TimelineColumns(timeline)
-    (region,) = [r for r in find_regions(timeline, index_timeline(timeline)) if r.name == "step"]
-    rows = np.asarray(region.rows[0])
-    rows = rows[np.argsort(cols.gpu("start_ns")[rows], kind="stable")]
-    streams = cols.gpu("stream")[rows]
-    deps = infer_dependencies(timeline, rows, columns=cols)
-    assert (13, 17) in [(int(streams[a]), int(streams[b])) for a, b in deps]
+    streams, deps = _step_dependencies(timeline)[0]
+    assert (13, 17) in _stream_pairs(streams, deps)
 
 
 @pytest.mark.parametrize(
@@ -135,21 +138,8 @@ def test_a_wait_stream_fork_waits_on_the_origin_not_on_the_branch_launched_befor
     the first: two towers that replay side by side were predicted one after the other
     (+9 to +17 %). A stream's first wait before its first launch is a fork from the origin
     (the stream of the last launch), which has nothing launched before it here."""
-    from traceinspect.analysis.arrays import index_timeline
-    from traceinspect.analysis.estimate import infer_dependencies
-    from traceinspect.analysis.regions import find_regions
-
-    timeline = load_trace(SAMPLES / "validation" / trace)
-    cols = TimelineColumns(timeline)
-    (region,) = [r for r in find_regions(timeline, index_timeline(timeline)) if r.name == "step"]
-    for rows in region.rows:
-        rows = np.asarray(rows)
-        rows = rows[np.argsort(cols.gpu("start_ns")[rows], kind="stable")]
-        streams = cols.gpu("stream")[rows]
-        deps = [
-            (int(streams[a]), int(streams[b]))
-            for a, b in infer_dependencies(timeline, rows, columns=cols)
-        ]
+    for streams, index_pairs in _step_dependencies(load_trace(SAMPLES / "validation" / trace)):
+        deps = _stream_pairs(streams, index_pairs)
         assert (13, 17) not in deps
         assert all(dst == 7 for _, dst in deps)
         for join in joins:
@@ -164,22 +154,9 @@ def test_a_second_fork_after_a_join_waits_on_the_origin_too() -> None:
     one launched before it, the second module ran its branches one after the other, and
     the step was predicted +15 % (+11 % read as forks). A stream's first wait once the
     origin has joined its earlier work is a fork as well."""
-    from traceinspect.analysis.arrays import index_timeline
-    from traceinspect.analysis.estimate import infer_dependencies
-    from traceinspect.analysis.regions import find_regions
-
     trace = "holdout14/inception_streams_b16/step.b16.eager.json.gz"
-    timeline = load_trace(SAMPLES / "validation" / trace)
-    cols = TimelineColumns(timeline)
-    (region,) = [r for r in find_regions(timeline, index_timeline(timeline)) if r.name == "step"]
-    for rows in region.rows:
-        rows = np.asarray(rows)
-        rows = rows[np.argsort(cols.gpu("start_ns")[rows], kind="stable")]
-        streams = cols.gpu("stream")[rows]
-        deps = [
-            (int(streams[a]), int(streams[b]))
-            for a, b in infer_dependencies(timeline, rows, columns=cols)
-        ]
+    for streams, index_pairs in _step_dependencies(load_trace(SAMPLES / "validation" / trace)):
+        deps = _stream_pairs(streams, index_pairs)
         # no branch waits on another; the second module's three forks and both joins
         assert all(7 in pair for pair in deps), deps
         assert sorted(deps) == sorted(
