@@ -21,9 +21,9 @@ def _rows(path: Path) -> dict[str, dict]:
 
 def test_the_set_has_the_families_and_sizes() -> None:
     assert len(ANNOTATED) == 17 and len(UNANNOTATED) == 6
-    # 39 MB: every hold-out set adds 0.7-1.5 MB of gzipped traces (37.9 MB with holdout15
+    # 41 MB: every hold-out set adds 0.7-1.5 MB of gzipped traces (39.9 MB with holdout16
     # and its rerun)
-    assert sum(f.stat().st_size for f in ROOT.rglob("*") if f.is_file()) <= 39_000_000
+    assert sum(f.stat().st_size for f in ROOT.rglob("*") if f.is_file()) <= 41_000_000
     for trace in ROOT.rglob("*.json.gz"):
         assert trace.stat().st_size <= 1_500_000, trace
 
