@@ -52,24 +52,24 @@ from validation_table import (  # noqa: E402
 # set: workload: (measured graphed p50 µs, predicted µs, measured saving, predicted saving)
 EXPECTED = {
     "holdout2": {
-        "adamw_foreach": (985.8, 935.1, 0.6131, 0.6655),  # −5.1 %
-        "bottleneck_b4": (584.9, 552.3, 0.7055, 0.8372),  # −5.6 %
-        "compiled_swiglu": (161.6, 139.0, 0.6892, 0.7492),  # −14.0 %
-        "decoder_b8": (679.1, 605.2, 0.7303, 0.753),  # −10.9 %
-        "embbag_small": (110.2, 93.8, 0.6016, 0.6907),  # −14.9 %
-        "fork_join_streams": (107.9, 90.9, 0.6621, 0.8473),  # −15.7 %
-        "lstm_b64": (855.0, 822.7, 0.7577, 0.6979),  # −3.8 %
-        "mlp_silu_wide": (301.2, 272.6, 0.6359, 0.6542),  # −9.5 %
+        "adamw_foreach": (985.8, 939.0, 0.6131, 0.6641),  # −4.7 %
+        "bottleneck_b4": (584.9, 556.2, 0.7055, 0.8361),  # −4.9 %
+        "compiled_swiglu": (161.6, 143.0, 0.6892, 0.7421),  # −11.5 %
+        "decoder_b8": (679.1, 609.2, 0.7303, 0.7514),  # −10.3 %
+        "embbag_small": (110.2, 97.7, 0.6016, 0.6760),  # −11.3 %
+        "fork_join_streams": (107.9, 94.9, 0.6621, 0.8407),  # −12.1 %
+        "lstm_b64": (855.0, 826.6, 0.7577, 0.6965),  # −3.3 %
+        "mlp_silu_wide": (301.2, 276.5, 0.6359, 0.6492),  # −8.2 %
     },
     "holdout2_rerun": {
-        "adamw_foreach": (1176.9, 945.4, 0.5888, 0.719),  # −19.7 %
-        "bottleneck_b4": (687.1, 555.4, 0.6526, 0.8478),  # −19.2 %
-        "compiled_swiglu": (194.7, 138.5, 0.643, 0.8000),  # −28.8 %
-        "decoder_b8": (836.3, 603.3, 0.6947, 0.8286),  # −27.9 %
-        "embbag_small": (113.6, 93.6, 0.5691, 0.7146),  # −17.5 %
-        "fork_join_streams": (112.9, 89.4, 0.5223, 0.6134),  # −20.8 %
-        "lstm_b64": (1024.7, 837.4, 0.6091, 0.6836),  # −18.3 %
-        "mlp_silu_wide": (345.2, 273.2, 0.5594, 0.6524),  # −20.9 %
+        "adamw_foreach": (1176.9, 949.4, 0.5888, 0.7178),  # −19.3 %
+        "bottleneck_b4": (687.1, 559.3, 0.6526, 0.8468),  # −18.6 %
+        "compiled_swiglu": (194.7, 142.5, 0.643, 0.7943),  # −26.8 %
+        "decoder_b8": (836.3, 607.2, 0.6947, 0.8275),  # −27.4 %
+        "embbag_small": (113.6, 97.6, 0.5691, 0.7009),  # −14.1 %
+        "fork_join_streams": (112.9, 93.3, 0.5223, 0.5964),  # −17.3 %
+        "lstm_b64": (1024.7, 841.3, 0.6091, 0.6822),  # −17.9 %
+        "mlp_silu_wide": (345.2, 277.1, 0.5594, 0.6461),  # −19.7 %
     },
 }
 #: Graphed predictions beyond ±10 %, all under: the profiled process's replays (every one on
@@ -89,10 +89,11 @@ GRAPHED_MISSES = {
     *(("holdout2_rerun", n) for n in EXPECTED["holdout2_rerun"]),
 }
 #: The measured graphed time above the stated range: fork_join_streams on the rerun (112.9
-#: µs against 81.3-106.8), the model's miss on that graph and its profiled process together
-#: (on the first recording 107.9 µs lies just inside 82.8-108.2), and compiled_swiglu on the
-#: rerun (194.7 µs against 122.3-191.8; the fresh process measured 153.6).
-OUTSIDE_RANGE = {("holdout2_rerun", "fork_join_streams"), ("holdout2_rerun", "compiled_swiglu")}
+#: µs against 81.3-111.2), the model's miss on that graph and its profiled process together
+#: (on the first recording 107.9 µs lies inside 82.8-112.6). compiled_swiglu on the rerun
+#: (194.7 µs; the fresh process measured 153.6) was above its range while the input copy
+#: hid the replay's latency, and lies just inside it now (122.3-196.2).
+OUTSIDE_RANGE = {("holdout2_rerun", "fork_join_streams")}
 #: Savings without --eager-us beyond 15 points: the eager time simulated from the trace
 #: runs high where the profiled step holds long host work (fork_join_streams: stream
 #: switches and record_stream, eager +87 %, saving +18 points; bottleneck_b4: eager
@@ -127,8 +128,8 @@ def test_holdout2_prediction(
 ) -> None:
     row = rows[folder, name]
     assert_row_matches(row, EXPECTED[folder][name])
-    # the measured graphed time lies inside the stated range on fourteen of sixteen, the
-    # rerun's slowed replays included, but for fork_join_streams and compiled_swiglu there
+    # the measured graphed time lies inside the stated range on fifteen of sixteen, the
+    # rerun's slowed replays included, but for fork_join_streams there
     inside = row.low_us <= row.graphed_measured_us <= row.high_us
     assert inside == ((folder, name) not in OUTSIDE_RANGE)
     within = abs(row.error_frac) <= 0.10
@@ -159,11 +160,10 @@ def test_the_rerun_measured_its_profiled_process_not_a_slower_machine(
         for recording, row in (("holdout2", first), ("holdout2_rerun", rerun)):
             if abs(row.predicted_us / clean.graphed_measured_us - 1) <= 0.10:
                 within.add((recording, name))
-    # all but embbag_small (93.8 and 93.6 vs 110.0 µs: −14.7 % and −14.9 %) and
-    # fork_join_streams (90.9 and 89.4 vs 102.3 µs: −11.1 % and −12.6 %)
+    # all but embbag_small (97.7 and 97.6 vs 110.0 µs: −11.2 % and −11.3 %); fork_join_streams
+    # (94.9 and 93.3 vs 102.3 µs: −7.2 % and −8.8 %) missed while the input copy hid the
+    # replay's latency
     assert within == {(r, n) for r in ("holdout2", "holdout2_rerun") for n in fresh} - {
         ("holdout2", "embbag_small"),
         ("holdout2_rerun", "embbag_small"),
-        ("holdout2", "fork_join_streams"),
-        ("holdout2_rerun", "fork_join_streams"),
     }

@@ -40,12 +40,12 @@ HOLDOUT = SAMPLES / "validation" / "holdout"
 
 # workload: (measured graphed p50 µs, predicted µs, measured saving, predicted saving)
 EXPECTED = {
-    "bottleneck_b16": (1302.4, 1255.7, 0.7284, 0.7935),  # −3.6 %
-    "compiled_block": (171.6, 160.7, 0.5435, 0.5148),  # −6.3 %
-    "decoder_b4": (1207.4, 1089.0, 0.7705, 0.7765),  # −9.8 %
-    "encoder_b32": (1722.9, 1806.1, 0.0249, -0.0155),  # compute-bound: +4.8 %
-    "gru_loop": (977.4, 975.8, 0.6431, 0.6187),  # −0.2 %
-    "sgd_update": (1301.9, 1122.3, 0.7631, 0.8494),  # 601 nodes: −13.8 %
+    "bottleneck_b16": (1302.4, 1259.6, 0.7284, 0.7929),  # −3.3 %
+    "compiled_block": (171.6, 164.6, 0.5435, 0.5029),  # −4.0 %
+    "decoder_b4": (1207.4, 1092.9, 0.7705, 0.7750),  # −9.5 %
+    "encoder_b32": (1722.9, 1810.0, 0.0249, -0.0177),  # compute-bound: +5.1 %
+    "gru_loop": (977.4, 979.7, 0.6431, 0.6171),  # +0.2 %
+    "sgd_update": (1301.9, 1126.2, 0.7631, 0.8491),  # 601 nodes: −13.5 %
 }
 #: Workloads whose graphed prediction misses ±10 % against each mode's least disturbed
 #: round: sgd_update (1,122.3 µs predicted against 1,301.9 measured in the profiled process,
@@ -79,9 +79,10 @@ def test_holdout_prediction(name: str, rows: dict[str, ValidationRow]) -> None:
 
 def test_the_clean_model_sits_below_the_profiled_process(rows: dict[str, ValidationRow]) -> None:
     # the graphed times were measured in the profiled process; the prediction is of a clean
-    # replay: below the measurement on five of six (not the compute-bound encoder, whose
-    # kernels dominate; the GRU loop, +2.3 % with 200 ns per node, is −0.2 % now)
+    # replay: below the measurement on four of six (not the compute-bound encoder, whose
+    # kernels dominate, nor the GRU loop, +0.2 %: −0.2 % while the input copy hid the
+    # replay's latency)
     below = {name for name, row in rows.items() if row.error_frac < 0}
-    assert below == {"bottleneck_b16", "compiled_block", "decoder_b4", "gru_loop", "sgd_update"}
+    assert below == {"bottleneck_b16", "compiled_block", "decoder_b4", "sgd_update"}
     errors = sorted(row.error_frac for row in rows.values())
-    assert (errors[2] + errors[3]) / 2 == pytest.approx(-0.0496, abs=0.001)  # median
+    assert (errors[2] + errors[3]) / 2 == pytest.approx(-0.0366, abs=0.001)  # median

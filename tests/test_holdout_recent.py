@@ -107,7 +107,21 @@ checked with the built-in model (``bench/validation_table.py --sets SET``).
   the first layer's second tower starts 26-33 µs late in every profiled replay; with the
   rule before it (those forks read as waits on the tower before) −8.9 % and −8.7 %. The
   pipeline, the histograms and the KV decode read −9 to −13 % on the rerun's lease, whose
-  replays ran up to 14 % slower than the first's.
+  replays ran up to 14 % slower than the first's. Timed apart, the small graphs' input copies
+  added 10-28 µs to a step where the model added 2-7.5 µs: the replay after the copies pays
+  its whole latency (``copy_cost.json``), which the model now charges (6 of 8 on both leases:
+  DCN-v2 −23.7 / −28.4 %, the Siamese towers −21.5 / −21.3 %).
+* ``holdout16``: eight more (a CLIP scorer with its towers on two side streams, a fusion MLP
+  fed six small inputs, an RWKV time-mix loop, an STFT mel front end, MBConv blocks at batch
+  1, top-k retrieval, Wide & Deep fed four inputs with a side stream, a Lion update fed its
+  60 gradients), written and committed before the copy-latency change was judged on them,
+  recorded with it, never fitted on: 6 of 8 within ±10 %, median |error| 5.9 %;
+  ``holdout16_rerun`` (a fresh process on the same lease): 7 of 8, 7.9 %. With the model
+  before the change the sixteen read 9 of 16. The misses are the steps fed many small
+  inputs (Wide & Deep −24.5 / −23.8 %, the six-input fusion −27.3 % on the first): each
+  copy's host time on a later lease took 7.4-10.8 µs against the calibrated 5.6 µs. Replay
+  made the Lion update 34-35 % slower than eager (45 MB of gradients copied in); its
+  saving reads 84 and 44 points high.
 
 The eager errors and savings quoted per set above are those of the model each set was
 recorded with; the pinned values below are the current model's.
@@ -149,251 +163,278 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
         # two 1024x4096 @ 4096x4096 GEMMs on one side stream beside 40 small elementwise
         # ops on the other: the small ones fit in the slots the GEMMs leave, but advance
         # at 1 / (1 + 1.3 * 0.97) of their pace beside them (−32.9 % before that)
-        "big_and_small": (186.2, 170.1, 0.7704, 0.82),  # −8.7 %
+        "big_and_small": (186.2, 174.0, 0.7704, 0.8159),  # −6.6 %
         # two conv towers: the replay ran them closer together than the schedule does
         # (140.9 µs, under the range 147.9-181.6)
-        "conv_towers": (140.9, 157.6, 0.8393, 0.7534),  # +11.8 %
-        "dual_tower_streams_b4": (158.5, 147.3, 0.8633, 0.7836),  # −7.1 %
+        "conv_towers": (140.9, 161.5, 0.8393, 0.7473),  # +14.6 %
+        "dual_tower_streams_b4": (158.5, 151.6, 0.8633, 0.7779),  # −4.4 %
         # memory-bound chains side by side: within ±10 %, yet measured under the range
         # (181.4 µs against 187.1-213.2)
-        "elementwise_chains": (181.4, 198.5, 0.7360, 0.7415),  # +9.4 %
-        "fork_join_streams": (105.3, 94.9, 0.5887, 0.6627),  # −9.9 %
+        "elementwise_chains": (181.4, 201.3, 0.7360, 0.7379),  # +11.0 %
+        "fork_join_streams": (105.3, 98.6, 0.5887, 0.6494),  # −6.4 %
         "gemm_large_2s": (674.6, 692.7, 0.0753, 0.0506),  # compute-bound: +2.7 %
-        "gemm_small_2s": (76.0, 75.6, 0.8386, 0.8865),  # −0.6 %
-        "gemm_small_4s": (84.7, 89.3, 0.8720, 0.8603),  # +5.5 %
-        "multistream_events": (87.8, 93.0, 0.8252, 0.8425),  # +5.9 %
+        "gemm_small_2s": (76.0, 79.5, 0.8386, 0.8806),  # +4.5 %
+        "gemm_small_4s": (84.7, 93.2, 0.8720, 0.8542),  # +10.1 %
+        "multistream_events": (87.8, 97.0, 0.8252, 0.8359),  # +10.4 %
         "streams_pipeline": (127.8, 117.8, 0.7530, 0.7513),  # −7.8 %
     },
     "holdout6": {
-        "conformer_block_b2": (102.9, 106.7, 0.8091, 0.8712),  # +3.7 %
-        "diffusion_sampler_b4": (281.0, 298.6, 0.8271, 0.8245),  # +6.2 %
-        "draft_decode_b1": (648.8, 683.2, 0.8302, 0.8269),  # +5.3 %
-        "moe_streams_b8": (141.6, 144.8, 0.8117, 0.8059),  # three streams: +2.3 %
-        "pointnet_b16": (226.7, 223.4, 0.4712, 0.5041),  # −1.5 %
-        "resnext_block_b8": (168.0, 174.6, 0.7353, 0.7532),  # +3.9 %
-        "t5_cross_attn_b4": (240.5, 251.3, 0.8114, 0.8051),  # +4.5 %
-        "wavenet_b4": (642.1, 680.2, 0.6046, 0.6424),  # +5.9 %
+        "conformer_block_b2": (102.9, 110.6, 0.8091, 0.8665),  # +7.5 %
+        "diffusion_sampler_b4": (281.0, 302.5, 0.8271, 0.8222),  # +7.6 %
+        "draft_decode_b1": (648.8, 687.1, 0.8302, 0.8244),  # +5.9 %
+        "moe_streams_b8": (141.6, 148.8, 0.8117, 0.8007),  # three streams: +5.1 %
+        "pointnet_b16": (226.7, 227.3, 0.4712, 0.4954),  # +0.3 %
+        "resnext_block_b8": (168.0, 177.8, 0.7353, 0.7471),  # +5.8 %
+        "t5_cross_attn_b4": (240.5, 255.2, 0.8114, 0.8010),  # +6.1 %
+        "wavenet_b4": (642.1, 684.1, 0.6046, 0.6401),  # +6.5 %
     },
     "holdout6_rerun": {
-        "conformer_block_b2": (102.3, 106.7, 0.7973, 0.8844),  # +4.3 %
-        "diffusion_sampler_b4": (285.6, 298.9, 0.8468, 0.8262),  # +4.7 %
-        "draft_decode_b1": (649.7, 683.7, 0.8417, 0.8319),  # +5.2 %
-        "moe_streams_b8": (139.9, 143.3, 0.7918, 0.7980),  # three streams: +2.5 %
-        "pointnet_b16": (226.0, 223.4, 0.4323, 0.4667),  # −1.1 %
-        "resnext_block_b8": (170.9, 174.3, 0.7594, 0.7926),  # +2.0 %
-        "t5_cross_attn_b4": (240.6, 248.1, 0.8130, 0.7846),  # +3.1 %
-        "wavenet_b4": (643.7, 679.5, 0.6071, 0.6152),  # +5.5 %
+        "conformer_block_b2": (102.3, 110.6, 0.7973, 0.8802),  # +8.2 %
+        "diffusion_sampler_b4": (285.6, 302.9, 0.8468, 0.8221),  # +6.0 %
+        "draft_decode_b1": (649.7, 687.6, 0.8417, 0.8295),  # +5.8 %
+        "moe_streams_b8": (139.9, 147.3, 0.7918, 0.7925),  # three streams: +5.3 %
+        "pointnet_b16": (226.0, 227.4, 0.4323, 0.4574),  # +0.6 %
+        "resnext_block_b8": (170.9, 177.5, 0.7594, 0.7888),  # +3.9 %
+        "t5_cross_attn_b4": (240.6, 252.1, 0.8130, 0.7799),  # +4.8 %
+        "wavenet_b4": (643.7, 683.4, 0.6071, 0.6129),  # +6.2 %
     },
     "holdout7": {
-        "adam_amsgrad_loop": (2149.1, 2089.7, 0.8126, 0.8361),  # −2.8 %
+        "adam_amsgrad_loop": (2149.1, 2093.6, 0.8126, 0.8358),  # −2.6 %
         # cuDNN's LSTM re-records two events before each layer (−45.9 % when a wait was
         # tied to the first record of its event id)
-        "bilstm_tagger_b16": (566.3, 579.4, 0.8540, 0.8584),  # +2.3 %
-        "dino_head_b32": (71.7, 70.8, 0.7276, 0.7275),  # −1.3 %
-        "kv_cache_prefill_chunks_b2": (746.0, 790.6, 0.8101, 0.8079),  # +6.0 %
-        "perceiver_io_b4": (161.2, 155.1, 0.7569, 0.8324),  # −3.8 %
-        "ssd_heads_b4": (392.9, 391.7, 0.6011, 0.6651),  # −0.3 %
-        "vae_decoder_b2": (347.7, 345.5, 0.7801, 0.8144),  # −0.6 %
+        "bilstm_tagger_b16": (566.3, 583.4, 0.8540, 0.8574),  # +3.0 %
+        "dino_head_b32": (71.7, 74.8, 0.7276, 0.7124),  # +4.2 %
+        "kv_cache_prefill_chunks_b2": (746.0, 794.5, 0.8101, 0.8058),  # +6.5 %
+        "perceiver_io_b4": (161.2, 158.8, 0.7569, 0.8269),  # −1.5 %
+        "ssd_heads_b4": (392.9, 395.6, 0.6011, 0.6617),  # +0.7 %
+        "vae_decoder_b2": (347.7, 349.4, 0.7801, 0.8123),  # +0.5 %
     },
     "holdout8": {
         # weights dequantized on a side stream, joined per layer by an event: a 43 µs graph
-        "dequant_prefetch_b16": (43.0, 48.6, 0.7956, 0.8017),  # +13.0 %
+        "dequant_prefetch_b16": (43.0, 52.5, 0.7956, 0.7856),  # +22.1 %
         # twelve inputs (6.6 MB) copied in before every replay: slower than eager
-        "input_heavy_b32": (145.0, 134.3, -0.5413, -0.026),  # −7.4 %
-        "norm_softmax_chain_b64": (203.7, 202.4, 0.7421, 0.8074),  # −0.6 %
-        "residual_vq_b8": (213.3, 205.9, 0.5520, 0.6098),  # −3.5 %
-        "rope_gqa_attention_b4": (197.3, 204.6, 0.7537, 0.8218),  # +3.7 %
+        "input_heavy_b32": (145.0, 138.2, -0.5413, -0.0560),  # −4.7 %
+        "norm_softmax_chain_b64": (203.7, 206.3, 0.7421, 0.8037),  # +1.3 %
+        "residual_vq_b8": (213.3, 209.8, 0.5520, 0.6024),  # −1.6 %
+        "rope_gqa_attention_b4": (197.3, 208.5, 0.7537, 0.8183),  # +5.7 %
     },
     "holdout9": {
         # twelve inputs (8 MiB) copied in before every replay: the copies under-charged
-        "input_heavy_b32": (233.2, 175.7, 0.5402, 0.5908),  # −24.7 %
-        "layernorm_softmax_chain_b64": (208.6, 209.5, 0.7082, 0.7249),  # +0.5 %
-        "mamba_scan_b2": (329.9, 342.9, 0.8450, 0.8886),  # +3.9 %
-        "rope_attention_b4": (296.6, 302.7, 0.8020, 0.8758),  # +2.0 %
+        "input_heavy_b32": (233.2, 179.6, 0.5402, 0.5816),  # −23.0 %
+        "layernorm_softmax_chain_b64": (208.6, 213.5, 0.7082, 0.7197),  # +2.4 %
+        "mamba_scan_b2": (329.9, 346.8, 0.8450, 0.8892),  # +5.1 %
+        "rope_attention_b4": (296.6, 306.6, 0.8020, 0.8742),  # +3.4 %
         # its eager time from the trace is high: the saving reads 18.5 points high
-        "tabular_transformer_b256": (365.1, 361.2, 0.5887, 0.7669),  # −1.1 %
-        "two_stream_prefetch_b16": (68.5, 64.5, 0.8694, 0.8306),  # two streams: −5.8 %
-        "unet_down_up_b1": (298.1, 308.5, 0.7535, 0.7474),  # +3.5 %
-        "vq_codebook_b8": (290.6, 292.0, 0.5989, 0.6733),  # +0.5 %
+        "tabular_transformer_b256": (365.1, 365.1, 0.5887, 0.7644),  # +0.0 %
+        "two_stream_prefetch_b16": (68.5, 68.4, 0.8694, 0.8203),  # two streams: −0.1 %
+        "unet_down_up_b1": (298.1, 312.5, 0.7535, 0.7425),  # +4.8 %
+        "vq_codebook_b8": (290.6, 296.0, 0.5989, 0.6689),  # +1.9 %
     },
     "holdout10": {
-        "causal_sdpa_encoder_b2": (340.0, 318.5, 0.8259, 0.8349),  # −6.3 %
+        "causal_sdpa_encoder_b2": (340.0, 322.4, 0.8259, 0.8328),  # −5.2 %
         # 48 EMA kernels on a side stream beside eight GEMMs: measured under the range
         # (736.4 µs against 759.1-863.2)
         "ema_side_stream_b32": (736.4, 803.0, 0.3730, 0.2396),  # +9.0 %
         # the shared expert on a side stream beside the routed experts' batched GEMMs
-        "expert_choice_moe_b16": (168.0, 146.5, 0.7263, 0.8166),  # −12.8 %
-        "gru_cell_loop_b32": (581.8, 582.7, 0.7906, 0.6651),  # +0.1 %
-        "kv_decode_b4": (327.2, 306.4, 0.8414, 0.8935),  # −6.3 %
-        "lamb_update_b1": (2627.1, 2557.0, 0.7841, 0.7908),  # −2.7 %
+        "expert_choice_moe_b16": (168.0, 150.4, 0.7263, 0.8117),  # −10.5 %
+        "gru_cell_loop_b32": (581.8, 586.6, 0.7906, 0.6628),  # +0.8 %
+        "kv_decode_b4": (327.2, 310.3, 0.8414, 0.8922),  # −5.1 %
+        "lamb_update_b1": (2627.1, 2560.9, 0.7841, 0.7906),  # −2.5 %
         # its eager time from the trace is 148 % high: the saving reads 22.8 points high
-        "recsys_embed_mlp_b512": (162.6, 152.5, 0.6339, 0.8396),  # −6.2 %
-        "resnet_basic_b16": (502.9, 497.8, 0.7557, 0.8419),  # −1.0 %
+        "recsys_embed_mlp_b512": (162.6, 156.4, 0.6339, 0.8355),  # −3.8 %
+        "resnet_basic_b16": (502.9, 501.8, 0.7557, 0.8408),  # −0.2 %
     },
     "holdout10_rerun": {
-        "causal_sdpa_encoder_b2": (324.1, 318.9, 0.7052, 0.8187),  # −1.6 %
+        "causal_sdpa_encoder_b2": (324.1, 322.8, 0.7052, 0.8164),  # −0.4 %
         "ema_side_stream_b32": (753.7, 781.8, 0.4339, 0.4782),  # +3.7 %
-        "expert_choice_moe_b16": (164.4, 146.1, 0.7331, 0.841),  # −11.1 %
-        "gru_cell_loop_b32": (569.1, 582.3, 0.7313, 0.7356),  # +2.3 %
-        "kv_decode_b4": (325.9, 305.7, 0.8398, 0.8631),  # −6.2 %
-        "lamb_update_b1": (2601.3, 2560.4, 0.7752, 0.8067),  # −1.6 %
+        "expert_choice_moe_b16": (164.4, 150.0, 0.7331, 0.8367),  # −8.7 %
+        "gru_cell_loop_b32": (569.1, 586.2, 0.7313, 0.7339),  # +3.0 %
+        "kv_decode_b4": (325.9, 309.6, 0.8398, 0.8613),  # −5.0 %
+        "lamb_update_b1": (2601.3, 2564.3, 0.7752, 0.8066),  # −1.4 %
         # 162.6 µs on the first lease: measured above the range (136.7-189.4) here
-        "recsys_embed_mlp_b512": (189.7, 152.4, 0.7009, 0.7952),  # −19.7 %
-        "resnet_basic_b16": (503.2, 495.6, 0.7476, 0.7076),  # −1.5 %
+        "recsys_embed_mlp_b512": (189.7, 156.3, 0.7009, 0.7899),  # −17.6 %
+        "resnet_basic_b16": (503.2, 499.6, 0.7476, 0.7053),  # −0.7 %
     },
     "holdout11": {
-        "beam_search_step_b8": (577.4, 557.1, 0.7500, 0.7593),  # −3.5 %
-        "cross_entropy_train_b64": (661.4, 648.8, 0.7160, 0.7486),  # −1.9 %
+        "beam_search_step_b8": (577.4, 561.1, 0.7500, 0.7576),  # −2.8 %
+        "cross_entropy_train_b64": (661.4, 652.7, 0.7160, 0.7471),  # −1.3 %
         # eager from the trace +89 %: the saving reads 21.5 points high
-        "deformable_offsets_b4": (394.3, 404.0, 0.5301, 0.7448),  # +2.5 %
+        "deformable_offsets_b4": (394.3, 406.7, 0.5301, 0.7430),  # +3.2 %
         # eager from the trace +79 %: the saving reads 18.9 points high
-        "group_norm_unet_block_b4": (749.8, 768.9, 0.5592, 0.7471),  # +2.5 %
-        "quantile_loss_ops_b256": (454.6, 465.5, 0.7742, 0.8603),  # +2.4 %
-        "sparse_attention_mask_b2": (388.8, 367.9, 0.7755, 0.7905),  # −5.4 %
-        "spectral_conv_b8": (537.4, 541.4, 0.6469, 0.7312),  # +0.7 %
+        "group_norm_unet_block_b4": (749.8, 772.8, 0.5592, 0.7465),  # +3.1 %
+        "quantile_loss_ops_b256": (454.6, 469.4, 0.7742, 0.8591),  # +3.3 %
+        "sparse_attention_mask_b2": (388.8, 371.6, 0.7755, 0.7866),  # −4.4 %
+        "spectral_conv_b8": (537.4, 545.4, 0.6469, 0.7293),  # +1.5 %
         # 8 x 8 MiB copies on a side stream beside six GEMM layers; eager from the trace +34 %:
         # the saving reads 21.7 points high
         "two_stream_allgather_sim_b16": (602.9, 572.5, 0.2556, 0.4725),  # −5.1 %
     },
     "holdout12": {
-        "capsule_routing_b64": (1229.4, 1226.7, 0.2629, 0.2142),  # −0.2 %
+        "capsule_routing_b64": (1229.4, 1230.7, 0.2629, 0.2117),  # +0.1 %
         # replay saved 6 %: compute-bound
         "gat_edge_softmax_b1": (2962.6, 2954.4, 0.0647, -0.003),  # −0.3 %
-        "nerf_mlp_b4096": (1692.5, 1681.4, 0.1648, 0.1294),  # −0.7 %
-        "quartznet_ctc_b4": (1453.3, 1485.3, 0.6790, 0.7967),  # +2.2 %
-        "simclr_infonce_b256": (167.3, 161.4, 0.6982, 0.7452),  # −3.5 %
+        "nerf_mlp_b4096": (1692.5, 1685.3, 0.1648, 0.1274),  # −0.4 %
+        "quartznet_ctc_b4": (1453.3, 1489.2, 0.6790, 0.7962),  # +2.5 %
+        "simclr_infonce_b256": (167.3, 165.1, 0.6982, 0.7393),  # −1.3 %
         # replay saved 8 %: compute-bound
         "sliding_window_attn_b2": (2692.9, 2746.9, 0.0774, -0.0071),  # +2.0 %
-        "transformer_xl_relpos_b2": (1191.4, 1212.0, 0.6240, 0.5911),  # +1.7 %
-        "two_stream_norm_chain_b32": (314.7, 334.2, 0.6092, 0.6988),  # +6.2 %
+        "transformer_xl_relpos_b2": (1191.4, 1216.0, 0.6240, 0.5897),  # +2.1 %
+        "two_stream_norm_chain_b32": (314.7, 336.9, 0.6092, 0.6963),  # +7.1 %
     },
     "holdout13": {
-        "deepfm_streams_b2048": (139.0, 129.9, 0.8638, 0.8927),  # −6.5 %
-        "gumbel_softmax_vae_b256": (117.5, 106.6, 0.8746, 0.8972),  # −9.3 %
+        "deepfm_streams_b2048": (139.0, 133.8, 0.8638, 0.8894),  # −3.7 %
+        "gumbel_softmax_vae_b256": (117.5, 110.5, 0.8746, 0.8934),  # −6.0 %
         "hyena_fftconv_b8": (3712.8, 3774.7, 0.0365, -0.0088),  # +1.7 %
         # 537 small nodes, 64 of them DtoD copies: +12.2 % while each was charged a 2 µs
         # hand-off to the kernel after it (0.29 µs in its profiled replay, as after a kernel)
-        "kalman_filter_b1024": (1304.7, 1356.2, 0.8371, 0.8408),  # +3.9 %
-        "neural_ode_rk4_b512": (2058.0, 2090.4, 0.8381, 0.7275),  # +1.6 %
+        "kalman_filter_b1024": (1304.7, 1360.1, 0.8371, 0.8404),  # +4.2 %
+        "neural_ode_rk4_b512": (2058.0, 2094.3, 0.8381, 0.7270),  # +1.8 %
         # eager measured 2,303 µs, from the trace 1,209 (−48 %): the host stretches between
         # its cuDNN attention calls are its own work, not the profiler's; reads mixed
-        "set_transformer_b64": (1129.9, 1064.1, 0.5093, 0.1196),  # −5.8 %
+        "set_transformer_b64": (1129.9, 1068.0, 0.5093, 0.1163),  # −5.5 %
         # eager measured 1,498 µs (2,665 on the rerun's lease), from the trace 2,708
-        "tcn_b32": (1075.3, 1125.8, 0.2823, 0.5843),  # +4.7 %
+        "tcn_b32": (1075.3, 1127.8, 0.2823, 0.5835),  # +4.9 %
         "yolo_head_decode_b16": (1293.6, 1317.3, 0.0679, 0.044),  # +1.8 %
     },
     "holdout13_rerun": {
-        "deepfm_streams_b2048": (142.3, 130.1, 0.8561, 0.8626),  # −8.6 %
-        "gumbel_softmax_vae_b256": (123.0, 106.7, 0.8907, 0.9057),  # −13.3 %
+        "deepfm_streams_b2048": (142.3, 134.0, 0.8561, 0.8584),  # −5.8 %
+        "gumbel_softmax_vae_b256": (123.0, 110.6, 0.8907, 0.9023),  # −10.1 %
         "hyena_fftconv_b8": (3750.1, 3771.0, 0.0512, -0.0081),  # +0.6 %
-        "kalman_filter_b1024": (1315.2, 1355.7, 0.8965, 0.8968),  # +3.1 %
-        "neural_ode_rk4_b512": (2062.6, 2089.2, 0.8338, 0.84),  # +1.3 %
-        "set_transformer_b64": (1065.3, 1062.8, 0.5683, 0.3796),  # −0.2 %
-        "tcn_b32": (1126.4, 1127.5, 0.5774, 0.6187),  # +0.1 %
+        "kalman_filter_b1024": (1315.2, 1359.6, 0.8965, 0.8965),  # +3.4 %
+        "neural_ode_rk4_b512": (2062.6, 2093.1, 0.8338, 0.8397),  # +1.5 %
+        "set_transformer_b64": (1065.3, 1066.8, 0.5683, 0.3773),  # +0.1 %
+        "tcn_b32": (1126.4, 1129.5, 0.5774, 0.6180),  # +0.3 %
         # replay saved 6 %; predicted 14 % (eager from the trace +9 %): reads mixed
         "yolo_head_decode_b16": (1299.7, 1315.1, 0.0613, 0.1248),  # +1.2 %
     },
     "holdout14": {
-        "compiled_gpt_block_b4": (74.2, 68.9, 0.7688, 0.8461),  # Triton kernels: −7.2 %
+        "compiled_gpt_block_b4": (74.2, 72.8, 0.7688, 0.8373),  # Triton kernels: −1.9 %
         # eager measured 992 µs here, 625 on the rerun's lease (from the trace 604 and 598):
         # replay saved 35 % here, 5 % there; reads compute-bound
-        "convnext_block_b8": (641.8, 597.6, 0.3532, 0.0098),  # −6.9 %
+        "convnext_block_b8": (641.8, 600.0, 0.3532, 0.0057),  # −6.5 %
         # four branches on four streams around a 41-57 µs max-pool that fills the device:
         # the replay overlapped the other branches more than the schedule lets them (+15.1 %
         # while the second module's forks were read as waits on the branch before)
-        "inception_streams_b16": (280.4, 310.3, 0.739, 0.8073),  # +10.7 %
-        "int8_mm_dequant_b64": (235.1, 239.6, 0.8194, 0.8551),  # +1.9 %
-        "nucleus_sampling_b16": (293.3, 278.5, 0.4767, 0.5503),  # −5.0 %
-        "raft_corr_update_b2": (1439.8, 1473.9, 0.6262, 0.6707),  # +2.4 %
-        "realnvp_flow_b512": (385.5, 393.9, 0.851, 0.8371),  # +2.2 %
-        "sinkhorn_ot_b8": (1517.7, 1606.6, 0.7644, 0.7861),  # +5.9 %
+        "inception_streams_b16": (280.4, 312.8, 0.739, 0.8057),  # +11.5 %
+        "int8_mm_dequant_b64": (235.1, 243.6, 0.8194, 0.8527),  # +3.6 %
+        "nucleus_sampling_b16": (293.3, 282.5, 0.4767, 0.5440),  # −3.7 %
+        "raft_corr_update_b2": (1439.8, 1477.8, 0.6262, 0.6698),  # +2.6 %
+        "realnvp_flow_b512": (385.5, 397.9, 0.851, 0.8355),  # +3.2 %
+        "sinkhorn_ot_b8": (1517.7, 1610.3, 0.7644, 0.7856),  # +6.1 %
     },
     "holdout14_rerun": {
-        "convnext_block_b8": (591.7, 595.4, 0.0529, 0.005),  # +0.6 %
-        "inception_streams_b16": (276.5, 309.0, 0.669, 0.6224),  # +11.7 %
-        "int8_mm_dequant_b64": (229.8, 241.7, 0.6818, 0.7292),  # +5.2 %
+        "convnext_block_b8": (591.7, 597.8, 0.0529, 0.0009),  # +1.0 %
+        "inception_streams_b16": (276.5, 311.4, 0.669, 0.6194),  # +12.6 %
+        "int8_mm_dequant_b64": (229.8, 245.7, 0.6818, 0.7248),  # +6.9 %
         # eager measured 313 µs here, 560 on the first lease (from the trace 393 and 619)
-        "nucleus_sampling_b16": (276.7, 279.9, 0.1146, 0.2876),  # +1.1 %
-        "raft_corr_update_b2": (1434.0, 1470.0, 0.6307, 0.6382),  # +2.5 %
-        "realnvp_flow_b512": (383.9, 395.2, 0.8053, 0.784),  # +2.9 %
-        "sinkhorn_ot_b8": (1537.5, 1610.1, 0.7513, 0.7486),  # +4.7 %
+        "nucleus_sampling_b16": (276.7, 283.8, 0.1146, 0.2776),  # +2.5 %
+        "raft_corr_update_b2": (1434.0, 1473.9, 0.6307, 0.6372),  # +2.8 %
+        "realnvp_flow_b512": (383.9, 399.1, 0.8053, 0.7818),  # +4.0 %
+        "sinkhorn_ot_b8": (1537.5, 1613.8, 0.7513, 0.7480),  # +5.0 %
+    },
+    "holdout16": {
+        # recorded once the replay latency was no longer hidden behind the input copies, never
+        # fitted on; the misses are the two steps fed four and six small inputs
+        "clip_two_tower_streams_b64": (87.3, 86.7, 0.8153, 0.8918),  # −0.6 %
+        "feature_fusion_6in_b32": (103.7, 75.4, 0.7629, 0.7486),  # −27.3 %
+        "lion_foreach_update": (700.9, 639.8, -0.3382, 0.505),  # −8.7 %
+        "mbconv_se_b1": (209.9, 223.3, 0.8162, 0.8014),  # +6.4 %
+        "retrieval_topk_b16": (135.1, 127.7, 0.6895, 0.7152),  # −5.5 %
+        "rwkv_timemix_loop_b4": (1901.8, 1914.9, 0.8695, 0.8814),  # +0.7 %
+        "stft_melspec_b8": (57.0, 55.0, 0.7885, 0.8177),  # −3.6 %
+        "wide_deep_4in_streams_b256": (84.7, 64.0, 0.8615, 0.8691),  # −24.5 %
+    },
+    "holdout16_rerun": {
+        "clip_two_tower_streams_b64": (90.5, 86.8, 0.8379, 0.8984),  # −4.0 %
+        "feature_fusion_6in_b32": (81.8, 75.3, 0.7051, 0.7057),  # −7.9 %
+        "lion_foreach_update": (694.7, 639.8, -0.3536, 0.0898),  # −7.9 %
+        "mbconv_se_b1": (215.6, 222.8, 0.8558, 0.8138),  # +3.4 %
+        "retrieval_topk_b16": (138.8, 127.2, 0.7282, 0.8072),  # −8.4 %
+        "rwkv_timemix_loop_b4": (1857.8, 1915.3, 0.8235, 0.8247),  # +3.1 %
+        "stft_melspec_b8": (61.1, 55.0, 0.8499, 0.7762),  # −10.0 %
+        "wide_deep_4in_streams_b256": (84.0, 64.0, 0.816, 0.8803),  # −23.8 %
     },
     "holdout15": {
         # cross layers beside the deep MLP on a side stream: a 15 µs GEMM alone ran 20-47 µs
         # beside the other stream's GEMMs; the schedule slows no matrix kernel beside another
-        "dcn_v2_streams_b1024": (156.3, 115.3, 0.7142, 0.8719),  # −26.2 %
-        "haar_wavelet_b8": (209.6, 194.1, 0.8634, 0.8773),  # −7.4 %
-        "kv_ring_buffer_decode_b8": (405.9, 370.9, 0.8921, 0.8607),  # −8.6 %
-        "lora_mlp_b16": (509.2, 509.7, 0.382, 0.3717),  # +0.1 %
-        "pipeline_microbatch_streams_b4": (86.8, 86.0, 0.8795, 0.9608),  # −0.9 %
-        "ppo_update_b2048": (424.9, 407.6, 0.8686, 0.8836),  # −4.1 %
-        "scatter_histogram_b64": (75.8, 70.6, 0.7178, 0.6921),  # −6.8 %
+        "dcn_v2_streams_b1024": (156.3, 119.2, 0.7142, 0.8676),  # −23.7 %
+        "haar_wavelet_b8": (209.6, 195.9, 0.8634, 0.8762),  # −6.6 %
+        "kv_ring_buffer_decode_b8": (405.9, 374.8, 0.8921, 0.8592),  # −7.6 %
+        "lora_mlp_b16": (509.2, 512.4, 0.382, 0.3683),  # +0.7 %
+        "pipeline_microbatch_streams_b4": (86.8, 88.8, 0.8795, 0.9596),  # +2.3 %
+        "ppo_update_b2048": (424.9, 411.5, 0.8686, 0.8825),  # −3.1 %
+        "scatter_histogram_b64": (75.8, 74.6, 0.7178, 0.6750),  # −1.6 %
         # towers forked and joined at each of three layers: −8.9 % with the second and third
         # layers' forks read as waits on the tower launched before (the rule before holdout14)
-        "siamese_streams_b32": (90.0, 66.8, 0.9357, 0.9075),  # −25.8 %
+        "siamese_streams_b32": (90.0, 70.7, 0.9357, 0.9021),  # −21.5 %
     },
     "holdout15_rerun": {
-        "dcn_v2_streams_b1024": (166.5, 115.2, 0.8069, 0.8603),  # −30.8 %
-        "haar_wavelet_b8": (202.3, 194.3, 0.8007, 0.8235),  # −4.0 %
-        "kv_ring_buffer_decode_b8": (411.1, 371.5, 0.9111, 0.89),  # −9.6 %
-        "lora_mlp_b16": (510.0, 510.6, 0.4136, 0.6342),  # +0.1 %
-        "pipeline_microbatch_streams_b4": (98.6, 86.2, 0.9272, 0.9409),  # −12.6 %
-        "ppo_update_b2048": (444.2, 406.6, 0.9019, 0.8761),  # −8.5 %
-        "scatter_histogram_b64": (79.1, 70.3, 0.7738, 0.8503),  # −11.2 %
-        "siamese_streams_b32": (89.4, 66.4, 0.9382, 0.9308),  # −25.7 %
+        "dcn_v2_streams_b1024": (166.5, 119.2, 0.8069, 0.8556),  # −28.4 %
+        "haar_wavelet_b8": (202.3, 196.1, 0.8007, 0.8219),  # −3.1 %
+        "kv_ring_buffer_decode_b8": (411.1, 375.5, 0.9111, 0.8889),  # −8.7 %
+        "lora_mlp_b16": (510.0, 513.4, 0.4136, 0.6322),  # +0.7 %
+        "pipeline_microbatch_streams_b4": (98.6, 88.9, 0.9272, 0.9390),  # −9.8 %
+        "ppo_update_b2048": (444.2, 410.5, 0.9019, 0.8749),  # −7.6 %
+        "scatter_histogram_b64": (79.1, 74.2, 0.7738, 0.8419),  # −6.2 %
+        "siamese_streams_b32": (89.4, 70.3, 0.9382, 0.9267),  # −21.3 %
     },
 }
 #: Outside ±10 %: the concurrency set's two conv towers.
 GRAPHED_MISSES = {
-    "streams_fit": {"conv_towers"},
+    "streams_fit": {"conv_towers", "elementwise_chains", "gemm_small_4s", "multistream_events"},
     "holdout8": {"dequant_prefetch_b16"},
     "holdout9": {"input_heavy_b32"},
     "holdout10": {"expert_choice_moe_b16"},
-    "holdout10_rerun": {"expert_choice_moe_b16", "recsys_embed_mlp_b512"},
+    "holdout10_rerun": {"recsys_embed_mlp_b512"},
     "holdout13_rerun": {"gumbel_softmax_vae_b256"},
     "holdout14": {"inception_streams_b16"},
     "holdout14_rerun": {"inception_streams_b16"},
     "holdout15": {"dcn_v2_streams_b1024", "siamese_streams_b32"},
-    "holdout15_rerun": {
-        "dcn_v2_streams_b1024",
-        "pipeline_microbatch_streams_b4",
-        "scatter_histogram_b64",
-        "siamese_streams_b32",
-    },
+    "holdout15_rerun": {"dcn_v2_streams_b1024", "siamese_streams_b32"},
+    "holdout16": {"feature_fusion_6in_b32", "wide_deep_4in_streams_b256"},
+    "holdout16_rerun": {"wide_deep_4in_streams_b256"},
 }
 #: Measured outside [low, high], both below it: the conv towers (140.9 µs against
 #: 147.9-181.6) and the elementwise chains (181.4 against 187.1-213.2): their replays ran
 #: faster than the schedule has them. The big GEMMs beside tiny kernels, −8.7 %, are
 #: inside their range (151.7-243.8).
 OUTSIDE_RANGE = {
-    "streams_fit": {"conv_towers", "elementwise_chains"},
-    "holdout8": {"dequant_prefetch_b16"},  # 43.0 µs against 43.4-62.5
-    "holdout9": {"input_heavy_b32"},  # 233.2 µs against 158.9-206.5
-    "holdout10": {"ema_side_stream_b32"},  # 736.4 µs against 759.1-863.2
-    "holdout10_rerun": {"recsys_embed_mlp_b512"},  # 189.7 µs against 136.7-189.4
-    "holdout14": {"inception_streams_b16"},  # 280.4 µs against 292.1-336.5
-    "holdout14_rerun": {"inception_streams_b16"},  # 276.5 µs against 290.7-336.4
-    "holdout15": {"dcn_v2_streams_b1024"},  # 156.3 µs against 106.1-136.1
-    "holdout15_rerun": {"dcn_v2_streams_b1024"},  # 166.5 µs against 106.2-135.9
+    "streams_fit": {"conv_towers", "elementwise_chains", "gemm_small_4s", "multistream_events"},
+    "holdout8": {"dequant_prefetch_b16"},  # 43.0 µs against 46.9-66.9
+    "holdout9": {"input_heavy_b32"},  # 233.2 µs against 162.4-210.9
+    "holdout10": {"ema_side_stream_b32"},  # 736.4 µs against 759.4-864.4
+    "holdout14": {"inception_streams_b16"},  # 280.4 µs against 294.1-339.5
+    "holdout14_rerun": {"inception_streams_b16"},  # 276.5 µs against 292.7-339.3
+    "holdout15": {"dcn_v2_streams_b1024"},  # 156.3 µs against 109.5-140.5
+    "holdout15_rerun": {"dcn_v2_streams_b1024"},  # 166.5 µs against 109.6-140.3
+    "holdout16": {
+        "feature_fusion_6in_b32",  # 103.7 µs against 66.7-97.0 (81.8 in the rerun)
+        "wide_deep_4in_streams_b256",  # 84.7 µs against 56.9-82.9
+    },
+    "holdout16_rerun": {"wide_deep_4in_streams_b256"},  # 84.0 µs against 56.9-83.1
 }
 #: Saving without --eager-us more than 15 points off: the twelve-input step of holdout8
 #: (+51.5 points: replay lost 54 %, predicted −3 %, its eager time from the trace 39 % high).
 #: Elsewhere the widest is the concurrency set's fork/join, +12.7 points.
 SAVING_MISSES = {
     "holdout8": {"input_heavy_b32"},
-    "holdout9": {"tabular_transformer_b256"},  # +17.8 points
-    "holdout10": {"recsys_embed_mlp_b512"},  # +20.6 points
+    "holdout9": {"tabular_transformer_b256"},  # +17.6 points
+    "holdout10": {"recsys_embed_mlp_b512"},  # +20.2 points
     "holdout11": {
         "deformable_offsets_b4",
         "group_norm_unet_block_b4",
         "two_stream_allgather_sim_b16",
     },
-    "holdout13": {"set_transformer_b64", "tcn_b32"},  # −39.0 and +30.2 points
-    "holdout13_rerun": {"set_transformer_b64"},  # −18.9 points
-    "holdout14": {"convnext_block_b8"},  # −34.3 points (eager 992 µs on this lease, 625 next)
-    "holdout14_rerun": {"nucleus_sampling_b16"},  # +17.3 points
-    "holdout15": {"dcn_v2_streams_b1024"},  # +15.8 points
-    "holdout15_rerun": {"lora_mlp_b16"},  # +22.1 points (eager rounds spread ±39 %)
+    "holdout13": {"set_transformer_b64", "tcn_b32"},  # −39.3 and +30.1 points
+    "holdout13_rerun": {"set_transformer_b64"},  # −19.1 points
+    "holdout14": {"convnext_block_b8"},  # −34.7 points (eager 992 µs on this lease, 625 next)
+    "holdout14_rerun": {"nucleus_sampling_b16"},  # +16.3 points
+    "holdout15": {"dcn_v2_streams_b1024"},  # +15.3 points
+    "holdout15_rerun": {"lora_mlp_b16"},  # +21.9 points (eager rounds spread ±39 %)
+    # Lion fed its 60 gradients (45 MB): replay lost 34-35 %, as the graph copies them in;
+    # its eager time from the traces reads 147 % and 37 % high (+84.3 and +44.3 points)
+    "holdout16": {"lion_foreach_update"},
+    "holdout16_rerun": {"lion_foreach_update"},
 }
 
 
@@ -440,22 +481,24 @@ def test_recent_set_prediction(
 @pytest.mark.parametrize(
     ("recording", "within", "median_error"),
     [
-        ("streams_fit", 9, 0.0733),
-        ("holdout6", 8, 0.0421),
-        ("holdout6_rerun", 8, 0.0373),
-        ("holdout7", 7, 0.0232),
-        ("holdout8", 4, 0.0369),
-        ("holdout9", 7, 0.0275),
-        ("holdout10", 7, 0.0628),
-        ("holdout10_rerun", 6, 0.0303),
-        ("holdout11", 8, 0.0250),
-        ("holdout12", 8, 0.0186),
-        ("holdout13", 8, 0.0432),
-        ("holdout13_rerun", 7, 0.0123),
-        ("holdout14", 7, 0.0545),
-        ("holdout14_rerun", 6, 0.0294),
-        ("holdout15", 6, 0.0710),
-        ("holdout15_rerun", 4, 0.1040),
+        ("streams_fit", 6, 0.0721),
+        ("holdout6", 8, 0.0601),
+        ("holdout6_rerun", 8, 0.0557),
+        ("holdout7", 7, 0.0258),
+        ("holdout8", 4, 0.0465),
+        ("holdout9", 7, 0.0285),
+        ("holdout10", 7, 0.0448),
+        ("holdout10_rerun", 7, 0.0342),
+        ("holdout11", 8, 0.0312),
+        ("holdout12", 8, 0.0166),
+        ("holdout13", 8, 0.0397),
+        ("holdout13_rerun", 7, 0.0133),
+        ("holdout14", 7, 0.0365),
+        ("holdout14_rerun", 6, 0.0396),
+        ("holdout15", 6, 0.0485),
+        ("holdout15_rerun", 6, 0.0813),
+        ("holdout16", 6, 0.0594),
+        ("holdout16_rerun", 7, 0.0788),
     ],
 )
 def test_recent_set_summary(
@@ -471,8 +514,9 @@ def test_recent_set_summary(
 def test_the_sixth_hold_out_read_high_with_the_constants_it_was_frozen_with() -> None:
     """With 200 ns per node and no copy transition (the model holdout6 was recorded under,
     the schedule unchanged) both recordings of the set come within ±10 % on 6 of 8, median
-    |error| 6.5 % and 5.6 %: the graphs of many short nodes read high (the diffusion sampler
-    +11.9 % and +10.2 %, the draft decoder +10.2 % and +10.1 %). This machine's replays cost
+    |error| 9.1 % and 8.1 % (6.5 % and 5.6 % while the input copies hid the replay's
+    latency): the graphs of many short nodes read high (the diffusion sampler +13.3 % and
+    +11.6 %, the draft decoder +10.8 % and +10.7 %). This machine's replays cost
     less per node than ``holdout2_fresh``'s; the refit on all 64 fresh-process replays
     (100 ns, 2 µs after a copy node) brought both to 8 of 8."""
     misses: dict[str, set[str]] = {}
@@ -491,17 +535,20 @@ def test_the_sixth_hold_out_read_high_with_the_constants_it_was_frozen_with() ->
         misses[recording] = {n for n, e in errors.items() if abs(e) > 0.10}
         medians[recording] = statistics.median(abs(e) for e in errors.values())
     assert misses == {r: {"diffusion_sampler_b4", "draft_decode_b1"} for r in misses}
-    assert medians["holdout6"] == pytest.approx(0.0651, abs=0.001)
-    assert medians["holdout6_rerun"] == pytest.approx(0.0561, abs=0.001)
+    assert medians["holdout6"] == pytest.approx(0.0910, abs=0.001)
+    assert medians["holdout6_rerun"] == pytest.approx(0.0807, abs=0.001)
 
 
 def test_recent_verdicts_agree_with_what_replay_did() -> None:
-    """On the 125 recordings of the sixteen sets each step's verdict agrees with the saving
+    """On the 141 recordings of the eighteen sets each step's verdict agrees with the saving
     replay measurably brought (compute-bound: the concurrency set's two large GEMMs, 7.5 %,
     holdout12's graph attention and sliding-window attention, 6 % and 8 %, holdout13's Hyena
     FFT convolution on both leases and its YOLO decode on the first, holdout14's ConvNeXt
     blocks on the rerun's lease, 5 %; holdout12's NeRF, 16 %, reads mixed), and no region's
-    verdict contradicts its predicted saving — but for the twelve-input step below and three
+    verdict contradicts its predicted saving — but for the steps fed many inputs (the
+    twelve-input step below; holdout16's Lion update fed its 60 gradients, 45 MB, where
+    replay lost 34-35 % and the trace, which does not say what the static inputs would be,
+    reads launch-bound at 76 % and 56 %) and three
     whose eager time is off: holdout13's Set Transformer (replay saved 51 %; eager from the
     trace 48 % low, 12 % predicted: mixed), on the rerun's lease the YOLO decode (6 %; 14 %
     predicted: mixed), and holdout14's ConvNeXt blocks on the first lease (35 %, where the
@@ -512,6 +559,8 @@ def test_recent_verdicts_agree_with_what_replay_did() -> None:
         ("holdout13", "set_transformer_b64"),
         ("holdout13_rerun", "yolo_head_decode_b16"),
         ("holdout14", "convnext_block_b8"),
+        ("holdout16", "lion_foreach_update"),
+        ("holdout16_rerun", "lion_foreach_update"),
     }
     workloads = [
         w
@@ -519,9 +568,9 @@ def test_recent_verdicts_agree_with_what_replay_did() -> None:
         for w in validation_workloads(VALIDATION / name)
         if (name, w.name) not in disagree
     ]
-    assert len(workloads) == 121
+    assert len(workloads) == 135
     assert step_verdicts_agreeing_with_replay(workloads) == {
-        "launch-bound": 113,
+        "launch-bound": 127,
         "compute-bound": 7,
         "mixed": 1,
     }
@@ -531,7 +580,7 @@ def test_a_step_fed_many_inputs_reads_launch_bound_yet_replay_lost() -> None:
     """holdout8's twelve-input step (6.6 MB of inputs the eager step reads in place): replay
     measured 54 % slower than eager, as the graph must copy every input in first. A trace
     does not say what a graph's static inputs would be: one small copy is assumed, and the
-    step reads launch-bound with a 44 % saving. (With the copies the collector made, the
+    step reads launch-bound with a 41 % saving. (With the copies the collector made, the
     prediction is -3 %, still 52 points off: the eager time from the trace is 39 % high.)"""
     from traceinspect.analysis.diagnose import diagnose
     from traceinspect.parse import load_trace
@@ -541,4 +590,4 @@ def test_a_step_fed_many_inputs_reads_launch_bound_yet_replay_lost() -> None:
     step = diagnose(load_trace(w.trace)).region(w.region)
     assert step.verdict == "launch-bound"
     assert step.estimate is not None
-    assert step.estimate.saving_frac == pytest.approx(0.442, abs=0.002)
+    assert step.estimate.saving_frac == pytest.approx(0.412, abs=0.002)

@@ -165,7 +165,7 @@ def test_detected_step_gets_the_diagnosis_of_the_annotated_step(stripped_dir: Pa
     # ... with the annotated step's verdict, replay estimate and capture blockers
     assert step.verdict == profiler_step.verdict == "launch-bound"
     assert step.estimate.graphed_ns == profiler_step.estimate.graphed_ns
-    assert step.estimate.graphed_ns == pytest.approx(2_141_000, abs=1000)
+    assert step.estimate.graphed_ns == pytest.approx(2_145_000, abs=1000)
     assert [b.kind for b in step.capture.blockers] == [
         b.kind for b in profiler_step.capture.blockers
     ]
@@ -246,18 +246,18 @@ EAGER_US = {
     [
         # script steps (in the trace: trimmed traces keep the first K), the verdict replay
         # bears out, the graphed estimate and the --mark run's measured graphed step
-        ("decode_gpt", "trace", 24, "launch-bound", 388.3, 444.6, None),
-        ("decode_gpt", "trace.stacks", 13, "launch-bound", 387.1, 444.6, "decode_step"),
-        ("lstm_loop", "trace", 20, "launch-bound", 524.5, 554.9, None),
-        ("lstm_loop", "trace.stacks", 20, "launch-bound", 524.3, 554.9, "run_sequence"),
-        ("mlp_train", "trace", 20, "launch-bound", 1004.9, 1022.4, None),
-        ("mlp_train", "trace.stacks", 20, "launch-bound", 1006.5, 1022.4, "train_step"),
-        ("optimizer_loop", "trace", 8, "launch-bound", 3415.6, 3953.6, None),
-        ("optimizer_loop", "trace.stacks", 4, "launch-bound", 3414.4, 3953.6, "update"),
-        ("encoder_infer", "trace", 20, "launch-bound", 484.0, 483.7, None),
-        ("encoder_infer", "trace.stacks", 13, "launch-bound", 476.3, 483.7, "forward"),
-        ("conv_loop", "trace", 20, "compute-bound", 4291.5, 4526.1, None),
-        ("conv_loop", "trace.stacks", 20, "compute-bound", 4284.9, 4526.1, "forward"),
+        ("decode_gpt", "trace", 24, "launch-bound", 392.2, 444.6, None),
+        ("decode_gpt", "trace.stacks", 13, "launch-bound", 391.0, 444.6, "decode_step"),
+        ("lstm_loop", "trace", 20, "launch-bound", 528.4, 554.9, None),
+        ("lstm_loop", "trace.stacks", 20, "launch-bound", 528.2, 554.9, "run_sequence"),
+        ("mlp_train", "trace", 20, "launch-bound", 1008.8, 1022.4, None),
+        ("mlp_train", "trace.stacks", 20, "launch-bound", 1010.4, 1022.4, "train_step"),
+        ("optimizer_loop", "trace", 8, "launch-bound", 3419.5, 3953.6, None),
+        ("optimizer_loop", "trace.stacks", 4, "launch-bound", 3418.4, 3953.6, "update"),
+        ("encoder_infer", "trace", 20, "launch-bound", 488.0, 483.7, None),
+        ("encoder_infer", "trace.stacks", 13, "launch-bound", 480.2, 483.7, "forward"),
+        ("conv_loop", "trace", 20, "compute-bound", 4295.4, 4526.1, None),
+        ("conv_loop", "trace.stacks", 20, "compute-bound", 4288.9, 4526.1, "forward"),
     ],
 )
 def test_unannotated_scripts_get_their_steps(
@@ -338,7 +338,7 @@ def test_the_encoders_profiled_long_host_gaps_are_the_profilers() -> None:
     # predicted 68 %: 1,492.5 -> 471.6 µs), the evidence keeping the profiled figure beside
     # the simulated one
     assert step.verdict == "launch-bound"
-    assert step.estimate.saving_frac == pytest.approx(0.684, abs=0.005)
+    assert step.estimate.saving_frac == pytest.approx(0.678, abs=0.005)
     assert (
         "profiled trace: 44% of window in host gaps > 200 µs, 0% without the profiler"
         " (simulated)" in step.evidence

@@ -52,34 +52,34 @@ from traceinspect.parse import load_trace  # noqa: E402
 
 #: workload: (measured graphed p50 µs, predicted µs, measured saving, predicted saving)
 EXPECTED = {
-    "adam_update": (3850.4, 3299.2, 0.7737, 0.8195),  # 2,101 nodes: −14.3 %
-    "bottleneck_b32": (2537.8, 2560.1, 0.4337, 0.3658),  # +0.9 %
-    "compiled_mlp": (82.0, 59.8, 0.7343, 0.8159),  # 16 Triton/cuBLAS nodes: −27.1 %
-    "decoder_b1": (827.9, 715.7, 0.7751, 0.7947),  # −13.6 %
-    "decoder_b16": (1098.3, 856.6, 0.8451, 0.8738),  # another lease: −22.0 %
-    "embbag_recsys": (252.3, 201.4, 0.5932, 0.6889),  # −20.2 %
-    "encoder_b64": (1741.2, 1809.9, 0.0328, -0.027),  # compute-bound: +4.0 %
-    "encoder_b8": (400.7, 397.0, 0.6267, 0.6187),  # −0.9 %
+    "adam_update": (3850.4, 3303.2, 0.7737, 0.8207),  # 2,101 nodes: −14.2 %
+    "bottleneck_b32": (2537.8, 2564.0, 0.4337, 0.3649),  # +1.0 %
+    "compiled_mlp": (82.0, 63.7, 0.7343, 0.8038),  # 16 Triton/cuBLAS nodes: −22.3 %
+    "decoder_b1": (827.9, 719.7, 0.7751, 0.7928),  # −13.1 %
+    "decoder_b16": (1098.3, 860.5, 0.8451, 0.8732),  # another lease: −21.6 %
+    "embbag_recsys": (252.3, 205.4, 0.5932, 0.6813),  # −18.6 %
+    "encoder_b64": (1741.2, 1813.8, 0.0328, -0.0292),  # compute-bound: +4.2 %
+    "encoder_b8": (400.7, 401.0, 0.6267, 0.6149),  # +0.1 %
     "h2d_inputs": (678.0, 659.5, 0.009, 0.0082),  # −2.7 %
-    "lstm_cell_loop": (705.8, 677.0, 0.6428, 0.6402),  # −4.1 %
-    "mlp_medium_bf16": (271.5, 249.6, 0.6004, 0.6472),  # −8.1 %
-    "mlp_narrow_fp32": (909.2, 843.3, 0.6509, 0.6682),  # −7.2 %
-    "mobilenet_b1": (659.7, 621.6, 0.7957, 0.8253),  # −5.8 %
-    "mobilenet_b64": (2499.7, 2496.7, 0.2636, 0.2199),  # −0.1 %
-    "mobilenet_b8": (931.0, 875.7, 0.7156, 0.7343),  # −5.9 %
-    "moe_routing": (1248.6, 1240.0, 0.0827, 0.0312),  # −0.7 %
+    "lstm_cell_loop": (705.8, 680.9, 0.6428, 0.6381),  # −3.5 %
+    "mlp_medium_bf16": (271.5, 253.5, 0.6004, 0.6417),  # −6.6 %
+    "mlp_narrow_fp32": (909.2, 847.2, 0.6509, 0.6665),  # −6.8 %
+    "mobilenet_b1": (659.7, 625.6, 0.7957, 0.8233),  # −5.2 %
+    "mobilenet_b64": (2499.7, 2500.7, 0.2636, 0.2187),  # +0.0 %
+    "mobilenet_b8": (931.0, 879.6, 0.7156, 0.7327),  # −5.5 %
+    "moe_routing": (1248.6, 1244.0, 0.0827, 0.0281),  # −0.4 %
     # re-recorded with the profiler's stream-wait events (event ids): three branches whose
     # GEMMs each fill the device (0.97 of it) and run one after the other: −3.5 %
-    "multistream_events": (95.8, 92.4, 0.8452, 0.8035),
+    "multistream_events": (95.8, 96.4, 0.8452, 0.7952),
     # the first recording, without them: branches serialized, +24.2 %
-    "multistream_events_nosync": (94.9, 117.9, 0.803, 0.7425),
+    "multistream_events_nosync": (94.9, 121.8, 0.803, 0.7358),
     # --mark runs of the unannotated scripts: never seen by the fit
-    "unannotated/conv_loop": (4526.1, 4633.3, 0.0254, 0.0066),  # +2.4 %
-    "unannotated/decode_gpt": (444.6, 385.6, 0.774, 0.7936),  # −13.3 %
-    "unannotated/encoder_infer": (483.7, 477.3, 0.6727, 0.6599),  # −1.3 %
-    "unannotated/lstm_loop": (554.9, 526.4, 0.7006, 0.7109),  # −5.1 %
-    "unannotated/mlp_train": (1022.4, 1001.9, 0.5546, 0.4537),  # −2.0 %
-    "unannotated/optimizer_loop": (3953.6, 3414.8, 0.7762, 0.8179),  # −13.6 %
+    "unannotated/conv_loop": (4526.1, 4637.2, 0.0254, 0.0051),  # +2.5 %
+    "unannotated/decode_gpt": (444.6, 389.5, 0.774, 0.7915),  # −12.4 %
+    "unannotated/encoder_infer": (483.7, 481.2, 0.6727, 0.6555),  # −0.5 %
+    "unannotated/lstm_loop": (554.9, 530.3, 0.7006, 0.7088),  # −4.4 %
+    "unannotated/mlp_train": (1022.4, 1005.8, 0.5546, 0.4515),  # −1.6 %
+    "unannotated/optimizer_loop": (3953.6, 3418.7, 0.7762, 0.8178),  # −13.5 %
 }
 
 #: Misses beyond ±10 %, with their bound and why:
@@ -87,23 +87,24 @@ EXPECTED = {
 #:   carries no event ids; the second branch's stream-wait is matched to the first branch's
 #:   record, so the three branches are predicted as one chain, each node waiting for the one
 #:   before (the replay runs side by side what fits on the device and readies a node while
-#:   another runs): +24.2 %, above the measurement where all but three compute-heavy steps
+#:   another runs): +28.3 %, above the measurement where all but three compute-heavy steps
 #:   are under it.
 #: - compiled_mlp, embbag_recsys: small graphs (16 and 40 nodes, 82-252 µs) whose fixed
 #:   costs (input copies, replay latency, completion) are a large share of the step and are
 #:   what the profiled process inflated most; embbag_recsys is also fed two inputs, taken as
-#:   one copy. −27.1 and −20.2 % (−25.1 and −18.6 % with 200 ns per node; −10.8 and
-#:   −13.4 % with the calibration timed after a profiler session). multistream_events (38
-#:   nodes, 95.8 µs) was the third such miss (−16.1 %) while its three branches were taken
-#:   to overlap; scheduled for room on the device they run one after the other: −3.5 %.
+#:   one copy. −22.3 and −18.6 % (−27.1 and −20.2 % while the input copies hid the replay's
+#:   latency; −10.8 and −13.4 % with the calibration timed after a profiler session).
+#:   multistream_events (38 nodes, 95.8 µs) was the third such miss (−16.1 %) while its
+#:   three branches were taken to overlap; scheduled for room on the device they run one
+#:   after the other: +0.6 %.
 #: - decoder_b16: recorded on another lease, whose replays measured ~0.7 µs per node more
 #:   than the others' (as ``holdout2_rerun``'s did, which a fresh re-recording traced to its
-#:   profiled process, not its machine): −22.0 % (−19.4 % with 200 ns per node), inside the
+#:   profiled process, not its machine): −21.6 % (−19.4 % with 200 ns per node), inside the
 #:   range.
 #: - adam_update, unannotated/optimizer_loop: 2,101 and 2,201 nodes, each charged 100 ns
 #:   (fitted on fresh-process replays) where their profiled process replayed them slower:
-#:   −14.3 and −13.6 % (−8.9 and −8.1 % with 200 ns), inside the range.
-#: - decoder_b1, unannotated/decode_gpt: 284 and 132 nodes, −13.6 and −13.3 % (−10.1 and
+#:   −14.2 and −13.5 % (−8.9 and −8.1 % with 200 ns), inside the range.
+#: - decoder_b1, unannotated/decode_gpt: 284 and 132 nodes, −13.1 and −12.4 % (−10.1 and
 #:   −10.3 % with 200 ns per node; −7.1 and −6.3 % before the clean calibration; decode_gpt
 #:   −11.0 % while its KV-cache copy nodes were charged a 2 µs hand-off each), inside the
 #:   range.
@@ -156,21 +157,25 @@ def test_graphed_prediction_and_saving_without_eager_us(name: str) -> None:
 def test_validation_summary() -> None:
     rows = [row(name) for name in EXPECTED]
     errors = [r.error_frac for r in rows]
-    assert statistics.median(abs(e) for e in errors) == pytest.approx(0.0546, abs=0.001)
+    assert statistics.median(abs(e) for e in errors) == pytest.approx(0.0480, abs=0.001)
     assert sum(abs(e) <= 0.10 for e in errors) == 16  # of 24
     assert sum(r.graphed_inside for r in rows) == 23
     assert sum(abs(r.saving_error_points) <= 15 for r in rows) == 24
     # the clean prediction sits under the profiled process's measurement but for steps the
     # GPU bounds (the bottleneck and encoder at batch 32-64, the VGG loop) and the serialized
-    # branches; mobilenet_b64, +0.9 % with 200 ns per node, is −0.1 % now
+    # branches, and the small steps whose replay latency the input copies no longer hide
+    # (encoder_b8 +0.1 %, mobilenet_b64 +0.0 %, multistream_events +0.6 %)
     above = {name for name, e in zip(EXPECTED, errors, strict=True) if e >= 0}
     assert above == {
         "bottleneck_b32",
         "encoder_b64",
+        "encoder_b8",
+        "mobilenet_b64",
+        "multistream_events",
         "multistream_events_nosync",
         "unannotated/conv_loop",
     }
-    assert statistics.median(errors) == pytest.approx(-0.0461, abs=0.001)
+    assert statistics.median(errors) == pytest.approx(-0.0398, abs=0.001)
 
 
 @pytest.mark.parametrize("name", ["decoder_b1", "mobilenet_b64", "encoder_b64", "h2d_inputs"])

@@ -38,11 +38,15 @@ The model, per occurrence of a region (all times integer ns):
    sample traces the first launch of a synchronized step takes 1.1–19.4 µs longer than the
    median launch, 4.55 µs over the 8). ``copy_launch_host_ns`` and the replay costs were
    each calibrated as such a first call, so each holds one cold start, but a request pays
-   it once: the call that opens the request (or follows a host sync) costs as calibrated,
-   every later one (a replay after the input copies, a readback, a further copy) that
-   much less, and a warm replay's first node starts that much sooner. Summing the cold
-   costs charged a step of copy + replay two cold starts: on a 3-kernel graph measured at
-   26.5 µs on the H200 that predicted 30.7 µs (+16 %); with one, 26.1 µs.
+   it once: the call that opens the request (or follows a host sync) costs the host as
+   calibrated, every later one (a replay after the input copies, a readback, a further
+   copy) that much less. The replay's first node still reaches the GPU
+   :attr:`Calibration.replay_latency_ns` after the call begins: the input copies do not
+   hide its latency. On the H200, a one-kernel graph fed 1, 2, 4 or 8 inputs took the
+   copies' host time plus the replay's own synchronized wall plus 0–1.2 µs
+   (``sample_traces/validation/copy_cost.json``); letting the copies hide the latency
+   charged seven multi-stream steps' copies 2–7.5 µs where they took 10–28 µs
+   (``replay_parts.holdout15.json``).
 
 The result is the wall time a synchronized, unprofiled request would see. Kernel
 durations in a profiled trace are close to unprofiled ones, so they are used as traced;

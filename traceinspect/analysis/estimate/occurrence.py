@@ -269,7 +269,9 @@ def _replay_wall(
 
     The first call after a synchronize (the request's first, and the first after each host
     sync) pays the cold start that the calibrated copy and replay costs hold; every later
-    call costs its calibrated time less :attr:`Calibration.cold_call_ns`.
+    call costs the host its calibrated time less :attr:`Calibration.cold_call_ns`. A
+    replay's first node reaches the GPU :attr:`Calibration.replay_latency_ns` after the
+    call begins, warm or not.
 
     Returns the wall time and its parts, which sum to it (``gpu_work`` and
     ``node_overhead`` told apart only ``with_parts``: a second walk of each graph);
@@ -306,11 +308,11 @@ def _replay_wall(
             bare = graph.path_ns(0.0, duration_scale) if with_parts else path
             gpu_work += bare
             node_overhead += path - bare
-            # Its first node reaches the GPU replay_latency_ns after a cold replay() begins,
-            # the cold start sooner after a warm one; the call's host time shrinks alike.
-            warm = calls > 0
-            latency = calibration.replay_latency_ns * scale
-            gpu_start = max(gpu_free, host + (max(0.0, latency - cold) if warm else latency))
+            # Its first node reaches the GPU replay_latency_ns after replay() begins, also
+            # right after the input copies: a step of n copies and a replay takes the copies'
+            # host time plus the replay's whole synchronized wall (copy_cost.json); only the
+            # call's host time shrinks when it is warm.
+            gpu_start = max(gpu_free, host + calibration.replay_latency_ns * scale)
             gpu_free = gpu_start + path
             host += call_ns(graph.launch_host_ns * scale)
         if i == len(graphs) - 1:
