@@ -47,9 +47,10 @@ EXPECTED = {
 }
 #: Against the profiled process's timing: five misses, all under.
 GRAPHED_MISSES = {"gru_b8", "mlp_relu_b64", "mobilenet_half_b4", "sgd_foreach", "streams_pipeline"}
-#: Measured above the range: gru_b8 (942.6 vs 859.4 µs), sgd_foreach (118.6 vs 113.7 µs;
-#: its fresh timing, 101.3 µs, is inside) and streams_pipeline (152.0 vs 145.4 µs).
-OUTSIDE_RANGE = {"gru_b8", "sgd_foreach", "streams_pipeline"}
+#: Measured above the range: gru_b8 (942.6 µs). sgd_foreach (118.6 µs) and streams_pipeline
+#: (152.0 µs) were above it too until the range's high end charged each input copy the host
+#: time a slow lease takes (1.9× the calibrated): 129.4 and 161.0 µs now.
+OUTSIDE_RANGE = {"gru_b8"}
 #: Savings without --eager-us beyond 15 points: none. streams_pipeline's was (+16.9 points)
 #: while its two streams were taken to overlap; +14.5 now.
 SAVING_MISSES: set[str] = set()

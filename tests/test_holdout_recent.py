@@ -394,24 +394,20 @@ GRAPHED_MISSES = {
     "holdout16": {"feature_fusion_6in_b32", "wide_deep_4in_streams_b256"},
     "holdout16_rerun": {"wide_deep_4in_streams_b256"},
 }
-#: Measured outside [low, high], both below it: the conv towers (140.9 µs against
-#: 147.9-181.6) and the elementwise chains (181.4 against 187.1-213.2): their replays ran
-#: faster than the schedule has them. The big GEMMs beside tiny kernels, −8.7 %, are
-#: inside their range (151.7-243.8).
+#: Measured outside [low, high]: below it, the concurrency set's conv towers (140.9 µs against
+#: 151.3-191.7), elementwise chains (181.4 against 189.4-227.7) and two small GEMM graphs,
+#: whose replays ran their streams closer together than the schedule has them (the big GEMMs
+#: beside tiny kernels, −6.6 %, are inside 155.1-259.5); above it, DCN-v2. The steps fed many
+#: small inputs (holdout9's twelve, holdout16's four and six) were above it until its high
+#: end charged each copy the host time of a slow lease (COPY_HOST_HIGH_FACTOR).
 OUTSIDE_RANGE = {
     "streams_fit": {"conv_towers", "elementwise_chains", "gemm_small_4s", "multistream_events"},
-    "holdout8": {"dequant_prefetch_b16"},  # 43.0 µs against 46.9-66.9
-    "holdout9": {"input_heavy_b32"},  # 233.2 µs against 162.4-210.9
-    "holdout10": {"ema_side_stream_b32"},  # 736.4 µs against 759.4-864.4
-    "holdout14": {"inception_streams_b16"},  # 280.4 µs against 294.1-339.5
-    "holdout14_rerun": {"inception_streams_b16"},  # 276.5 µs against 292.7-339.3
-    "holdout15": {"dcn_v2_streams_b1024"},  # 156.3 µs against 109.5-140.5
-    "holdout15_rerun": {"dcn_v2_streams_b1024"},  # 166.5 µs against 109.6-140.3
-    "holdout16": {
-        "feature_fusion_6in_b32",  # 103.7 µs against 66.7-97.0 (81.8 in the rerun)
-        "wide_deep_4in_streams_b256",  # 84.7 µs against 56.9-82.9
-    },
-    "holdout16_rerun": {"wide_deep_4in_streams_b256"},  # 84.0 µs against 56.9-83.1
+    "holdout8": {"dequant_prefetch_b16"},  # 43.0 µs against 46.9-72.7
+    "holdout10": {"ema_side_stream_b32"},  # 736.4 µs against 759.4-870.2
+    "holdout14": {"inception_streams_b16"},  # 280.4 µs against 294.1-345.2
+    "holdout14_rerun": {"inception_streams_b16"},  # 276.5 µs against 292.7-345.1
+    "holdout15": {"dcn_v2_streams_b1024"},  # 156.3 µs against 109.5-151.8
+    "holdout15_rerun": {"dcn_v2_streams_b1024"},  # 166.5 µs against 109.6-151.6
 }
 #: Saving without --eager-us more than 15 points off: the twelve-input step of holdout8
 #: (+51.5 points: replay lost 54 %, predicted −3 %, its eager time from the trace 39 % high).
