@@ -163,7 +163,7 @@ PROFILE_FIXTURES = ROOT / "tests" / "fixtures" / "h200_profile"
         # profiled process inflated: with the calibration timed after a profiler session
         # (13.4 instead of 10.2 µs per synchronized replay) it was predicted 26.1 µs. The
         # clean prediction, 18.6 µs (14.7 while the input copy hid the replay's latency),
-        # sits 30 % under the measurement, inside the range (high 29.2 µs). A fresh-process
+        # sits 30 % under the measurement, inside the range (11.3-40.5 µs). A fresh-process
         # step of a one-input graph measured 8-14 µs over its bare replay
         # (replay_parts.json) and a one-kernel graph fed one input 8.3 µs (copy_cost.json),
         # where the model now adds 6.6 µs for the copy.
