@@ -43,10 +43,10 @@ The model, per occurrence of a region (all times integer ns):
    copy) that much less. The replay's first node still reaches the GPU
    :attr:`Calibration.replay_latency_ns` after the call begins: the input copies do not
    hide its latency. On the H200, a one-kernel graph fed 1, 2, 4 or 8 inputs took the
-   copies' host time plus the replay's own synchronized wall plus 0–1.2 µs
-   (``sample_traces/validation/copy_cost.json``); letting the copies hide the latency
-   charged seven multi-stream steps' copies 2–7.5 µs where they took 10–28 µs
-   (``replay_parts.holdout15.json``).
+   copies' host time plus the replay's own synchronized wall plus 0–2.6 µs on two leases
+   (``sample_traces/validation/copy_cost.json``, ``copy_cost.lease2.json``); letting the
+   copies hide the latency charged seven multi-stream steps' copies 2–7.5 µs where they
+   took 10–28 µs (``replay_parts.holdout15.json``).
 
 The result is the wall time a synchronized, unprofiled request would see. Kernel
 durations in a profiled trace are close to unprofiled ones, so they are used as traced;
