@@ -8,7 +8,9 @@ Workloads come from three places:
   step synchronized), measured eager and graphed ``wall_p50_us``;
 * ``sample_traces/validation/<w>/results.json`` (``traceinspect profile --repeats N``):
   per callable and bucket the eager trace (region = the callable's name, record_shapes
-  off), the pooled eager and graphed ``host_p50_ns`` and each round's p50 (the spread).
+  off), the pooled eager and graphed ``host_p50_ns`` and each round's p50 (the spread);
+  where the recording measured them (``host_costs``), the machine's copy host costs, which
+  the prediction then uses as ``traceinspect profile`` does (``--no-host-costs``: not).
 
 For each workload: the predicted graphed time (range) against the measured graphed p50;
 the eager time simulated from the trace (range) against the measured eager p50; the saving
@@ -21,6 +23,7 @@ without ``--eager-us`` (range) against the measured saving.
     python bench/validation_table.py --samples DIR   # one latencies.json folder only
     python bench/validation_table.py --sets holdout5,holdout5_rerun   # named recordings only
     python bench/validation_table.py --sets holdout5 --calibration FILE  # another calibration
+    python bench/validation_table.py --sets holdout17 --no-host-costs   # as analyze predicts
 """
 
 from __future__ import annotations
@@ -57,6 +60,7 @@ from traceinspect.calibration import (  # noqa: E402
     calibration_for,
     load_calibration,
 )
+from traceinspect.collect.host_probe import valid_host_costs  # noqa: E402
 from traceinspect.collect.replay import TIMING_ORDER  # noqa: E402
 from traceinspect.model import Timeline  # noqa: E402
 from traceinspect.parse import load_trace  # noqa: E402
@@ -87,6 +91,10 @@ class Workload:
     #: The copies into the static inputs each measured replay made (bytes), where the
     #: recording kept them; ``None``: one small copy is assumed.
     input_copy_bytes: tuple[int, ...] | None = None
+    #: ``(first, warm)`` copy host ns the recording's timing process measured
+    #: (``results.json``'s ``host_costs``), applied to the calibration as ``traceinspect
+    #: profile`` does; ``None`` for recordings without them (or with ``--no-host-costs``).
+    host_costs: tuple[int, int] | None = None
 
     @property
     def saving(self) -> float:
@@ -119,6 +127,8 @@ class Prepared:
         return [int(w) for w in self.region.wall_ns]
 
     def estimate(self, calibration: Calibration) -> RegionEstimate:
+        if self.workload.host_costs is not None:
+            calibration = calibration.with_host_costs(*self.workload.host_costs)
         est = estimate_region(
             self.timeline,
             self.region.rows,
@@ -261,6 +271,7 @@ def validation_workloads(folder: Path = VALIDATION_DIR) -> list[Workload]:
                         if isinstance(graphed.get("input_copy_bytes"), list)
                         else None
                     ),
+                    host_costs=valid_host_costs(data.get("host_costs")),
                 )
             )
     return out
@@ -519,6 +530,11 @@ def main() -> int:
         type=Path,
         help="a calibration file (traceinspect calibrate) instead of the built-in one",
     )
+    ap.add_argument(
+        "--no-host-costs",
+        action="store_true",
+        help="ignore the copy host costs a recording measured (predict as analyze does)",
+    )
     ap.add_argument("--fit", action="store_true", help="fit the constants on every workload")
     ap.add_argument("--cv", action="store_true", help="two-fold cross-validation")
     ap.add_argument("--json", action="store_true", help="print the rows as JSON instead")
@@ -531,6 +547,8 @@ def main() -> int:
         workloads = all_workloads(args.validation)
     if args.only:
         workloads = [w for w in workloads if w.group == args.only]
+    if args.no_host_costs:
+        workloads = [replace(w, host_costs=None) for w in workloads]
     prepared = [prepare(w) for w in workloads]
     base = (
         load_calibration(args.calibration)

@@ -220,8 +220,13 @@ def test_predictions_come_from_each_buckets_eager_trace(
     seen: list[tuple[str, int | None, Any]] = []
 
     def fake_diagnose(
-        timeline: str, *, eager_unprofiled_ns: int | None = None, input_copy_bytes: Any = None
+        timeline: str,
+        *,
+        calibration: Any = None,
+        eager_unprofiled_ns: int | None = None,
+        input_copy_bytes: Any = None,
     ) -> Any:
+        assert calibration is None  # no host costs measured: the built-in profile
         seen.append((timeline, eager_unprofiled_ns, input_copy_bytes))
         estimate = SimpleNamespace(graphed_ns=90_000, low_ns=70_000, high_ns=120_000)
         inner = SimpleNamespace(region=SimpleNamespace(name="mlp", depth=1), estimate=None)
@@ -277,11 +282,14 @@ def test_the_fresh_process_runs_the_script_again_without_a_profiler() -> None:
     from traceinspect.sanitize import make_console
 
     # WHEN timed in a fresh process
-    rows = fresh_timings(
+    fresh = fresh_timings(
         FIXTURES / "tiny_cpu_candidate.py", [], MeasureOptions(), make_console(stderr=True)
     )
-    # THEN its rows come back (here unmeasured: no CUDA), one per candidate, bucket and mode
-    assert rows is not None
+    # THEN its rows come back (here unmeasured: no CUDA), one per candidate, bucket and mode,
+    # and no copy host costs (no CUDA to probe)
+    assert fresh is not None
+    rows, host_costs = fresh
+    assert host_costs is None
     assert [(r["callable"], r["bucket"], r["mode"]) for r in rows][:2] == [
         ("linear", 1, "eager"),
         ("linear", 1, "graphed"),

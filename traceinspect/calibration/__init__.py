@@ -266,6 +266,22 @@ class Calibration:
     #: Host time of a small copy issued right after another CUDA call (0: unknown, then
     #: :attr:`eager_launch_host_ns`).
     copy_warm_host_ns: int = 0
+    #: Whether the copy host costs were measured on the machine that timed the run
+    #: (:meth:`with_host_costs`) rather than taken from the calibration's machine: the
+    #: replay range then needs no room for another host's copies.
+    copy_host_measured: bool = False
+
+    def with_host_costs(self, first_ns: int, warm_ns: int) -> Calibration:
+        """This profile with the copy host costs measured on the machine that timed the run
+        (``traceinspect profile``'s probe, :mod:`traceinspect.collect.host_probe`): the cold
+        first copy after a synchronize and a warm one."""
+        return replace(
+            self,
+            copy_launch_host_ns=int(first_ns),
+            copy_warm_host_ns=int(warm_ns),
+            copy_host_measured=True,
+            source=f"{self.source}; input copies {warm_ns / 1000:.1f} µs measured here",
+        )
 
     @property
     def warm_copy_host_ns(self) -> int:

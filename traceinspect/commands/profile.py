@@ -29,13 +29,15 @@ import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from rich.console import Console
 
 from traceinspect.analysis.decision import decide_candidates
 from traceinspect.analysis.result import TraceAnalysis
 from traceinspect.collect.candidates import GraphCandidate
+from traceinspect.collect.failures import first_error
+from traceinspect.collect.host_probe import combine, measure_copy_host, valid_host_costs
 from traceinspect.collect.replay import (
     TIMING_FIELDS,
     TIMING_ORDER,
@@ -55,6 +57,10 @@ from traceinspect.report.candidates import render_candidates
 from traceinspect.report.decision import render_decisions
 from traceinspect.report.output import write_text
 from traceinspect.sanitize import make_console
+
+if TYPE_CHECKING:
+    from traceinspect.calibration import Calibration
+    from traceinspect.model import Timeline
 
 SCHEMA_VERSION: Final = 1
 TRACE_NAME: Final = "trace.json.gz"
@@ -178,23 +184,30 @@ def run_profile(
         return outcome.exit_status
     _write_results(out_dir, results)  # rewritten below; this one survives a crash while measuring
     if session.candidates and candidates:
-        measured = _measure_all(session.candidates, out_dir, options, cuda=cuda, err=err)
+        measured, host_costs = measure_with_probe(
+            session.candidates, out_dir, options, cuda=cuda, err=err, torch=torch
+        )
         if in_process_reason and cuda:
             results["notes"].append(in_process_reason)
         results["candidates"] = [r.to_json() for r in measured]
         results["rows"] = [row for r in measured for row in r.rows]
+        results["host_costs"] = host_costs
         if fresh_timing and cuda:
             fresh = fresh_timings(script, script_args, options, err)
             if fresh is None:
                 results["notes"].append("fresh-process timing failed: timings are in-process")
             else:
-                merged = merge_fresh_timings(results["rows"], fresh)
+                fresh_rows, fresh_costs = fresh
+                merged = merge_fresh_timings(results["rows"], fresh_rows)
                 results["options"]["timing_process"] = "fresh"
                 results["notes"].append(
                     f"{merged} rows timed in a fresh process (the script run again without a "
                     "profiler); `in_profiled_process` keeps the first process's timings"
                 )
-        _add_predictions(results["rows"], out_dir, err)
+                if fresh_costs is not None:
+                    results["host_costs"] = fresh_costs
+                    results["host_costs_in_profiled_process"] = host_costs
+        _add_predictions(results["rows"], out_dir, err, host_costs=results["host_costs"])
     elif session.candidates:
         results["notes"].append("graph candidates registered but not measured (--no-candidates)")
     try:
@@ -216,12 +229,13 @@ def run_profile(
 
 def fresh_timings(
     script: Path, script_args: Sequence[str], options: MeasureOptions, err: Console
-) -> list[dict[str, Any]] | None:
+) -> tuple[list[dict[str, Any]], dict[str, Any] | None] | None:
     """The candidates' rows timed in a child Python that runs the script again and never
     starts a profiler (no traces): a profiler session leaves a process's later launches and
     replays slower (``sample_traces/validation/replay_under_profiler.holdout3.json``: 669 µs
-    in a fresh process, 943 µs in the profiled one, for one graph on one H200). ``None`` when
-    the child wrote no rows."""
+    in a fresh process, 943 µs in the profiled one, for one graph on one H200); with the
+    copy host costs the child measured (:func:`measure_with_probe`). ``None`` when the child
+    wrote no rows."""
     import subprocess
     import tempfile
 
@@ -237,7 +251,10 @@ def fresh_timings(
             err.print(f"traceinspect: fresh-process timing failed: {exc}", markup=False)
             return None
     rows = data.get("rows") if isinstance(data, dict) else None
-    return rows if isinstance(rows, list) and rows else None
+    if not isinstance(rows, list) or not rows:
+        return None
+    costs = data.get("host_costs")
+    return rows, costs if valid_host_costs(costs) is not None else None
 
 
 #: Environment variables that mark a process as one rank of a distributed launch (torchrun /
@@ -413,9 +430,58 @@ def _measure_all(
     return results
 
 
-def _add_predictions(rows: list[dict[str, Any]], out_dir: Path, err: Console) -> None:
-    """Put the estimator's prediction of the graphed step, made from the bucket's eager trace
-    and its unprofiled eager time, beside the measured graphed time.
+def measure_with_probe(
+    registered: Sequence[GraphCandidate],
+    out_dir: Path,
+    options: MeasureOptions,
+    *,
+    cuda: bool,
+    err: Console,
+    torch: Any,
+) -> tuple[list[CandidateResult], dict[str, Any] | None]:
+    """:func:`_measure_all`, with this machine's copy host cost probed before and after the
+    candidates (:mod:`traceinspect.collect.host_probe`; ``None`` without CUDA or where the
+    probe failed)."""
+    before = _probe(torch, err) if cuda else None
+    measured = _measure_all(registered, out_dir, options, cuda=cuda, err=err)
+    after = _probe(torch, err) if cuda else None
+    return measured, combine([p for p in (before, after) if p is not None])
+
+
+def _probe(torch: Any, err: Console) -> dict[str, Any] | None:
+    try:
+        return measure_copy_host(torch)
+    except Exception as exc:  # noqa: BLE001 - the prediction falls back on the calibration
+        err.print(f"traceinspect: copy host probe failed: {first_error(exc)}", markup=False)
+        return None
+
+
+def calibration_with_host_costs(
+    timeline: Timeline, host_costs: Mapping[str, Any] | None
+) -> Calibration | None:
+    """The calibration an analysis of ``timeline`` uses, with the copy host costs measured on
+    this machine where ``host_costs`` holds them; ``None`` (the built-in choice) otherwise."""
+    costs = valid_host_costs(host_costs)
+    if costs is None:
+        return None
+    from traceinspect.calibration import calibration_for
+
+    try:
+        return calibration_for(timeline).with_host_costs(*costs)
+    except TraceinspectError:
+        return None
+
+
+def _add_predictions(
+    rows: list[dict[str, Any]],
+    out_dir: Path,
+    err: Console,
+    *,
+    host_costs: Mapping[str, Any] | None = None,
+) -> None:
+    """Put the estimator's prediction of the graphed step, made from the bucket's eager trace,
+    its unprofiled eager time and the copy host cost measured with it (``host_costs``),
+    beside the measured graphed time.
 
     The prediction stays ``null`` when the estimator is unavailable or cannot answer.
     """
@@ -435,8 +501,10 @@ def _add_predictions(rows: list[dict[str, Any]], out_dir: Path, err: Console) ->
         if row["mode"] != "graphed" or eager is None:
             continue
         try:
+            timeline = load_trace(out_dir / eager["trace"])
             diagnosis = diagnose(
-                load_trace(out_dir / eager["trace"]),
+                timeline,
+                calibration=calibration_with_host_costs(timeline, host_costs),
                 eager_unprofiled_ns=eager["host_p50_ns"],
                 input_copy_bytes=static_input_copies(row),
             )

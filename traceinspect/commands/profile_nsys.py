@@ -21,7 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any, Final
@@ -89,7 +89,7 @@ def run_profile_nsys(
         analyze_section(timeline, out_dir / ANALYSIS_NAME, console)
         results["analysis"] = ANALYSIS_NAME
         if results["rows"]:
-            _add_predictions(results["rows"], timeline, err)
+            _add_predictions(results["rows"], timeline, err, results.get("host_costs"))
     except TraceinspectError as exc:
         err.print(f"traceinspect: could not analyze the report: {exc}", markup=False)
         results["notes"].append(f"report not analyzed: {exc}")
@@ -121,12 +121,24 @@ def analyze_section(timeline: Timeline, json_path: Path, console: Console) -> di
     return report
 
 
-def _add_predictions(rows: list[dict[str, Any]], timeline: Timeline, err: Console) -> None:
-    """The estimator's graphed time for each bucket, from the bucket's eager section and its
-    unprofiled eager time (as the torch-profiler path predicts from the eager trace file)."""
+def _add_predictions(
+    rows: list[dict[str, Any]],
+    timeline: Timeline,
+    err: Console,
+    host_costs: Mapping[str, Any] | None = None,
+) -> None:
+    """The estimator's graphed time for each bucket, from the bucket's eager section, its
+    unprofiled eager time and the copy host costs the child measured (as the torch-profiler
+    path predicts from the eager trace file)."""
     from traceinspect.analysis.diagnose import diagnose
     from traceinspect.analysis.window import section_bounds, window
-    from traceinspect.commands.profile import fill_prediction, static_input_copies
+    from traceinspect.commands.profile import (
+        calibration_with_host_costs,
+        fill_prediction,
+        static_input_copies,
+    )
+
+    calibration = calibration_with_host_costs(timeline, host_costs)
 
     eager_rows = {
         (r["callable"], r["bucket"]): r
@@ -144,6 +156,7 @@ def _add_predictions(rows: list[dict[str, Any]], timeline: Timeline, err: Consol
             section = window(timeline, *bounds, drop_prefix=SECTION_PREFIX)
             diagnosis = diagnose(
                 section,
+                calibration=calibration,
                 eager_unprofiled_ns=eager["host_p50_ns"],
                 input_copy_bytes=static_input_copies(row),
             )
@@ -255,11 +268,14 @@ def _run_child(
         return INTERRUPTED_STATUS
     _write(path, results)  # rewritten below; this one survives a crash while measuring
     if session.candidates and candidates:
-        from traceinspect.commands.profile import _measure_all
+        from traceinspect.commands.profile import measure_with_probe
 
-        measured = _measure_all(session.candidates, out_dir, options, cuda=cuda, err=err)
+        measured, host_costs = measure_with_probe(
+            session.candidates, out_dir, options, cuda=cuda, err=err, torch=torch
+        )
         results["candidates"] = [r.to_json() for r in measured]
         results["rows"] = [row for r in measured for row in r.rows]
+        results["host_costs"] = host_costs
         if cuda:
             results["notes"].append(TRACED_TIMINGS_NOTE)
     elif session.candidates:

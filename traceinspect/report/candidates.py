@@ -10,6 +10,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from traceinspect.collect.host_probe import valid_host_costs
+
 
 def render_candidates(results: dict[str, Any], console: Console) -> None:
     """The measured rows, the request mixes, and the recommended bucket sets."""
@@ -21,7 +23,7 @@ def render_candidates(results: dict[str, Any], console: Console) -> None:
         )
         console.print(f"Graph candidates not measured (CUDA not available): {names}", markup=False)
     else:
-        console.print(_rows_table(rows))
+        console.print(_rows_table(rows, results.get("host_costs")))
     for candidate in results["candidates"]:
         for row in rows:
             failure = row["failure"]
@@ -35,12 +37,18 @@ def render_candidates(results: dict[str, Any], console: Console) -> None:
         _render_mix(candidate, console)
 
 
-def _rows_table(rows: list[dict[str, Any]]) -> Table:
+def _rows_table(rows: list[dict[str, Any]], host_costs: Any = None) -> Table:
+    caption = (
+        "✗ capture failed (kind); fallback: eager at a request size that is not a "
+        "bucket; predicted: the estimator's graphed time from the eager trace"
+    )
+    costs = valid_host_costs(host_costs)
+    if costs is not None:
+        caption += f", input copies at {costs[1] / 1e3:.1f} µs of host each (measured here)"
     table = Table(
         title="CUDA graph candidates: µs per step, unprofiled (host wall clock unless GPU)",
         title_justify="left",
-        caption="✗ capture failed (kind); fallback: eager at a request size that is not a "
-        "bucket; predicted: the estimator's graphed time from the eager trace",
+        caption=caption,
         caption_justify="left",
     )
     for col, justify in (
