@@ -12,12 +12,14 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 import pytest
 
+import traceinspect.collect.replay as replay_module
 from traceinspect.collect.candidates import GraphCandidate
 from traceinspect.collect.replay import ROW_FIELDS, MeasureOptions, measure_candidate
 
@@ -401,3 +403,34 @@ def test_without_buckets_the_example_is_used_as_it_is(tmp_path: Path) -> None:
     eager, graphed = _measure(candidate, fake, tmp_path)[0].rows
     assert (eager["bucket"], eager["status"], graphed["status"]) == (16, "ok", "ok")
     assert set(seen) == {(1,)}
+
+
+def test_the_copy_probe_runs_before_every_graphed_timing_round(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN two buckets timed in three rounds each, and a probe that notes when it ran
+    fake = FakeTorch()
+    fn = capturable(fake.cuda, lambda x: x * 2.0)
+    candidate = _candidate(fn, (torch.randn(3, 8),), buckets=(1, 2))
+    order: list[str] = []
+    options = replace(OPTIONS, repeats=3)
+    real_time_steps = replay_module._time_steps
+
+    def noting_time_steps(step: Any, iters: int, torch_: Any) -> Any:
+        order.append("round")
+        return real_time_steps(step, iters, torch_)
+
+    monkeypatch.setattr(replay_module, "_time_steps", noting_time_steps)
+    result = measure_candidate(
+        candidate,
+        tmp_path,
+        options,
+        lambda line: None,
+        torch=fake,
+        before_graphed_round=lambda: order.append("probe"),
+    )
+    # THEN the probe ran right before each of the six graphed rounds and never before an
+    # eager one: eager, graphed, then rounds 2 and 3 alternate per bucket
+    assert [r["rounds"] for r in result.rows] == [3, 3, 3, 3]
+    per_bucket = ["round", "probe", "round", "round", "probe", "round", "round", "probe", "round"]
+    assert order == per_bucket * 2

@@ -6,13 +6,16 @@ built-in calibration and 6.5 to 10.8 µs on later machines of the same type
 (``sample_traces/validation/copy_cost.json``, ``copy_cost.lease2.json``,
 ``replay_parts.holdout15.json``, ``replay_parts.holdout16.json``): on a step fed six small
 inputs that difference alone is 30 µs, and the built-in constant read such steps 18-28 %
-short. ``traceinspect profile`` measures it here, before and after the candidates, and
-predicts with it (:meth:`traceinspect.calibration.Calibration.with_host_costs`); ``analyze``
-of a bare trace cannot know it and keeps the calibration's constant and the wider range.
+short. It moves within one process too (6.5 µs before a candidate's timing, 9.8 µs after
+it, ``sample_traces/validation/holdout17``). ``traceinspect profile`` measures it here,
+around every timing round of a graphed step, and predicts with it
+(:meth:`traceinspect.calibration.Calibration.with_host_costs`); ``analyze`` of a bare trace
+cannot know it and keeps the calibration's constant and the wider range.
 
 The probe is small: ``copies`` pairs of 4 KB device tensors, each round a synchronize and
 then the copies one after another, the host time of each call taken apart (the first after
-a synchronize is the cold one), ``rounds`` rounds: 800 copies, a few milliseconds.
+a synchronize is the cold one), ``rounds`` rounds: 400 copies, a few milliseconds, before
+each timing round of a graphed step and once before and after the candidates.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from typing import Any, Final
 
 #: Copies per round and rounds per probe.
 PROBE_COPIES: Final = 8
-PROBE_ROUNDS: Final = 100
+PROBE_ROUNDS: Final = 50
 PROBE_BYTES: Final = 4096
 #: Untimed rounds first (the allocator, the copy kernel's first launch).
 PROBE_WARMUP_ROUNDS: Final = 10
@@ -69,8 +72,8 @@ def measure_copy_host(
 
 
 def combine(probes: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """One machine reading from the probes taken before and after the candidates: the mean
-    of their ``first`` and ``warm`` costs, each probe kept under ``probes``."""
+    """One machine reading from the probes taken around the candidates' timing rounds: the
+    mean of their ``first`` and ``warm`` costs, each probe kept under ``probes``."""
     probes = [p for p in probes if p]
     if not probes:
         return None

@@ -240,15 +240,18 @@ def measure_candidate(
     log: Callable[[str], None],
     *,
     torch: Any = None,
+    before_graphed_round: Callable[[], None] | None = None,
 ) -> CandidateResult:
     """Measure one candidate on the current CUDA device (see the module docstring).
 
-    ``torch`` replaces the torch module (tests pass one whose ``cuda`` is simulated).
+    ``torch`` replaces the torch module (tests pass one whose ``cuda`` is simulated);
+    ``before_graphed_round`` is called before each timing round of a graphed step (the
+    copy host-cost probe of :func:`traceinspect.commands.profile.measure_with_probe`).
     """
     torch = _torch() if torch is None else torch
     buckets = candidate_buckets(candidate)
     result = CandidateResult(candidate.name, "measured", buckets)
-    session = _Measurement(candidate, out_dir, options, log, torch)
+    session = _Measurement(candidate, out_dir, options, log, torch, before_graphed_round)
     try:
         for bucket in buckets:
             result.rows.extend(session.bucket(bucket))
@@ -272,8 +275,10 @@ class _Measurement:
         options: MeasureOptions,
         log: Callable[[str], None],
         torch: Any,
+        before_graphed_round: Callable[[], None] | None = None,
     ) -> None:
         self.c = candidate
+        self.before_graphed_round = before_graphed_round
         self.out_dir = out_dir
         self.opt = options
         self.log = log
@@ -339,6 +344,8 @@ class _Measurement:
                 timed = rounds.get(mode)
                 if timed is None or timed.stopped is not None:
                     continue
+                if mode == "graphed":
+                    self._before_graphed_round()
                 try:
                     host, gpu = _time_steps(timed.step, self.opt.iters, self.torch)
                 except Exception as exc:  # noqa: BLE001 - the rounds so far stand
@@ -445,6 +452,7 @@ class _Measurement:
             step()
             torch.cuda.synchronize()
             row["first_replay_ns"] = time.perf_counter_ns() - start
+            self._before_graphed_round()
             host, gpu = _time_steps(step, self.opt.iters, torch)
             correct, max_error, tolerance = compare_outputs(expected, static_out, torch)
         except Exception as exc:  # noqa: BLE001
@@ -461,6 +469,10 @@ class _Measurement:
             self.pending_traces.append((row, bucket, "graphed", step))
         if bucket is not None and status == "ok":
             self.graphs[bucket] = (graph, static, static_out)
+
+    def _before_graphed_round(self) -> None:
+        if self.before_graphed_round is not None:
+            self.before_graphed_round()
 
     def _capture(self, static: tuple[Any, ...]) -> tuple[Any, Any, int, int]:
         """Capture ``fn(*static)`` into a new graph with a private pool: (graph, outputs,
