@@ -274,11 +274,11 @@ def test_the_input_copies_do_not_hide_the_replay_latency() -> None:
     # a replay that opens the request is cold, as calibrated: 4 + 1.9 + 2 µs
     assert without.graphed_ns == 7_900
     # the range scales the cold start with the other overheads. High: two copies, the first
-    # cold (6.6 µs host), the second warm (an eager launch: 5.5 µs), each 1.9× on top (the
-    # copy's host time across H200 leases), the replay's whole latency (4.4 µs), kernel
+    # cold (6.6 µs host), the second warm (an eager launch: 5.5 µs), each 1.2× on top (the
+    # copy's host time across H200 machines), the replay's whole latency (4.4 µs), kernel
     # 1 + 0.99 + 0.9 µs, sync 2.2 µs. Low: no copy, a cold replay (3.6 µs), kernel 1 + half
     # its 0.9 µs node overhead.
-    assert with_copy.high_ns == 12_540 + 10_450 + 4_400 + 2_890 + 2_200
+    assert with_copy.high_ns == 7_920 + 6_600 + 4_400 + 2_890 + 2_200
     assert with_copy.low_ns == 3_600 + 1_450 + 1_800
 
 
@@ -536,15 +536,15 @@ def test_a100_trace_with_graph_launches_and_host_syncs() -> None:
     # were charged it too, 0.65 ms with 0.2 µs and no such floor);
     # the replays' host cost is small beside it (71 µs of launches, 80 µs of host syncs)
     assert est.parts["gpu_work"] == 75_113_000
-    assert est.parts["input_copies"] == 3_872_827
+    assert est.parts["input_copies"] == 3_876_900
     assert est.parts["node_overhead"] == 568_777
-    assert est.graphed_ns == 79_496_824
+    assert est.graphed_ns == 79_500_897
     # the high end, the 90th percentile of the five steps' own, is pulled up by the first
     # step's (155.0 ms; 174.5 ms while a 23.8 ms NCCL SendRecv kernel holding 0.15 of the
     # device kept its full-device GEMMs waiting for room): predicted 121.8 ms, 116.6 ms of
     # it GPU work against 132.7 ms of nodes end to end (136.6 and 131.3 ms then); the
     # communication kernel, written to overlap compute, now takes no room
-    assert est.low_ns == 68_809_784 and est.high_ns == 134_055_026
+    assert est.low_ns == 68_809_886 and est.high_ns == 134_056_471
 
 
 def test_many_occurrences_are_estimated_from_an_even_sample() -> None:

@@ -52,40 +52,32 @@ from validation_table import (  # noqa: E402
 # set: workload: (measured graphed p50 µs, predicted µs, measured saving, predicted saving)
 EXPECTED = {
     "holdout2": {
-        "adamw_foreach": (985.8, 939.0, 0.6131, 0.6641),  # −4.7 %
-        "bottleneck_b4": (584.9, 556.2, 0.7055, 0.8361),  # −4.9 %
-        "compiled_swiglu": (161.6, 143.0, 0.6892, 0.7421),  # −11.5 %
-        "decoder_b8": (679.1, 609.2, 0.7303, 0.7514),  # −10.3 %
-        "embbag_small": (110.2, 97.7, 0.6016, 0.6760),  # −11.3 %
-        "fork_join_streams": (107.9, 94.9, 0.6621, 0.8407),  # −12.1 %
-        "lstm_b64": (855.0, 826.6, 0.7577, 0.6965),  # −3.3 %
-        "mlp_silu_wide": (301.2, 276.5, 0.6359, 0.6492),  # −8.2 %
+        "adamw_foreach": (985.8, 943.1, 0.6131, 0.6626),  # −4.3 %
+        "bottleneck_b4": (584.9, 560.3, 0.7055, 0.8349),  # −4.2 %
+        "compiled_swiglu": (161.6, 147.0, 0.6892, 0.7348),  # −9.0 %
+        "decoder_b8": (679.1, 613.2, 0.7303, 0.7498),  # −9.7 %
+        "embbag_small": (110.2, 101.8, 0.6016, 0.6625),  # −7.6 %
+        "fork_join_streams": (107.9, 98.9, 0.6621, 0.8339),  # −8.3 %
+        "lstm_b64": (855.0, 830.6, 0.7577, 0.695),  # −2.8 %
+        "mlp_silu_wide": (301.2, 280.6, 0.6359, 0.644),  # −6.8 %
     },
     "holdout2_rerun": {
-        "adamw_foreach": (1176.9, 949.4, 0.5888, 0.7178),  # −19.3 %
-        "bottleneck_b4": (687.1, 559.3, 0.6526, 0.8468),  # −18.6 %
-        "compiled_swiglu": (194.7, 142.5, 0.643, 0.7943),  # −26.8 %
-        "decoder_b8": (836.3, 607.2, 0.6947, 0.8275),  # −27.4 %
-        "embbag_small": (113.6, 97.6, 0.5691, 0.7009),  # −14.1 %
-        "fork_join_streams": (112.9, 93.3, 0.5223, 0.5964),  # −17.3 %
-        "lstm_b64": (1024.7, 841.3, 0.6091, 0.6822),  # −17.9 %
-        "mlp_silu_wide": (345.2, 277.1, 0.5594, 0.6461),  # −19.7 %
+        "adamw_foreach": (1176.9, 953.4, 0.5888, 0.7166),  # −19.0 %
+        "bottleneck_b4": (687.1, 563.4, 0.6526, 0.8456),  # −18.0 %
+        "compiled_swiglu": (194.7, 146.5, 0.643, 0.7884),  # −24.7 %
+        "decoder_b8": (836.3, 611.3, 0.6947, 0.8263),  # −26.9 %
+        "embbag_small": (113.6, 101.6, 0.5691, 0.6884),  # −10.5 %
+        "fork_join_streams": (112.9, 97.4, 0.5223, 0.5788),  # −13.7 %
+        "lstm_b64": (1024.7, 845.4, 0.6091, 0.6806),  # −17.5 %
+        "mlp_silu_wide": (345.2, 281.2, 0.5594, 0.6409),  # −18.6 %
     },
 }
-#: Graphed predictions beyond ±10 %, all under: the profiled process's replays (every one on
-#: the rerun) and, on the first recording, decoder_b8 (−10.9 %: measured 8 % above the fresh
-#: process, 679.1 vs 626.0 µs, against which the prediction is −3.3 %), embbag_small
-#: (−14.9 %: one input copy assumed for its two; the fresh recording measured 110.0 µs too
-#: and, with both copies charged, is predicted −9.9 %, just within) and fork_join_streams
-#: (−15.7 %; −12.2 % against the fresh recording: the model's miss, see above), and
-#: compiled_swiglu (−14.0 %: its 161.6 µs measured 5 % above the fresh process, against
-#: which the prediction is −9.2 %; −8.1 % while its 24 device-to-device copy nodes were each
-#: charged the 2 µs hand-off that only memset nodes show in its profiled replays).
+#: Graphed predictions beyond ±10 %, all under: the profiled process's replays on the rerun.
+#: The first recording is within on all eight since each input copy is charged the built-in
+#: 9.2-9.9 µs (the median of the copy probes): with the calibration machine's 5.6-5.8 µs,
+#: decoder_b8 read −10.3 %, embbag_small −11.3 %, fork_join_streams −12.1 % and
+#: compiled_swiglu −11.5 %.
 GRAPHED_MISSES = {
-    ("holdout2", "compiled_swiglu"),
-    ("holdout2", "decoder_b8"),
-    ("holdout2", "embbag_small"),
-    ("holdout2", "fork_join_streams"),
     *(("holdout2_rerun", n) for n in EXPECTED["holdout2_rerun"]),
 }
 #: Every measured graphed time lies inside its range, the rerun's slowed replays included.
@@ -98,12 +90,11 @@ OUTSIDE_RANGE: set[tuple[str, str]] = set()
 #: runs high where the profiled step holds long host work (fork_join_streams: stream
 #: switches and record_stream, eager +87 %, saving +18 points; bottleneck_b4: eager
 #: +71 %, +13 points here and +20 on the rerun). On the rerun, where the measured replay
-#: was slowed by its profiled process, compiled_swiglu reads +15.7 points (+14.3 while its
-#: copy nodes were charged a hand-off).
+#: was slowed by its profiled process, compiled_swiglu read +15.7 points with the copies at
+#: 5.8 µs (+14.5 now).
 SAVING_MISSES = {
     ("holdout2", "fork_join_streams"),
     ("holdout2_rerun", "bottleneck_b4"),
-    ("holdout2_rerun", "compiled_swiglu"),
 }
 
 
@@ -150,19 +141,18 @@ def test_the_rerun_measured_its_profiled_process_not_a_slower_machine(
         # embbag_small +3 %), the first recording's least disturbed round 0-9 % slower
         assert 1.03 <= rerun.graphed_measured_us / clean.graphed_measured_us <= 1.34, name
         assert 1.00 <= first.graphed_measured_us / clean.graphed_measured_us <= 1.09, name
-        # AND the three eager traces give one prediction: within 3 %, but for embbag_small,
-        # whose fresh row carries its two inputs' copies (5.9 %; lstm_b64's three: 2.7 %)
+        # AND the three eager traces give one prediction: within 3 %, but for the steps
+        # whose fresh row carries their inputs' copies: embbag_small's two (9.0 %),
+        # lstm_b64's three (3.6 %)
         predicted = [first.predicted_us, rerun.predicted_us, clean.predicted_us]
         spread = max(predicted) / min(predicted) - 1
-        assert spread <= (0.06 if name == "embbag_small" else 0.03), f"{name}: {spread:.1%}"
+        bound = {"embbag_small": 0.10, "lstm_b64": 0.04}.get(name, 0.03)
+        assert spread <= bound, f"{name}: {spread:.1%}"
         # AND both older traces predict the fresh time within ±10 % (the claim that matters)
         for recording, row in (("holdout2", first), ("holdout2_rerun", rerun)):
             if abs(row.predicted_us / clean.graphed_measured_us - 1) <= 0.10:
                 within.add((recording, name))
-    # all but embbag_small (97.7 and 97.6 vs 110.0 µs: −11.2 % and −11.3 %); fork_join_streams
-    # (94.9 and 93.3 vs 102.3 µs: −7.2 % and −8.8 %) missed while the input copy hid the
-    # replay's latency
-    assert within == {(r, n) for r in ("holdout2", "holdout2_rerun") for n in fresh} - {
-        ("holdout2", "embbag_small"),
-        ("holdout2_rerun", "embbag_small"),
-    }
+    # all sixteen: embbag_small (−11.2 % and −11.3 % with the copy at 5.8 µs of host) is
+    # within now; fork_join_streams (94.9 and 93.3 vs 102.3 µs: −7.2 % and −8.8 %) missed
+    # while the input copy hid the replay's latency
+    assert within == {(r, n) for r in ("holdout2", "holdout2_rerun") for n in fresh}

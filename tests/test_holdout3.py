@@ -38,12 +38,12 @@ HOLDOUT = SAMPLES / "validation" / "holdout3"
 
 # workload: (measured graphed p50 µs, predicted µs, measured saving, predicted saving)
 EXPECTED = {
-    "encoder_b16": (291.8, 276.3, 0.6153, 0.6079),  # −5.3 %
-    "gru_b8": (942.6, 709.6, 0.6242, 0.5862),  # −24.7 %
-    "mlp_relu_b64": (725.2, 569.2, 0.5099, 0.5945),  # −21.5 %
-    "mobilenet_half_b4": (838.5, 609.0, 0.7659, 0.8366),  # −27.4 %
-    "sgd_foreach": (118.6, 96.1, 0.8043, 0.8483),  # −18.9 %
-    "streams_pipeline": (152.0, 114.9, 0.7084, 0.8151),  # −24.4 %
+    "encoder_b16": (291.8, 280.4, 0.6153, 0.6021),  # −3.9 %
+    "gru_b8": (942.6, 713.6, 0.6242, 0.5838),  # −24.3 %
+    "mlp_relu_b64": (725.2, 573.3, 0.5099, 0.5916),  # −20.9 %
+    "mobilenet_half_b4": (838.5, 613.1, 0.7659, 0.8355),  # −26.9 %
+    "sgd_foreach": (118.6, 100.2, 0.8043, 0.8419),  # −15.5 %
+    "streams_pipeline": (152.0, 119.0, 0.7084, 0.8085),  # −21.7 %
 }
 #: Against the profiled process's timing: five misses, all under.
 GRAPHED_MISSES = {"gru_b8", "mlp_relu_b64", "mobilenet_half_b4", "sgd_foreach", "streams_pipeline"}
@@ -92,7 +92,7 @@ def test_a_fresh_process_replays_the_same_graphs_near_the_prediction(
         assert abs(error) <= 0.10, f"{name}: {error:+.1%}"
     streams = rows["streams_pipeline"].predicted_us
     alone = fresh["workloads"]["streams_pipeline"]["unprofiled"]["host_p50_us"]
-    assert streams / alone - 1 == pytest.approx(-0.051, abs=0.005)
+    assert streams / alone - 1 == pytest.approx(-0.017, abs=0.005)
 
 
 def test_every_step_verdict_agrees_with_what_replay_did() -> None:
@@ -114,18 +114,18 @@ def test_every_step_verdict_agrees_with_what_replay_did() -> None:
 #: on the 64 fresh-process replays, these six among them: no longer a hold-out of the replay
 #: model.
 EXPECTED_FRESH = {
-    "encoder_b16": (274.9, 276.2),  # +0.4 %
-    "gru_b8": (688.8, 709.5),  # +3.0 %
-    "mlp_relu_b64": (593.0, 566.5),  # −4.5 %
-    "mobilenet_half_b4": (622.9, 617.0),  # −0.9 %
-    "sgd_foreach": (101.3, 97.6),  # −3.7 %
+    "encoder_b16": (274.9, 280.2),  # +1.9 %
+    "gru_b8": (688.8, 713.6),  # +3.6 %
+    "mlp_relu_b64": (593.0, 570.6),  # −3.8 %
+    "mobilenet_half_b4": (622.9, 621.1),  # −0.3 %
+    "sgd_foreach": (101.3, 101.6),  # +0.3 %
     # −13.2 %, inside the range (101-151 µs): its two streams' GEMMs, 0.97 of the device
     # each, run one after the other (94.1 µs of kernels + 7.7 µs of node overhead), yet the
     # step measured 17.9 µs more than the prediction: 5.1 µs of it the 12.6 MB input copy,
     # charged as one small copy since this recording kept no copy sizes
     # (test_collect_profile), the rest not accounted for. −29.9 % and above the range while
     # the streams were taken to overlap; −16.2 % while the copy hid the replay's latency.
-    "streams_pipeline": (134.5, 116.6),
+    "streams_pipeline": (134.5, 120.7),
 }
 
 
@@ -141,4 +141,4 @@ def test_holdout3_timed_in_a_fresh_process() -> None:
         assert (abs(row.error_frac) <= 0.10) == (name != "streams_pipeline")
         assert abs(row.saving_error_points) <= 15
     errors = sorted(abs(r.error_frac) for r in rows.values())
-    assert (errors[2] + errors[3]) / 2 == pytest.approx(0.0336, abs=0.001)  # median |error|
+    assert (errors[2] + errors[3]) / 2 == pytest.approx(0.0277, abs=0.001)  # median |error|

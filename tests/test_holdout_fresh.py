@@ -51,73 +51,73 @@ VALIDATION = SAMPLES / "validation"
 # set -> workload -> (measured graphed p50 µs, predicted µs, measured saving, predicted saving)
 EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
     "holdout2_fresh": {
-        "adamw_foreach": (935.7, 948.7, 0.6820, 0.7421),  # +1.4 %
-        "bottleneck_b4": (551.7, 557.1, 0.7414, 0.7499),  # +1.0 %
-        "compiled_swiglu": (153.6, 143.3, 0.7885, 0.8017),  # −6.7 %
-        "decoder_b8": (626.0, 614.3, 0.7987, 0.8337),  # −1.9 %
-        "embbag_small": (110.0, 103.0, 0.7676, 0.8313),  # −6.3 %
+        "adamw_foreach": (935.7, 952.8, 0.6820, 0.741),  # +1.8 %
+        "bottleneck_b4": (551.7, 561.1, 0.7414, 0.7481),  # +1.7 %
+        "compiled_swiglu": (153.6, 147.4, 0.7885, 0.7961),  # −4.0 %
+        "decoder_b8": (626.0, 622.0, 0.7987, 0.8316),  # −0.6 %
+        "embbag_small": (110.0, 110.7, 0.7676, 0.8187),  # +0.6 %
         # −8.6 % (−12.2 % while the input copy hid the replay's latency): its two branches,
         # forked from the current stream (read before as the second waiting for the first),
         # have GEMMs that each fill 0.97 of the device; they run one after the other, the
         # GELUs (0.49) side by side
-        "fork_join_streams": (102.3, 93.5, 0.5988, 0.6195),
-        "lstm_b64": (832.7, 849.0, 0.7885, 0.7142),  # +2.0 %
-        "mlp_silu_wide": (285.6, 278.0, 0.6774, 0.6688),  # −2.7 %
+        "fork_join_streams": (102.3, 97.6, 0.5988, 0.6029),
+        "lstm_b64": (832.7, 860.3, 0.7885, 0.7104),  # +3.3 %
+        "mlp_silu_wide": (285.6, 282.0, 0.6774, 0.6639),  # −1.3 %
     },
     "holdout4": {
-        "conv1d_audio_b8": (629.7, 605.5, 0.2715, 0.3482),  # −3.8 %
-        "dcgan_gen_b16": (193.0, 188.9, 0.6839, 0.7716),  # −2.1 %
-        "dlrm_b128": (126.5, 128.1, 0.7340, 0.7475),  # +1.2 %
-        "mbconv_se_b32": (793.2, 808.8, 0.7960, 0.6832),  # +2.0 %
-        "rmsnorm_llama_decode_b1": (834.8, 777.7, 0.8601, 0.8181),  # −6.9 %
-        "rmsprop_loop": (1383.7, 1210.3, 0.5760, 0.7628),  # −12.5 %
-        "unet_block_b2": (367.9, 392.1, 0.7093, 0.7328),  # +6.6 %
-        "vit_b4": (341.5, 339.4, 0.7780, 0.7961),  # −0.6 %
+        "conv1d_audio_b8": (629.7, 609.6, 0.2715, 0.3438),  # −3.2 %
+        "dcgan_gen_b16": (193.0, 193.0, 0.6839, 0.7667),  # +0.0 %
+        "dlrm_b128": (126.5, 135.7, 0.7340, 0.7324),  # +7.3 %
+        "mbconv_se_b32": (793.2, 812.9, 0.7960, 0.6816),  # +2.5 %
+        "rmsnorm_llama_decode_b1": (834.8, 781.8, 0.8601, 0.8172),  # −6.4 %
+        "rmsprop_loop": (1383.7, 1498.7, 0.5760, 0.7062),  # +8.3 %
+        "unet_block_b2": (367.9, 396.1, 0.7093, 0.73),  # +7.7 %
+        "vit_b4": (341.5, 343.5, 0.7780, 0.7937),  # +0.6 %
     },
     "holdout5": {
-        "cnn_train_step_b32": (699.7, 681.8, 0.7384, 0.7287),  # −2.6 %
-        "dual_tower_streams_b4": (156.7, 151.9, 0.8416, 0.8020),  # −3.1 %
-        "fpn_head_b2": (1120.8, 1142.8, 0.6152, 0.7524),  # +2.0 %
-        "gcn_scatter_b1": (884.5, 880.2, 0.0373, 0.0211),  # −0.5 %
-        "gpt2_prefill_b1": (242.9, 235.7, 0.8038, 0.8009),  # −2.9 %
-        "lm_head_topk_b8": (146.5, 124.3, 0.7238, 0.7560),  # −15.2 %
-        "mlp_mixer_b8": (424.3, 450.2, 0.7146, 0.8372),  # +6.1 %
-        "swin_window_attn_b2": (406.3, 428.9, 0.7554, 0.7512),  # +5.6 %
+        "cnn_train_step_b32": (699.7, 689.5, 0.7384, 0.7256),  # −1.5 %
+        "dual_tower_streams_b4": (156.7, 159.6, 0.8416, 0.792),  # +1.8 %
+        "fpn_head_b2": (1120.8, 1157.7, 0.6152, 0.7492),  # +3.3 %
+        "gcn_scatter_b1": (884.5, 884.2, 0.0373, 0.0166),  # −0.0 %
+        "gpt2_prefill_b1": (242.9, 239.8, 0.8038, 0.7974),  # −1.3 %
+        "lm_head_topk_b8": (146.5, 128.4, 0.7238, 0.748),  # −12.4 %
+        "mlp_mixer_b8": (424.3, 454.3, 0.7146, 0.8357),  # +7.1 %
+        "swin_window_attn_b2": (406.3, 433.0, 0.7554, 0.7488),  # +6.6 %
     },
     "holdout5_rerun": {
-        "cnn_train_step_b32": (692.1, 674.5, 0.6247, 0.6592),  # −2.5 %
-        "dual_tower_streams_b4": (146.7, 151.7, 0.7803, 0.7585),  # +3.4 %
-        "fpn_head_b2": (1103.1, 1143.0, 0.4121, 0.4947),  # +3.6 %
-        "gcn_scatter_b1": (876.9, 880.1, 0.0411, -0.0092),  # +0.4 %
-        "gpt2_prefill_b1": (239.0, 236.0, 0.6794, 0.6715),  # −1.3 %
-        "lm_head_topk_b8": (125.3, 123.8, 0.3726, 0.6269),  # −1.2 %
-        "mlp_mixer_b8": (419.3, 447.8, 0.6392, 0.6039),  # +6.8 %
-        "swin_window_attn_b2": (400.0, 428.3, 0.6718, 0.6679),  # +7.1 %
+        "cnn_train_step_b32": (692.1, 682.2, 0.6247, 0.6553),  # −1.4 %
+        "dual_tower_streams_b4": (146.7, 159.3, 0.7803, 0.7463),  # +8.6 %
+        "fpn_head_b2": (1103.1, 1157.9, 0.4121, 0.4882),  # +5.0 %
+        "gcn_scatter_b1": (876.9, 884.2, 0.0411, -0.0139),  # +0.8 %
+        "gpt2_prefill_b1": (239.0, 240.1, 0.6794, 0.6659),  # +0.4 %
+        "lm_head_topk_b8": (125.3, 127.8, 0.3726, 0.6146),  # +2.0 %
+        "mlp_mixer_b8": (419.3, 451.9, 0.6392, 0.6003),  # +7.8 %
+        "swin_window_attn_b2": (400.0, 432.4, 0.6718, 0.6648),  # +8.1 %
     },
 }
 #: Outside ±10 %, by set: the fork/join of two streams (102.3 µs measured, 89.8 predicted);
-#: the RMSprop loop (1,383.7 µs measured, 1,206.4 predicted: 400 nodes at 100 ns each);
+#: the RMSprop loop (1,383.7 µs measured, read −12.5 % while its 80 input copies were
+#: charged 5.6 µs each, within ±10 % at 9.2 µs);
 #: the LM head's top-k (a 28-kernel chain of one-block kernels and two memsets: 146.5 µs
 #: measured on a machine with a slow host, 120.6 predicted; 125.3 on the next machine).
 #: The embedding-bag step, −10.9 % with 200 ns per node, is −9.9 % (99.1 µs against 110.0)
 #: with 100 ns and the 2 µs copy transition. The two towers on two streams, +16.6 % on the
 #: faster machine while the second was read as waiting for the first, are +0.5 % there now.
 GRAPHED_MISSES = {
-    "holdout4": {"rmsprop_loop"},
     "holdout5": {"lm_head_topk_b8"},
 }
 #: Every measured time lies inside its range. The fork/join of two streams was above it
 #: (102.3 µs against 83.5-100.6, −12.2 %) while the input copy hid the replay's latency:
 #: −8.6 % now, inside 86.7-104.8.
 OUTSIDE_RANGE: dict[str, set[str]] = {}
-#: Saving more than 15 points off without --eager-us, by set: the RMSprop loop (+18.7
-#: points), whose eager time from its trace is 56 % high (a Python loop of 400 launches whose
-#: profiled host time the model deflates too little); the LM head on the faster machine
+#: Saving more than 15 points off without --eager-us, by set: the RMSprop loop's eager time
+#: from its trace is 56 % high (a Python loop of 400 launches whose profiled host time the
+#: model deflates too little), within 15 points of its saving now that each of its 80 input
+#: copies costs the built-in 9.2 µs; the LM head on the faster machine
 #: (+27.4 points), whose eager step took 200 µs there (530 µs on the other) while its trace
 #: gives 332 µs. The FPN head on the first machine (+15.1 points with 8 µs per profiled
 #: operator: its eager time from the trace 67 % high) is +13.8 now (58 % high).
 SAVING_MISSES = {
-    "holdout4": {"rmsprop_loop"},
     "holdout5_rerun": {"lm_head_topk_b8"},
 }
 
@@ -152,7 +152,7 @@ def test_fresh_process_prediction(
 
 @pytest.mark.parametrize(
     ("recording", "within", "median_error"),
-    [("holdout5", 7, 0.0301), ("holdout5_rerun", 8, 0.0297)],
+    [("holdout5", 7, 0.0255), ("holdout5_rerun", 8, 0.0348)],
 )
 def test_holdout5_summary(
     recording: str, within: int, median_error: float, rows: dict[str, dict[str, ValidationRow]]

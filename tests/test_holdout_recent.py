@@ -163,274 +163,273 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
         # two 1024x4096 @ 4096x4096 GEMMs on one side stream beside 40 small elementwise
         # ops on the other: the small ones fit in the slots the GEMMs leave, but advance
         # at 1 / (1 + 1.3 * 0.97) of their pace beside them (−32.9 % before that)
-        "big_and_small": (186.2, 174.0, 0.7704, 0.8159),  # −6.6 %
+        "big_and_small": (186.2, 181.7, 0.7704, 0.8077),  # −2.5 %
         # two conv towers: the replay ran them closer together than the schedule does
         # (140.9 µs, under the range 147.9-181.6)
-        "conv_towers": (140.9, 161.5, 0.8393, 0.7473),  # +14.6 %
-        "dual_tower_streams_b4": (158.5, 151.6, 0.8633, 0.7779),  # −4.4 %
+        "conv_towers": (140.9, 165.6, 0.8393, 0.7409),  # +17.5 %
+        "dual_tower_streams_b4": (158.5, 159.3, 0.8633, 0.7667),  # +0.5 %
         # memory-bound chains side by side: within ±10 %, yet measured under the range
         # (181.4 µs against 187.1-213.2)
-        "elementwise_chains": (181.4, 201.3, 0.7360, 0.7379),  # +11.0 %
-        "fork_join_streams": (105.3, 98.6, 0.5887, 0.6494),  # −6.4 %
-        "gemm_large_2s": (674.6, 692.7, 0.0753, 0.0506),  # compute-bound: +2.7 %
-        "gemm_small_2s": (76.0, 79.5, 0.8386, 0.8806),  # +4.5 %
-        "gemm_small_4s": (84.7, 93.2, 0.8720, 0.8542),  # +10.1 %
-        "multistream_events": (87.8, 97.0, 0.8252, 0.8359),  # +10.4 %
-        "streams_pipeline": (127.8, 117.8, 0.7530, 0.7513),  # −7.8 %
+        "elementwise_chains": (181.4, 208.9, 0.7360, 0.7279),  # +15.2 %
+        "fork_join_streams": (105.3, 102.7, 0.5887, 0.6349),  # −2.5 %
+        "gemm_large_2s": (674.6, 696.8, 0.0753, 0.045),  # compute-bound: +3.3 %
+        "gemm_small_2s": (76.0, 83.6, 0.8386, 0.8744),  # +9.9 %
+        "gemm_small_4s": (84.7, 97.3, 0.8720, 0.8478),  # +14.9 %
+        "multistream_events": (87.8, 101.0, 0.8252, 0.829),  # +15.0 %
+        "streams_pipeline": (127.8, 121.9, 0.7530, 0.7427),  # −4.7 %
     },
     "holdout6": {
-        "conformer_block_b2": (102.9, 110.6, 0.8091, 0.8665),  # +7.5 %
-        "diffusion_sampler_b4": (281.0, 302.5, 0.8271, 0.8222),  # +7.6 %
-        "draft_decode_b1": (648.8, 687.1, 0.8302, 0.8244),  # +5.9 %
-        "moe_streams_b8": (141.6, 148.8, 0.8117, 0.8007),  # three streams: +5.1 %
-        "pointnet_b16": (226.7, 227.3, 0.4712, 0.4954),  # +0.3 %
-        "resnext_block_b8": (168.0, 177.8, 0.7353, 0.7471),  # +5.8 %
-        "t5_cross_attn_b4": (240.5, 255.2, 0.8114, 0.8010),  # +6.1 %
-        "wavenet_b4": (642.1, 684.1, 0.6046, 0.6401),  # +6.5 %
+        "conformer_block_b2": (102.9, 114.7, 0.8091, 0.8616),  # +11.5 %
+        "diffusion_sampler_b4": (281.0, 306.6, 0.8271, 0.8198),  # +9.1 %
+        "draft_decode_b1": (648.8, 694.8, 0.8302, 0.8225),  # +7.1 %
+        "moe_streams_b8": (141.6, 152.8, 0.8117, 0.7952),  # three streams: +8.0 %
+        "pointnet_b16": (226.7, 231.4, 0.4712, 0.4863),  # +2.1 %
+        "resnext_block_b8": (168.0, 181.9, 0.7353, 0.7413),  # +8.2 %
+        "t5_cross_attn_b4": (240.5, 262.9, 0.8114, 0.795),  # +9.3 %
+        "wavenet_b4": (642.1, 688.2, 0.6046, 0.638),  # +7.2 %
     },
     "holdout6_rerun": {
-        "conformer_block_b2": (102.3, 110.6, 0.7973, 0.8802),  # +8.2 %
-        "diffusion_sampler_b4": (285.6, 302.9, 0.8468, 0.8221),  # +6.0 %
-        "draft_decode_b1": (649.7, 687.6, 0.8417, 0.8295),  # +5.8 %
-        "moe_streams_b8": (139.9, 147.3, 0.7918, 0.7925),  # three streams: +5.3 %
-        "pointnet_b16": (226.0, 227.4, 0.4323, 0.4574),  # +0.6 %
-        "resnext_block_b8": (170.9, 177.5, 0.7594, 0.7888),  # +3.9 %
-        "t5_cross_attn_b4": (240.6, 252.1, 0.8130, 0.7799),  # +4.8 %
-        "wavenet_b4": (643.7, 683.4, 0.6071, 0.6129),  # +6.2 %
+        "conformer_block_b2": (102.3, 114.7, 0.7973, 0.8758),  # +12.1 %
+        "diffusion_sampler_b4": (285.6, 306.9, 0.8468, 0.8197),  # +7.4 %
+        "draft_decode_b1": (649.7, 695.3, 0.8417, 0.8276),  # +7.0 %
+        "moe_streams_b8": (139.9, 151.3, 0.7918, 0.7867),  # three streams: +8.2 %
+        "pointnet_b16": (226.0, 231.4, 0.4323, 0.4476),  # +2.4 %
+        "resnext_block_b8": (170.9, 181.6, 0.7594, 0.7839),  # +6.3 %
+        "t5_cross_attn_b4": (240.6, 259.7, 0.8130, 0.7732),  # +8.0 %
+        "wavenet_b4": (643.7, 687.5, 0.6071, 0.6106),  # +6.8 %
     },
     "holdout7": {
-        "adam_amsgrad_loop": (2149.1, 2093.6, 0.8126, 0.8358),  # −2.6 %
+        "adam_amsgrad_loop": (2149.1, 2097.7, 0.8126, 0.8355),  # −2.4 %
         # cuDNN's LSTM re-records two events before each layer (−45.9 % when a wait was
         # tied to the first record of its event id)
-        "bilstm_tagger_b16": (566.3, 583.4, 0.8540, 0.8574),  # +3.0 %
-        "dino_head_b32": (71.7, 74.8, 0.7276, 0.7124),  # +4.2 %
-        "kv_cache_prefill_chunks_b2": (746.0, 794.5, 0.8101, 0.8058),  # +6.5 %
-        "perceiver_io_b4": (161.2, 158.8, 0.7569, 0.8269),  # −1.5 %
-        "ssd_heads_b4": (392.9, 395.6, 0.6011, 0.6617),  # +0.7 %
-        "vae_decoder_b2": (347.7, 349.4, 0.7801, 0.8123),  # +0.5 %
+        "bilstm_tagger_b16": (566.3, 587.4, 0.8540, 0.8564),  # +3.7 %
+        "dino_head_b32": (71.7, 78.8, 0.7276, 0.6967),  # +9.9 %
+        "kv_cache_prefill_chunks_b2": (746.0, 798.6, 0.8101, 0.8048),  # +7.0 %
+        "perceiver_io_b4": (161.2, 162.9, 0.7569, 0.8225),  # +1.0 %
+        "ssd_heads_b4": (392.9, 417.7, 0.6011, 0.6429),  # +6.3 %
+        "vae_decoder_b2": (347.7, 353.4, 0.7801, 0.8101),  # +1.7 %
     },
     "holdout8": {
         # weights dequantized on a side stream, joined per layer by an event: a 43 µs graph
-        "dequant_prefetch_b16": (43.0, 52.5, 0.7956, 0.7856),  # +22.1 %
+        "dequant_prefetch_b16": (43.0, 56.6, 0.7956, 0.769),  # +31.6 %
         # twelve inputs (6.6 MB) copied in before every replay: slower than eager
-        "input_heavy_b32": (145.0, 138.2, -0.5413, -0.0560),  # −4.7 %
-        "norm_softmax_chain_b64": (203.7, 206.3, 0.7421, 0.8037),  # +1.3 %
-        "residual_vq_b8": (213.3, 209.8, 0.5520, 0.6024),  # −1.6 %
-        "rope_gqa_attention_b4": (197.3, 208.5, 0.7537, 0.8183),  # +5.7 %
+        "input_heavy_b32": (145.0, 181.9, -0.5413, -0.3896),  # +25.5 %
+        "norm_softmax_chain_b64": (203.7, 210.4, 0.7421, 0.7998),  # +3.3 %
+        "residual_vq_b8": (213.3, 213.9, 0.5520, 0.5947),  # +0.3 %
+        "rope_gqa_attention_b4": (197.3, 212.6, 0.7537, 0.8148),  # +7.7 %
     },
     "holdout9": {
         # twelve inputs (8 MiB) copied in before every replay: the copies under-charged
-        "input_heavy_b32": (233.2, 179.6, 0.5402, 0.5816),  # −23.0 %
-        "layernorm_softmax_chain_b64": (208.6, 213.5, 0.7082, 0.7197),  # +2.4 %
-        "mamba_scan_b2": (329.9, 346.8, 0.8450, 0.8892),  # +5.1 %
-        "rope_attention_b4": (296.6, 306.6, 0.8020, 0.8742),  # +3.4 %
+        "input_heavy_b32": (233.2, 223.3, 0.5402, 0.4799),  # −4.2 %
+        "layernorm_softmax_chain_b64": (208.6, 217.5, 0.7082, 0.7143),  # +4.3 %
+        "mamba_scan_b2": (329.9, 350.9, 0.8450, 0.8879),  # +6.3 %
+        "rope_attention_b4": (296.6, 310.7, 0.8020, 0.8725),  # +4.7 %
         # its eager time from the trace is high: the saving reads 18.5 points high
-        "tabular_transformer_b256": (365.1, 365.1, 0.5887, 0.7644),  # +0.0 %
-        "two_stream_prefetch_b16": (68.5, 68.4, 0.8694, 0.8203),  # two streams: −0.1 %
-        "unet_down_up_b1": (298.1, 312.5, 0.7535, 0.7425),  # +4.8 %
-        "vq_codebook_b8": (290.6, 296.0, 0.5989, 0.6689),  # +1.9 %
+        "tabular_transformer_b256": (365.1, 372.8, 0.5887, 0.7594),  # +2.1 %
+        "two_stream_prefetch_b16": (68.5, 72.5, 0.8694, 0.8096),  # two streams: +5.9 %
+        "unet_down_up_b1": (298.1, 316.5, 0.7535, 0.7392),  # +6.2 %
+        "vq_codebook_b8": (290.6, 300.0, 0.5989, 0.6643),  # +3.3 %
     },
     "holdout10": {
-        "causal_sdpa_encoder_b2": (340.0, 322.4, 0.8259, 0.8328),  # −5.2 %
+        "causal_sdpa_encoder_b2": (340.0, 326.5, 0.8259, 0.8307),  # −4.0 %
         # 48 EMA kernels on a side stream beside eight GEMMs: measured under the range
         # (736.4 µs against 759.1-863.2)
-        "ema_side_stream_b32": (736.4, 803.0, 0.3730, 0.2396),  # +9.0 %
+        "ema_side_stream_b32": (736.4, 807.8, 0.3730, 0.235),  # +9.7 %
         # the shared expert on a side stream beside the routed experts' batched GEMMs
-        "expert_choice_moe_b16": (168.0, 150.4, 0.7263, 0.8117),  # −10.5 %
-        "gru_cell_loop_b32": (581.8, 586.6, 0.7906, 0.6628),  # +0.8 %
-        "kv_decode_b4": (327.2, 310.3, 0.8414, 0.8922),  # −5.1 %
-        "lamb_update_b1": (2627.1, 2560.9, 0.7841, 0.7906),  # −2.5 %
+        "expert_choice_moe_b16": (168.0, 154.5, 0.7263, 0.8066),  # −8.1 %
+        "gru_cell_loop_b32": (581.8, 594.3, 0.7906, 0.6584),  # +2.1 %
+        "kv_decode_b4": (327.2, 318.0, 0.8414, 0.8895),  # −2.8 %
+        "lamb_update_b1": (2627.1, 2565.0, 0.7841, 0.7902),  # −2.4 %
         # its eager time from the trace is 148 % high: the saving reads 22.8 points high
-        "recsys_embed_mlp_b512": (162.6, 156.4, 0.6339, 0.8355),  # −3.8 %
-        "resnet_basic_b16": (502.9, 501.8, 0.7557, 0.8408),  # −0.2 %
+        "recsys_embed_mlp_b512": (162.6, 189.3, 0.6339, 0.8009),  # +16.4 %
+        "resnet_basic_b16": (502.9, 505.8, 0.7557, 0.8395),  # +0.6 %
     },
     "holdout10_rerun": {
-        "causal_sdpa_encoder_b2": (324.1, 322.8, 0.7052, 0.8164),  # −0.4 %
-        "ema_side_stream_b32": (753.7, 781.8, 0.4339, 0.4782),  # +3.7 %
-        "expert_choice_moe_b16": (164.4, 150.0, 0.7331, 0.8367),  # −8.7 %
-        "gru_cell_loop_b32": (569.1, 586.2, 0.7313, 0.7339),  # +3.0 %
-        "kv_decode_b4": (325.9, 309.6, 0.8398, 0.8613),  # −5.0 %
-        "lamb_update_b1": (2601.3, 2564.3, 0.7752, 0.8066),  # −1.4 %
+        "causal_sdpa_encoder_b2": (324.1, 326.9, 0.7052, 0.8141),  # +0.9 %
+        "ema_side_stream_b32": (753.7, 786.7, 0.4339, 0.475),  # +4.4 %
+        "expert_choice_moe_b16": (164.4, 154.1, 0.7331, 0.8323),  # −6.2 %
+        "gru_cell_loop_b32": (569.1, 593.9, 0.7313, 0.7304),  # +4.4 %
+        "kv_decode_b4": (325.9, 317.3, 0.8398, 0.8579),  # −2.6 %
+        "lamb_update_b1": (2601.3, 2568.4, 0.7752, 0.8063),  # −1.3 %
         # 162.6 µs on the first lease: measured above the range (136.7-189.4) here
-        "recsys_embed_mlp_b512": (189.7, 156.3, 0.7009, 0.7899),  # −17.6 %
-        "resnet_basic_b16": (503.2, 499.6, 0.7476, 0.7053),  # −0.7 %
+        "recsys_embed_mlp_b512": (189.7, 189.2, 0.7009, 0.7457),  # −0.3 %
+        "resnet_basic_b16": (503.2, 503.6, 0.7476, 0.7029),  # +0.1 %
     },
     "holdout11": {
-        "beam_search_step_b8": (577.4, 561.1, 0.7500, 0.7576),  # −2.8 %
-        "cross_entropy_train_b64": (661.4, 652.7, 0.7160, 0.7471),  # −1.3 %
+        "beam_search_step_b8": (577.4, 568.7, 0.7500, 0.7543),  # −1.5 %
+        "cross_entropy_train_b64": (661.4, 660.4, 0.7160, 0.7442),  # −0.2 %
         # eager from the trace +89 %: the saving reads 21.5 points high
-        "deformable_offsets_b4": (394.3, 406.7, 0.5301, 0.7430),  # +3.2 %
+        "deformable_offsets_b4": (394.3, 410.8, 0.5301, 0.7404),  # +4.2 %
         # eager from the trace +79 %: the saving reads 18.9 points high
-        "group_norm_unet_block_b4": (749.8, 772.8, 0.5592, 0.7465),  # +3.1 %
-        "quantile_loss_ops_b256": (454.6, 469.4, 0.7742, 0.8591),  # +3.3 %
-        "sparse_attention_mask_b2": (388.8, 371.6, 0.7755, 0.7866),  # −4.4 %
-        "spectral_conv_b8": (537.4, 545.4, 0.6469, 0.7293),  # +1.5 %
+        "group_norm_unet_block_b4": (749.8, 780.5, 0.5592, 0.7439),  # +4.1 %
+        "quantile_loss_ops_b256": (454.6, 480.7, 0.7742, 0.8557),  # +5.7 %
+        "sparse_attention_mask_b2": (388.8, 375.7, 0.7755, 0.7843),  # −3.4 %
+        "spectral_conv_b8": (537.4, 549.4, 0.6469, 0.7273),  # +2.2 %
         # 8 x 8 MiB copies on a side stream beside six GEMM layers; eager from the trace +34 %:
         # the saving reads 21.7 points high
-        "two_stream_allgather_sim_b16": (602.9, 572.5, 0.2556, 0.4725),  # −5.1 %
+        "two_stream_allgather_sim_b16": (602.9, 576.6, 0.2556, 0.4687),  # −4.4 %
     },
     "holdout12": {
-        "capsule_routing_b64": (1229.4, 1230.7, 0.2629, 0.2117),  # +0.1 %
+        "capsule_routing_b64": (1229.4, 1234.7, 0.2629, 0.2091),  # +0.4 %
         # replay saved 6 %: compute-bound
-        "gat_edge_softmax_b1": (2962.6, 2954.4, 0.0647, -0.003),  # −0.3 %
-        "nerf_mlp_b4096": (1692.5, 1685.3, 0.1648, 0.1274),  # −0.4 %
-        "quartznet_ctc_b4": (1453.3, 1489.2, 0.6790, 0.7962),  # +2.5 %
-        "simclr_infonce_b256": (167.3, 165.1, 0.6982, 0.7393),  # −1.3 %
+        "gat_edge_softmax_b1": (2962.6, 2959.2, 0.0647, -0.0047),  # −0.1 %
+        "nerf_mlp_b4096": (1692.5, 1693.0, 0.1648, 0.1234),  # +0.0 %
+        "quartznet_ctc_b4": (1453.3, 1493.3, 0.6790, 0.7956),  # +2.8 %
+        "simclr_infonce_b256": (167.3, 169.2, 0.6982, 0.7329),  # +1.1 %
         # replay saved 8 %: compute-bound
-        "sliding_window_attn_b2": (2692.9, 2746.9, 0.0774, -0.0071),  # +2.0 %
-        "transformer_xl_relpos_b2": (1191.4, 1216.0, 0.6240, 0.5897),  # +2.1 %
-        "two_stream_norm_chain_b32": (314.7, 336.9, 0.6092, 0.6963),  # +7.1 %
+        "sliding_window_attn_b2": (2692.9, 2751.8, 0.0774, -0.0089),  # +2.2 %
+        "transformer_xl_relpos_b2": (1191.4, 1220.0, 0.6240, 0.5884),  # +2.4 %
+        "two_stream_norm_chain_b32": (314.7, 344.6, 0.6092, 0.6894),  # +9.5 %
     },
     "holdout13": {
-        "deepfm_streams_b2048": (139.0, 133.8, 0.8638, 0.8894),  # −3.7 %
-        "gumbel_softmax_vae_b256": (117.5, 110.5, 0.8746, 0.8934),  # −6.0 %
-        "hyena_fftconv_b8": (3712.8, 3774.7, 0.0365, -0.0088),  # +1.7 %
+        "deepfm_streams_b2048": (139.0, 141.5, 0.8638, 0.8831),  # +1.8 %
+        "gumbel_softmax_vae_b256": (117.5, 118.2, 0.8746, 0.886),  # +0.5 %
+        "hyena_fftconv_b8": (3712.8, 3778.7, 0.0365, -0.0099),  # +1.8 %
         # 537 small nodes, 64 of them DtoD copies: +12.2 % while each was charged a 2 µs
         # hand-off to the kernel after it (0.29 µs in its profiled replay, as after a kernel)
-        "kalman_filter_b1024": (1304.7, 1360.1, 0.8371, 0.8404),  # +4.2 %
-        "neural_ode_rk4_b512": (2058.0, 2094.3, 0.8381, 0.7270),  # +1.8 %
+        "kalman_filter_b1024": (1304.7, 1371.3, 0.8371, 0.839),  # +5.1 %
+        "neural_ode_rk4_b512": (2058.0, 2098.4, 0.8381, 0.7265),  # +2.0 %
         # eager measured 2,303 µs, from the trace 1,209 (−48 %): the host stretches between
         # its cuDNN attention calls are its own work, not the profiler's; reads mixed
-        "set_transformer_b64": (1129.9, 1068.0, 0.5093, 0.1163),  # −5.5 %
+        "set_transformer_b64": (1129.9, 1072.1, 0.5093, 0.113),  # −5.1 %
         # eager measured 1,498 µs (2,665 on the rerun's lease), from the trace 2,708
-        "tcn_b32": (1075.3, 1127.8, 0.2823, 0.5835),  # +4.9 %
-        "yolo_head_decode_b16": (1293.6, 1317.3, 0.0679, 0.044),  # +1.8 %
+        "tcn_b32": (1075.3, 1131.9, 0.2823, 0.582),  # +5.3 %
+        "yolo_head_decode_b16": (1293.6, 1322.8, 0.0679, 0.0399),  # +2.3 %
     },
     "holdout13_rerun": {
-        "deepfm_streams_b2048": (142.3, 134.0, 0.8561, 0.8584),  # −5.8 %
-        "gumbel_softmax_vae_b256": (123.0, 110.6, 0.8907, 0.9023),  # −10.1 %
-        "hyena_fftconv_b8": (3750.1, 3771.0, 0.0512, -0.0081),  # +0.6 %
-        "kalman_filter_b1024": (1315.2, 1359.6, 0.8965, 0.8965),  # +3.4 %
-        "neural_ode_rk4_b512": (2062.6, 2093.1, 0.8338, 0.8397),  # +1.5 %
-        "set_transformer_b64": (1065.3, 1066.8, 0.5683, 0.3773),  # +0.1 %
-        "tcn_b32": (1126.4, 1129.5, 0.5774, 0.6180),  # +0.3 %
+        "deepfm_streams_b2048": (142.3, 141.7, 0.8561, 0.8503),  # −0.4 %
+        "gumbel_softmax_vae_b256": (123.0, 118.3, 0.8907, 0.8955),  # −3.9 %
+        "hyena_fftconv_b8": (3750.1, 3775.1, 0.0512, -0.0092),  # +0.7 %
+        "kalman_filter_b1024": (1315.2, 1370.9, 0.8965, 0.8957),  # +4.2 %
+        "neural_ode_rk4_b512": (2062.6, 2097.2, 0.8338, 0.8394),  # +1.7 %
+        "set_transformer_b64": (1065.3, 1070.8, 0.5683, 0.3749),  # +0.5 %
+        "tcn_b32": (1126.4, 1133.5, 0.5774, 0.6166),  # +0.6 %
         # replay saved 6 %; predicted 14 % (eager from the trace +9 %): reads mixed
-        "yolo_head_decode_b16": (1299.7, 1315.1, 0.0613, 0.1248),  # +1.2 %
+        "yolo_head_decode_b16": (1299.7, 1320.7, 0.0613, 0.1211),  # +1.6 %
     },
     "holdout14": {
-        "compiled_gpt_block_b4": (74.2, 72.8, 0.7688, 0.8373),  # Triton kernels: −1.9 %
+        "compiled_gpt_block_b4": (74.2, 76.9, 0.7688, 0.8282),  # Triton kernels: +3.6 %
         # eager measured 992 µs here, 625 on the rerun's lease (from the trace 604 and 598):
         # replay saved 35 % here, 5 % there; reads compute-bound
-        "convnext_block_b8": (641.8, 600.0, 0.3532, 0.0057),  # −6.5 %
+        "convnext_block_b8": (641.8, 604.1, 0.3532, -0.0011),  # −5.9 %
         # four branches on four streams around a 41-57 µs max-pool that fills the device:
         # the replay overlapped the other branches more than the schedule lets them (+15.1 %
         # while the second module's forks were read as waits on the branch before)
-        "inception_streams_b16": (280.4, 312.8, 0.739, 0.8057),  # +11.5 %
-        "int8_mm_dequant_b64": (235.1, 243.6, 0.8194, 0.8527),  # +3.6 %
-        "nucleus_sampling_b16": (293.3, 282.5, 0.4767, 0.5440),  # −3.7 %
-        "raft_corr_update_b2": (1439.8, 1477.8, 0.6262, 0.6698),  # +2.6 %
-        "realnvp_flow_b512": (385.5, 397.9, 0.851, 0.8355),  # +3.2 %
-        "sinkhorn_ot_b8": (1517.7, 1610.3, 0.7644, 0.7856),  # +6.1 %
+        "inception_streams_b16": (280.4, 316.9, 0.739, 0.8032),  # +13.0 %
+        "int8_mm_dequant_b64": (235.1, 247.6, 0.8194, 0.8503),  # +5.3 %
+        "nucleus_sampling_b16": (293.3, 290.1, 0.4767, 0.5316),  # −1.1 %
+        "raft_corr_update_b2": (1439.8, 1489.0, 0.6262, 0.6673),  # +3.4 %
+        "realnvp_flow_b512": (385.5, 401.9, 0.851, 0.8338),  # +4.3 %
+        "sinkhorn_ot_b8": (1517.7, 1614.4, 0.7644, 0.785),  # +6.4 %
     },
     "holdout14_rerun": {
-        "convnext_block_b8": (591.7, 597.8, 0.0529, 0.0009),  # +1.0 %
-        "inception_streams_b16": (276.5, 311.4, 0.669, 0.6194),  # +12.6 %
-        "int8_mm_dequant_b64": (229.8, 245.7, 0.6818, 0.7248),  # +6.9 %
+        "convnext_block_b8": (591.7, 601.9, 0.0529, -0.0059),  # +1.7 %
+        "inception_streams_b16": (276.5, 315.5, 0.669, 0.6144),  # +14.1 %
+        "int8_mm_dequant_b64": (229.8, 249.7, 0.6818, 0.7202),  # +8.7 %
         # eager measured 313 µs here, 560 on the first lease (from the trace 393 and 619)
-        "nucleus_sampling_b16": (276.7, 283.8, 0.1146, 0.2776),  # +2.5 %
-        "raft_corr_update_b2": (1434.0, 1473.9, 0.6307, 0.6372),  # +2.8 %
-        "realnvp_flow_b512": (383.9, 399.1, 0.8053, 0.7818),  # +4.0 %
-        "sinkhorn_ot_b8": (1537.5, 1613.8, 0.7513, 0.7480),  # +5.0 %
+        "nucleus_sampling_b16": (276.7, 291.5, 0.1146, 0.2581),  # +5.3 %
+        "raft_corr_update_b2": (1434.0, 1485.1, 0.6307, 0.6345),  # +3.6 %
+        "realnvp_flow_b512": (383.9, 403.2, 0.8053, 0.7796),  # +5.0 %
+        "sinkhorn_ot_b8": (1537.5, 1617.9, 0.7513, 0.7474),  # +5.2 %
     },
     "holdout16": {
         # recorded once the replay latency was no longer hidden behind the input copies, never
         # fitted on; the misses are the two steps fed four and six small inputs
-        "clip_two_tower_streams_b64": (87.3, 86.7, 0.8153, 0.8918),  # −0.6 %
-        "feature_fusion_6in_b32": (103.7, 75.4, 0.7629, 0.7486),  # −27.3 %
-        "lion_foreach_update": (700.9, 639.8, -0.3382, 0.505),  # −8.7 %
-        "mbconv_se_b1": (209.9, 223.3, 0.8162, 0.8014),  # +6.4 %
-        "retrieval_topk_b16": (135.1, 127.7, 0.6895, 0.7152),  # −5.5 %
-        "rwkv_timemix_loop_b4": (1901.8, 1914.9, 0.8695, 0.8814),  # +0.7 %
-        "stft_melspec_b8": (57.0, 55.0, 0.7885, 0.8177),  # −3.6 %
-        "wide_deep_4in_streams_b256": (84.7, 64.0, 0.8615, 0.8691),  # −24.5 %
+        "clip_two_tower_streams_b64": (87.3, 94.4, 0.8153, 0.8822),  # +8.2 %
+        "feature_fusion_6in_b32": (103.7, 97.4, 0.7629, 0.675),  # −6.0 %
+        "lion_foreach_update": (700.9, 856.3, -0.3382, 0.3376),  # +22.2 %
+        "mbconv_se_b1": (209.9, 227.4, 0.8162, 0.7978),  # +8.3 %
+        "retrieval_topk_b16": (135.1, 131.8, 0.6895, 0.7061),  # −2.5 %
+        "rwkv_timemix_loop_b4": (1901.8, 1919.0, 0.8695, 0.8812),  # +0.9 %
+        "stft_melspec_b8": (57.0, 59.0, 0.7885, 0.8042),  # +3.6 %
+        "wide_deep_4in_streams_b256": (84.7, 78.8, 0.8615, 0.8387),  # −6.9 %
     },
     "holdout16_rerun": {
-        "clip_two_tower_streams_b64": (90.5, 86.8, 0.8379, 0.8984),  # −4.0 %
-        "feature_fusion_6in_b32": (81.8, 75.3, 0.7051, 0.7057),  # −7.9 %
-        "lion_foreach_update": (694.7, 639.8, -0.3536, 0.0898),  # −7.9 %
-        "mbconv_se_b1": (215.6, 222.8, 0.8558, 0.8138),  # +3.4 %
-        "retrieval_topk_b16": (138.8, 127.2, 0.7282, 0.8072),  # −8.4 %
-        "rwkv_timemix_loop_b4": (1857.8, 1915.3, 0.8235, 0.8247),  # +3.1 %
-        "stft_melspec_b8": (61.1, 55.0, 0.8499, 0.7762),  # −10.0 %
-        "wide_deep_4in_streams_b256": (84.0, 64.0, 0.816, 0.8803),  # −23.8 %
+        "clip_two_tower_streams_b64": (90.5, 94.5, 0.8379, 0.8894),  # +4.5 %
+        "feature_fusion_6in_b32": (81.8, 97.4, 0.7051, 0.6194),  # +19.1 %
+        "lion_foreach_update": (694.7, 856.3, -0.3536, -0.2182),  # +23.3 %
+        "mbconv_se_b1": (215.6, 226.9, 0.8558, 0.8104),  # +5.2 %
+        "retrieval_topk_b16": (138.8, 131.3, 0.7282, 0.8011),  # −5.4 %
+        "rwkv_timemix_loop_b4": (1857.8, 1919.4, 0.8235, 0.8243),  # +3.3 %
+        "stft_melspec_b8": (61.1, 59.1, 0.8499, 0.7597),  # −3.3 %
+        "wide_deep_4in_streams_b256": (84.0, 78.8, 0.816, 0.8525),  # −6.1 %
     },
     "holdout15": {
         # cross layers beside the deep MLP on a side stream: a 15 µs GEMM alone ran 20-47 µs
         # beside the other stream's GEMMs; the schedule slows no matrix kernel beside another
-        "dcn_v2_streams_b1024": (156.3, 119.2, 0.7142, 0.8676),  # −23.7 %
-        "haar_wavelet_b8": (209.6, 195.9, 0.8634, 0.8762),  # −6.6 %
-        "kv_ring_buffer_decode_b8": (405.9, 374.8, 0.8921, 0.8592),  # −7.6 %
-        "lora_mlp_b16": (509.2, 512.4, 0.382, 0.3683),  # +0.7 %
-        "pipeline_microbatch_streams_b4": (86.8, 88.8, 0.8795, 0.9596),  # +2.3 %
-        "ppo_update_b2048": (424.9, 411.5, 0.8686, 0.8825),  # −3.1 %
-        "scatter_histogram_b64": (75.8, 74.6, 0.7178, 0.6750),  # −1.6 %
+        "dcn_v2_streams_b1024": (156.3, 126.9, 0.7142, 0.859),  # −18.8 %
+        "haar_wavelet_b8": (209.6, 200.0, 0.8634, 0.8737),  # −4.6 %
+        "kv_ring_buffer_decode_b8": (405.9, 382.5, 0.8921, 0.8563),  # −5.8 %
+        "lora_mlp_b16": (509.2, 516.5, 0.382, 0.3633),  # +1.5 %
+        "pipeline_microbatch_streams_b4": (86.8, 92.9, 0.8795, 0.9577),  # +7.0 %
+        "ppo_update_b2048": (424.9, 430.0, 0.8686, 0.8772),  # +1.2 %
+        "scatter_histogram_b64": (75.8, 78.6, 0.7178, 0.6573),  # +3.7 %
         # towers forked and joined at each of three layers: −8.9 % with the second and third
         # layers' forks read as waits on the tower launched before (the rule before holdout14)
-        "siamese_streams_b32": (90.0, 70.7, 0.9357, 0.9021),  # −21.5 %
+        "siamese_streams_b32": (90.0, 78.4, 0.9357, 0.8915),  # −13.0 %
     },
     "holdout15_rerun": {
-        "dcn_v2_streams_b1024": (166.5, 119.2, 0.8069, 0.8556),  # −28.4 %
-        "haar_wavelet_b8": (202.3, 196.1, 0.8007, 0.8219),  # −3.1 %
-        "kv_ring_buffer_decode_b8": (411.1, 375.5, 0.9111, 0.8889),  # −8.7 %
-        "lora_mlp_b16": (510.0, 513.4, 0.4136, 0.6322),  # +0.7 %
-        "pipeline_microbatch_streams_b4": (98.6, 88.9, 0.9272, 0.9390),  # −9.8 %
-        "ppo_update_b2048": (444.2, 410.5, 0.9019, 0.8749),  # −7.6 %
-        "scatter_histogram_b64": (79.1, 74.2, 0.7738, 0.8419),  # −6.2 %
-        "siamese_streams_b32": (89.4, 70.3, 0.9382, 0.9267),  # −21.3 %
+        "dcn_v2_streams_b1024": (166.5, 126.8, 0.8069, 0.8463),  # −23.8 %
+        "haar_wavelet_b8": (202.3, 200.2, 0.8007, 0.8182),  # −1.1 %
+        "kv_ring_buffer_decode_b8": (411.1, 383.1, 0.9111, 0.8866),  # −6.8 %
+        "lora_mlp_b16": (510.0, 517.5, 0.4136, 0.6293),  # +1.5 %
+        "pipeline_microbatch_streams_b4": (98.6, 93.0, 0.9272, 0.9363),  # −5.7 %
+        "ppo_update_b2048": (444.2, 429.0, 0.9019, 0.8693),  # −3.4 %
+        "scatter_histogram_b64": (79.1, 78.3, 0.7738, 0.8332),  # −1.1 %
+        "siamese_streams_b32": (89.4, 78.0, 0.9382, 0.9187),  # −12.7 %
     },
 }
-#: Outside ±10 %: the concurrency set's two conv towers.
+#: Outside ±10 %: the concurrency set's small multi-stream graphs; steps fed many inputs on
+#: machines whose copies cost less than the built-in 9.2 µs (holdout8's twelve inputs, the
+#: Lion update's 60, holdout16_rerun's six-input fusion) read high, DCN-v2 and the Siamese
+#: towers low.
 GRAPHED_MISSES = {
     "streams_fit": {"conv_towers", "elementwise_chains", "gemm_small_4s", "multistream_events"},
-    "holdout8": {"dequant_prefetch_b16"},
-    "holdout9": {"input_heavy_b32"},
-    "holdout10": {"expert_choice_moe_b16"},
-    "holdout10_rerun": {"recsys_embed_mlp_b512"},
-    "holdout13_rerun": {"gumbel_softmax_vae_b256"},
+    "holdout6": {"conformer_block_b2"},  # +11.5 %
+    "holdout6_rerun": {"conformer_block_b2"},  # +12.1 %
+    "holdout8": {"dequant_prefetch_b16", "input_heavy_b32"},  # +31.6 and +25.5 %
+    "holdout10": {"recsys_embed_mlp_b512"},  # +16.4 %
     "holdout14": {"inception_streams_b16"},
     "holdout14_rerun": {"inception_streams_b16"},
     "holdout15": {"dcn_v2_streams_b1024", "siamese_streams_b32"},
     "holdout15_rerun": {"dcn_v2_streams_b1024", "siamese_streams_b32"},
-    "holdout16": {"feature_fusion_6in_b32", "wide_deep_4in_streams_b256"},
-    "holdout16_rerun": {"wide_deep_4in_streams_b256"},
+    "holdout16": {"lion_foreach_update"},  # +22.2 %
+    "holdout16_rerun": {"feature_fusion_6in_b32", "lion_foreach_update"},  # +19.1, +23.3 %
 }
 #: Measured outside [low, high]: below it, the concurrency set's conv towers (140.9 µs against
-#: 151.3-191.7), elementwise chains (181.4 against 189.4-227.7) and two small GEMM graphs,
+#: 151.4-192.6), elementwise chains (181.4 against 189.4-229.1) and two small GEMM graphs,
 #: whose replays ran their streams closer together than the schedule has them (the big GEMMs
-#: beside tiny kernels, −6.6 %, are inside 155.1-259.5); above it, DCN-v2. The steps fed many
-#: small inputs (holdout9's twelve, holdout16's four and six) were above it until its high
-#: end charged each copy the host time of a slow lease (COPY_HOST_HIGH_FACTOR).
+#: beside tiny kernels, −2.5 %, are inside); above it, DCN-v2. The range charges each input
+#: copy 0.6-1.2 times the built-in 9.2 µs (COPY_HOST_LOW_FACTOR, COPY_HOST_HIGH_FACTOR),
+#: which holds every step fed many small inputs.
 OUTSIDE_RANGE = {
     "streams_fit": {"conv_towers", "elementwise_chains", "gemm_small_4s", "multistream_events"},
-    "holdout8": {"dequant_prefetch_b16"},  # 43.0 µs against 46.9-72.7
-    "holdout10": {"ema_side_stream_b32"},  # 736.4 µs against 759.4-870.2
-    "holdout14": {"inception_streams_b16"},  # 280.4 µs against 294.1-345.2
-    "holdout14_rerun": {"inception_streams_b16"},  # 276.5 µs against 292.7-345.1
-    "holdout15": {"dcn_v2_streams_b1024"},  # 156.3 µs against 109.5-151.8
-    "holdout15_rerun": {"dcn_v2_streams_b1024"},  # 166.5 µs against 109.6-151.6
+    "holdout8": {"dequant_prefetch_b16"},  # 43.0 µs against 47.0-73.6
+    "holdout10": {"ema_side_stream_b32"},  # 736.4 µs against 759.5-871.1
+    "holdout14": {"inception_streams_b16"},  # 280.4 µs against 294.2-346.1
+    "holdout14_rerun": {"inception_streams_b16"},  # 276.5 µs against 292.8-346.0
+    "holdout15": {"dcn_v2_streams_b1024"},  # 156.3 µs against 109.5-153.1
+    "holdout15_rerun": {"dcn_v2_streams_b1024"},  # 166.5 µs against 109.6-153.0
 }
 #: Saving without --eager-us more than 15 points off: the twelve-input step of holdout8
-#: (+51.5 points: replay lost 54 %, predicted −3 %, its eager time from the trace 39 % high).
-#: Elsewhere the widest is the concurrency set's fork/join, +12.7 points.
+#: (+15.2 points: replay lost 54 %, its eager time from the trace 39 % high).
 SAVING_MISSES = {
     "holdout8": {"input_heavy_b32"},
-    "holdout9": {"tabular_transformer_b256"},  # +17.6 points
-    "holdout10": {"recsys_embed_mlp_b512"},  # +20.2 points
+    "holdout9": {"tabular_transformer_b256"},
+    "holdout10": {"recsys_embed_mlp_b512"},  # +16.7 points
     "holdout11": {
         "deformable_offsets_b4",
         "group_norm_unet_block_b4",
         "two_stream_allgather_sim_b16",
     },
-    "holdout13": {"set_transformer_b64", "tcn_b32"},  # −39.3 and +30.1 points
-    "holdout13_rerun": {"set_transformer_b64"},  # −19.1 points
-    "holdout14": {"convnext_block_b8"},  # −34.7 points (eager 992 µs on this lease, 625 next)
-    "holdout14_rerun": {"nucleus_sampling_b16"},  # +16.3 points
-    "holdout15": {"dcn_v2_streams_b1024"},  # +15.3 points
-    "holdout15_rerun": {"lora_mlp_b16"},  # +21.9 points (eager rounds spread ±39 %)
+    "holdout13": {"set_transformer_b64", "tcn_b32"},
+    "holdout13_rerun": {"set_transformer_b64"},
+    "holdout14": {"convnext_block_b8"},  # eager 992 µs on this lease, 625 next
+    "holdout15_rerun": {"lora_mlp_b16"},  # eager rounds spread ±39 %
     # Lion fed its 60 gradients (45 MB): replay lost 34-35 %, as the graph copies them in;
-    # its eager time from the traces reads 147 % and 37 % high (+84.3 and +44.3 points)
+    # its eager time from the traces reads 147 % and 37 % high (+67.6 points here, +13.5 on
+    # the rerun)
     "holdout16": {"lion_foreach_update"},
-    "holdout16_rerun": {"lion_foreach_update"},
 }
 
 
@@ -477,24 +476,24 @@ def test_recent_set_prediction(
 @pytest.mark.parametrize(
     ("recording", "within", "median_error"),
     [
-        ("streams_fit", 6, 0.0721),
-        ("holdout6", 8, 0.0601),
-        ("holdout6_rerun", 8, 0.0557),
-        ("holdout7", 7, 0.0258),
-        ("holdout8", 4, 0.0465),
-        ("holdout9", 7, 0.0285),
-        ("holdout10", 7, 0.0448),
-        ("holdout10_rerun", 7, 0.0342),
-        ("holdout11", 8, 0.0312),
+        ("streams_fit", 6, 0.0728),
+        ("holdout6", 7, 0.0810),
+        ("holdout6_rerun", 7, 0.0723),
+        ("holdout7", 7, 0.0373),
+        ("holdout8", 3, 0.0774),
+        ("holdout9", 8, 0.0451),
+        ("holdout10", 7, 0.0340),
+        ("holdout10_rerun", 8, 0.0195),
+        ("holdout11", 8, 0.0374),
         ("holdout12", 8, 0.0166),
-        ("holdout13", 8, 0.0397),
-        ("holdout13_rerun", 7, 0.0133),
-        ("holdout14", 7, 0.0365),
-        ("holdout14_rerun", 6, 0.0396),
-        ("holdout15", 6, 0.0485),
-        ("holdout15_rerun", 6, 0.0813),
-        ("holdout16", 6, 0.0594),
-        ("holdout16_rerun", 7, 0.0788),
+        ("holdout13", 8, 0.0211),
+        ("holdout13_rerun", 8, 0.0114),
+        ("holdout14", 7, 0.0481),
+        ("holdout14_rerun", 6, 0.0523),
+        ("holdout15", 6, 0.0518),
+        ("holdout15_rerun", 6, 0.0456),
+        ("holdout16", 7, 0.0648),
+        ("holdout16_rerun", 6, 0.0533),
     ],
 )
 def test_recent_set_summary(
@@ -508,9 +507,10 @@ def test_recent_set_summary(
 
 
 def test_the_sixth_hold_out_read_high_with_the_constants_it_was_frozen_with() -> None:
-    """With 200 ns per node and no copy transition (the model holdout6 was recorded under,
-    the schedule unchanged) both recordings of the set come within ±10 % on 6 of 8, median
-    |error| 9.1 % and 8.1 % (6.5 % and 5.6 % while the input copies hid the replay's
+    """With 200 ns per node, no copy transition and the calibration machine's 5.8 and 5.6 µs
+    per input copy (the model holdout6 was recorded under, the schedule unchanged) both
+    recordings of the set come within ±10 % on 6 of 8, median |error| 9.1 % and 8.1 %
+    (6.5 % and 5.6 % while the input copies hid the replay's
     latency): the graphs of many short nodes read high (the diffusion sampler +13.3 % and
     +11.6 %, the draft decoder +10.8 % and +10.7 %). This machine's replays cost
     less per node than ``holdout2_fresh``'s; the refit on all 64 fresh-process replays
@@ -525,6 +525,8 @@ def test_the_sixth_hold_out_read_high_with_the_constants_it_was_frozen_with() ->
                 calibration_for(prepared.timeline),
                 graph_node_extra_ns=200,
                 graph_copy_transition_ns=0,
+                copy_launch_host_ns=5_827,
+                copy_warm_host_ns=5_570,
             )
             errors[w.name] = evaluate(prepared, frozen).error_frac
         assert min(errors.values()) > -0.01  # all but PointNet's −0.1 % read high
@@ -586,4 +588,4 @@ def test_a_step_fed_many_inputs_reads_launch_bound_yet_replay_lost() -> None:
     step = diagnose(load_trace(w.trace)).region(w.region)
     assert step.verdict == "launch-bound"
     assert step.estimate is not None
-    assert step.estimate.saving_frac == pytest.approx(0.412, abs=0.002)
+    assert step.estimate.saving_frac == pytest.approx(0.381, abs=0.002)

@@ -37,15 +37,18 @@ from traceinspect.model import Timeline
 #: profiler first (holdout3 vs holdout3_fresh); the high end covers 32 of 34 hold-out rows.
 NODE_OVERHEAD_LOW_FRAC: Final = 0.5
 NODE_OVERHEAD_HIGH_ADD_NS: Final = 900.0
-#: The high end of the range charges each input copy this many times its calibrated host
-#: time: a small ``copy_`` issued from Python took 5.6-5.8 µs of host on the H200 lease of the
-#: built-in calibration, 6.5-7.0 and 8.5-9.2 µs on two later leases
-#: (``sample_traces/validation/copy_cost.json``, ``copy_cost.lease2.json``) and 10.4-10.8 µs
-#: per copy on the leases of ``replay_parts.holdout15.json`` and ``replay_parts.holdout16.json``.
-COPY_HOST_HIGH_FACTOR: Final = 1.9
+#: The range charges each input copy this share of its calibrated host time at the low end
+#: and this many times it at the high end. A small ``copy_`` issued from Python took 6.2 to
+#: 10.7 µs of host in the 64 probes of ``traceinspect profile`` on two H200 machines
+#: (``sample_traces/validation/holdout17*``, ``probe_rerecord*``: median 9.2 µs, the
+#: built-in calibration's value) and 5.6 µs on the machine the rest of the calibration was
+#: measured on; 0.6-1.2 times the median covers all of them.
+COPY_HOST_LOW_FACTOR: Final = 0.6
+COPY_HOST_HIGH_FACTOR: Final = 1.2
 #: The same where the copy host cost was measured in the process that timed the run
 #: (:meth:`Calibration.with_host_costs`): within one process the same 4 KB copies took
 #: 8.2-8.6 µs each at first and 6.3-6.7 µs later (``copy_cost.json``), a factor of 1.3.
+COPY_HOST_MEASURED_LOW_FACTOR: Final = 1 / 1.3
 COPY_HOST_MEASURED_HIGH_FACTOR: Final = 1.3
 
 
@@ -183,22 +186,20 @@ def estimate_occurrence(
     graphed, parts = wall(copy_durations, 1.0, with_parts=True)
     # Per-node replay cost moves from one machine to the next more than any other constant
     # (NODE_OVERHEAD_LOW_FRAC, NODE_OVERHEAD_HIGH_ADD_NS): the range carries that.
+    measured = calibration.copy_host_measured
     low, _ = wall(
         low_copies,
         1.0 - calibration.spread_frac,
         duration_spread[0],
         node_scale=NODE_OVERHEAD_LOW_FRAC,
+        copy_scale=COPY_HOST_MEASURED_LOW_FACTOR if measured else COPY_HOST_LOW_FACTOR,
     )
     high, _ = wall(
         high_copies,
         1.0 + calibration.spread_frac,
         duration_spread[1],
         node_add_ns=NODE_OVERHEAD_HIGH_ADD_NS,
-        copy_scale=(
-            COPY_HOST_MEASURED_HIGH_FACTOR
-            if calibration.copy_host_measured
-            else COPY_HOST_HIGH_FACTOR
-        ),
+        copy_scale=COPY_HOST_MEASURED_HIGH_FACTOR if measured else COPY_HOST_HIGH_FACTOR,
     )
     parts["gpu_busy"] = int(duration[node].sum())
     return OccurrenceEstimate(
