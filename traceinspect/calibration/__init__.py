@@ -289,7 +289,10 @@ class Calibration:
         from Python costs about what any operator launch from Python does (H200: 5.6 µs
         per copy in a loop of 80, against a 6.4 µs tiny-kernel launch on the same machine;
         ``sample_traces/validation/replay_parts.json``). Taking the cold copy less the cold
-        start instead charged 1.3 µs, and a graph fed 80 inputs came out 29 % short."""
+        start instead charged 1.3 µs, and a graph fed 80 inputs came out 29 % short. The
+        built-in H200 profile's 9.2 µs (and 9.9 µs cold, ``copy_launch_host_ns``) are not
+        that machine's but the medians of 64 probes of ``traceinspect profile`` on two
+        others (:mod:`traceinspect.collect.host_probe`), which ranged 6.2-10.7 µs."""
         if self.copy_warm_host_ns > 0:
             return self.copy_warm_host_ns
         return self.eager_launch_host_ns

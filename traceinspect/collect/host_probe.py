@@ -5,12 +5,13 @@ A small ``copy_`` issued from Python took 5.6-5.8 µs of host on the H200 machin
 built-in calibration and 6.5 to 10.8 µs on later machines of the same type
 (``sample_traces/validation/copy_cost.json``, ``copy_cost.lease2.json``,
 ``replay_parts.holdout15.json``, ``replay_parts.holdout16.json``): on a step fed six small
-inputs that difference alone is 30 µs, and the built-in constant read such steps 18-28 %
-short. It moves within one process too (6.5 µs before a candidate's timing, 9.8 µs after
-it, ``sample_traces/validation/holdout17``). ``traceinspect profile`` measures it here,
-around every timing round of a graphed step, and predicts with it
+inputs that difference alone is 30 µs, and the built-in constant of the time read such
+steps 18-28 % short. It moves within one process too (6.5 µs before a candidate's timing,
+9.8 µs after it, ``sample_traces/validation/holdout17``). ``traceinspect profile`` measures
+it here, around every timing round of a graphed step, and predicts with it
 (:meth:`traceinspect.calibration.Calibration.with_host_costs`); ``analyze`` of a bare trace
-cannot know it and keeps the calibration's constant and the wider range.
+cannot know it and charges the built-in median of these probes (9.2 µs) with a wider range
+(``COPY_HOST_LOW_FACTOR``, ``COPY_HOST_HIGH_FACTOR`` in the estimator).
 
 The probe is small: ``copies`` pairs of 4 KB device tensors, each round a synchronize and
 then the copies one after another, the host time of each call taken apart (the first after
@@ -74,7 +75,6 @@ def measure_copy_host(
 def combine(probes: list[dict[str, Any]]) -> dict[str, Any] | None:
     """One machine reading from the probes taken around the candidates' timing rounds: the
     mean of their ``first`` and ``warm`` costs, each probe kept under ``probes``."""
-    probes = [p for p in probes if p]
     if not probes:
         return None
     return {
