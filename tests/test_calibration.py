@@ -188,6 +188,18 @@ def test_calibration_for_matches_device_else_falls_back(
     )
     assert calibration_for(meta()).fallback_note.startswith("trace names no GPU")
 
+    # another form of a profiled model (PCIe beside SXM) takes that model's profile, noted
+    pcie = calibration_for(meta("NVIDIA A100-PCIE-40GB"))
+    assert pcie.name == "nvidia-a100-sxm4-80gb" and pcie.is_fallback
+    assert pcie.fallback_note == (
+        "trace device 'NVIDIA A100-PCIE-40GB' has no profile: using the one measured on "
+        "NVIDIA A100-SXM4-80GB (same family)"
+    )
+    # a name whose model word differs does not: the H20 is not an H200
+    assert calibration_for(meta("NVIDIA H20")).fallback_note.endswith(
+        "generic fallback measured on NVIDIA H200"
+    )
+
     explicit = write(tmp_path, profile(sync_ns=5), "mine.json")
     chosen = calibration_for(meta("NVIDIA H200"), explicit)
     assert chosen.name == "mine" and chosen.sync_ns == 5 and chosen.source == str(explicit)
@@ -221,3 +233,17 @@ def test_builtin_h200_profile_and_the_values_the_estimator_derives() -> None:
     assert cal.copy_device_ns(64 * 1024 * 1024) == 31_565  # at 2,126,039 bytes/µs
     h200 = calibration_for(meta("NVIDIA H200"))
     assert h200 == cal
+
+
+def test_builtin_h100_profile_is_chosen_for_every_h100() -> None:
+    # The H100 profile: the mean of two `traceinspect calibrate` runs on one H100 SXM lease
+    # (sample_traces/validation/calibrations/h100-2026-12-02-a/-b.json), the input copy's host
+    # cost the median of the 112 copy probes of h100_holdout17/18, as the H200's is
+    cal = calibration_for(meta("NVIDIA H100 80GB HBM3"))
+    assert cal.name == "nvidia-h100-80gb-hbm3" and not cal.is_fallback
+    assert cal.eager_launch_host_ns == 9_095  # 7,919 and 10,271 ns measured
+    assert cal.sync_ns == 6_704
+    assert (cal.copy_launch_host_ns, cal.warm_copy_host_ns) == (7_165, 6_845)
+    nvl = calibration_for(meta("NVIDIA H100 NVL"))
+    assert nvl.name == "nvidia-h100-80gb-hbm3" and nvl.is_fallback
+    assert calibration_for(meta("NVIDIA H200")).name == "nvidia-h200"

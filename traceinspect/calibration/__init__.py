@@ -2,7 +2,8 @@
 
 A profile is a JSON file written by ``traceinspect calibrate`` (which runs
 :func:`traceinspect.collect.calibrate.measure` on the GPU). Built-in profiles live beside
-this module as ``<device-slug>.json`` (``nvidia-h200.json`` for "NVIDIA H200").
+this module as ``<device-slug>.json`` (``nvidia-h200.json`` for "NVIDIA H200",
+``nvidia-h100-80gb-hbm3.json`` for "NVIDIA H100 80GB HBM3").
 
 Profile fields (``schema_version`` 1; times in integer or fractional nanoseconds), as
 :func:`traceinspect.collect.calibrate.measure` writes them:
@@ -516,9 +517,11 @@ def calibration_for(timeline: Timeline, path: Path | None = None) -> Calibration
     """The profile an analysis of ``timeline`` should use.
 
     An explicit ``path`` wins. Otherwise the built-in profile whose device name matches
-    the trace's first named GPU (``"NVIDIA H200"`` → ``nvidia-h200.json``). Otherwise the
-    built-in :data:`GENERIC_FALLBACK` profile, marked with a note saying it was measured on
-    another device (or that the trace names none).
+    the trace's first named GPU (``"NVIDIA H200"`` → ``nvidia-h200.json``). Otherwise a
+    built-in profile of the same GPU model (``"NVIDIA H100 PCIe"`` → the H100 SXM's
+    ``nvidia-h100-80gb-hbm3.json``), marked with a note naming the device it was measured on.
+    Otherwise the built-in :data:`GENERIC_FALLBACK` profile, marked with a note saying it was
+    measured on another device (or that the trace names none).
     """
     if path is not None:
         return load_calibration(path)
@@ -529,6 +532,15 @@ def calibration_for(timeline: Timeline, path: Path | None = None) -> Calibration
         for profile in profiles.values():
             if slug(profile.device_name) == wanted or profile.name == wanted:
                 return profile
+    for device_name in names:
+        family = _family(device_name)
+        for profile in profiles.values():
+            if family and _family(profile.device_name) == family:
+                return replace(
+                    profile,
+                    fallback_note=f"trace device {device_name!r} has no profile: "
+                    f"using the one measured on {profile.device_name} (same family)",
+                )
     fallback = profiles.get(GENERIC_FALLBACK)
     if fallback is None:
         raise TraceinspectError(
@@ -539,6 +551,13 @@ def calibration_for(timeline: Timeline, path: Path | None = None) -> Calibration
     return replace(
         fallback, fallback_note=f"{why}: generic fallback measured on {fallback.device_name}"
     )
+
+
+def _family(device_name: str) -> str:
+    """The GPU model a device name belongs to, whatever its memory or form factor: its first
+    word with a digit (``"NVIDIA H100 80GB HBM3"`` and ``"NVIDIA H100 PCIe"`` → ``"h100"``,
+    ``"NVIDIA GeForce RTX 4090"`` → ``"4090"``); ``""`` when no word has one."""
+    return next((w for w in slug(device_name).split("-") if any(c.isdigit() for c in w)), "")
 
 
 def _is_number(value: object) -> bool:
