@@ -14,11 +14,13 @@
   PointNet, a tiny UNet, BERT embeddings fed three index tensors, a mixture-density head fed
   two, an SGD-momentum loop over 40 tensors, a detection focal loss fed four, shifted-window
   attention), written and committed before any prediction of them and recorded once the
-  built-in copy cost below was set, the probe timed before every graphed round: blind.
+  built-in copy cost below was set, the probe timed before every graphed round: blind;
+  ``holdout18_rerun``: the same eight on a second machine, a day later.
 
-The probe read 6.2 to 10.7 µs per small copy (median 9.2 µs): between machines, between
-processes on one machine and within one process (6.5 before a candidate's timing, 9.8 after
-it). The built-in copy cost is that median since.
+The probe read 6.2 to 10.7 µs per small copy (median 9.2 µs) on the sets before holdout18:
+between machines, between processes on one machine and within one process (6.5 before a
+candidate's timing, 9.8 after it). The built-in copy cost is that median since.
+``holdout18_rerun``'s probes read 5.7 to 11.0 µs.
 """
 
 from __future__ import annotations
@@ -95,6 +97,16 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "token_type_pos_embed_3in_b32": (102.0, 108.8, 115.5),  # +6.6 / +13.3 %
         "unet_tiny_b2": (265.2, 278.7, 278.3),  # +5.1 / +5.0 %
     },
+    "holdout18_rerun": {
+        "focal_loss_detection_4in_b4": (113.7, 116.9, 120.8),  # +2.8 / +6.3 %
+        "mixture_density_head_2in_b256": (132.0, 129.2, 128.0),  # −2.1 / −3.0 %
+        "pointnet_b8": (168.6, 170.0, 173.1),  # +0.8 / +2.7 %
+        "seq2seq_gru_decoder_5in_b16": (171.4, 173.7, 177.3),  # +1.4 / +3.5 %
+        "sgd_momentum_loop_40params": (237.2, 242.1, 243.8),  # +2.1 / +2.8 %
+        "swin_window_attn_b4": (202.0, 202.7, 204.3),  # +0.4 / +1.2 %
+        "token_type_pos_embed_3in_b32": (100.5, 108.1, 115.0),  # +7.6 / +14.5 %
+        "unet_tiny_b2": (253.1, 272.7, 276.4),  # +7.7 / +9.2 %
+    },
 }
 #: The sets of the model before the built-in copy cost was set from their probes.
 PROBED_BEFORE = ("holdout17", "holdout17_rerun", "probe_rerecord", "probe_rerecord_rerun")
@@ -118,7 +130,7 @@ def test_every_probe_recording_carries_its_probes() -> None:
         for w in workloads:
             assert w.host_costs is not None
             first, warm = w.host_costs
-            assert 6_000 <= warm <= 11_000 and 6_000 <= first <= 12_000, (recording, w.name)
+            assert 5_500 <= warm <= 11_000 and 5_500 <= first <= 12_000, (recording, w.name)
 
 
 @pytest.mark.parametrize(
@@ -155,33 +167,37 @@ def test_probe_sets_summary(probe: bool, within: int, median_error: float, insid
 
 
 def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
-    """Replay saved 20 % or more on all 40 (holdout9's twelve-input step, 7.9 MB of input
+    """Replay saved 20 % or more on all 48 (holdout9's twelve-input step, 7.9 MB of input
     copies, 58 %): each step reads launch-bound, and no region's verdict contradicts its
     predicted saving."""
     from conftest import step_verdicts_agreeing_with_replay
 
     workloads = [w for s in EXPECTED for w in validation_workloads(VALIDATION_DIR / s)]
     assert min(w.saving for w in workloads) >= 0.20
-    assert step_verdicts_agreeing_with_replay(workloads) == {"launch-bound": 40}
+    assert step_verdicts_agreeing_with_replay(workloads) == {"launch-bound": 48}
 
 
 @pytest.mark.parametrize(
-    ("probe", "within", "median_error", "worst"),
+    ("recording", "probe", "within", "median_error", "worst"),
     [
         # as `traceinspect profile` predicts it, with the copy cost it measured
-        (True, 8, 0.021, 0.066),
+        ("holdout18", True, 8, 0.021, 0.066),
+        ("holdout18_rerun", True, 8, 0.021, 0.077),
         # from the trace alone: the BERT embeddings fed three index tensors read +13.3 %, where
         # the probes of its process read 6.4-7.0 µs but one (9.4); with the calibration
         # machine's 5.6 µs per copy the focal loss fed four inputs read −13.4 % and the GRU
         # decoder fed five −16.5 % (6 of 8)
-        (False, 7, 0.023, 0.133),
+        ("holdout18", False, 7, 0.023, 0.133),
+        # on the second machine the BERT embeddings again: +14.5 %, its probes 6.3-6.8 µs but
+        # one (9.7)
+        ("holdout18_rerun", False, 7, 0.032, 0.145),
     ],
 )
 def test_the_blind_set_after_the_copy_cost(
-    probe: bool, within: int, median_error: float, worst: float
+    recording: str, probe: bool, within: int, median_error: float, worst: float
 ) -> None:
-    errors = [abs(r.error_frac) for r in rows("holdout18", probe).values()]
+    errors = [abs(r.error_frac) for r in rows(recording, probe).values()]
     assert sum(e <= 0.10 for e in errors) == within
     assert statistics.median(errors) == pytest.approx(median_error, abs=0.001)
     assert max(errors) == pytest.approx(worst, abs=0.001)
-    assert all(r.graphed_inside for r in rows("holdout18", probe).values())
+    assert all(r.graphed_inside for r in rows(recording, probe).values())
