@@ -256,8 +256,7 @@ def test_fresh_process_timings_replace_the_profiled_process_ones() -> None:
 
     results = json.loads(
         (
-            Path(__file__).parents[1]
-            / "sample_traces/validation/holdout3/gru_b8/results.json"
+            Path(__file__).parents[1] / "sample_traces/validation/holdout3/gru_b8/results.json"
         ).read_text()
     )
     rows = results["rows"]
@@ -272,6 +271,41 @@ def test_fresh_process_timings_replace_the_profiled_process_ones() -> None:
     assert graphed["in_profiled_process"]["host_p50_ns"] == 942_581
     assert set(graphed["in_profiled_process"]) == set(TIMING_FIELDS)
     assert "in_profiled_process" not in eager and eager["host_p50_ns"] == 2_508_495
+
+
+def test_fresh_rows_keep_the_copy_cost_of_the_process_that_timed_them() -> None:
+    # GIVEN holdout17_rerun/ctr_dense_sparse_8in_b64's probes: the fresh process's (9.8 µs
+    # per warm copy) and the profiled process's
+    from traceinspect.calibration import builtin_calibrations
+    from traceinspect.commands.profile import (
+        calibration_with_host_costs,
+        host_costs_for_fresh_rows,
+    )
+    from traceinspect.parse import load_trace
+
+    folder = (
+        Path(__file__).parents[1]
+        / "sample_traces/validation/holdout17_rerun/ctr_dense_sparse_8in_b64"
+    )
+    results = json.loads((folder / "results.json").read_text())
+    fresh, profiled = results["host_costs"], results["host_costs_in_profiled_process"]
+    assert fresh["copy_warm_host_ns"] == 9_800
+    # WHEN the fresh process replaced rows and probed: its probe goes with them
+    assert host_costs_for_fresh_rows(profiled, fresh, 2) == (fresh, "")
+    # WHEN it replaced none: the profiled process's rows keep their own probe
+    assert host_costs_for_fresh_rows(profiled, fresh, 0) == (profiled, "")
+    # WHEN it replaced rows but its probe failed: no measured cost goes with them, and the
+    # notes say so; the prediction then charges the built-in copy cost, not the other
+    # process's
+    chosen, note = host_costs_for_fresh_rows(profiled, None, 2)
+    assert chosen is None and note.startswith("the fresh process measured no copy host cost")
+    timeline = load_trace(folder / "step.b64.eager.json.gz")
+    assert calibration_with_host_costs(timeline, chosen) is None
+    measured = calibration_with_host_costs(timeline, profiled)
+    assert measured is not None and measured.copy_host_measured
+    assert not builtin_calibrations()["nvidia-h200"].copy_host_measured
+    # and with no probe anywhere, nothing to say
+    assert host_costs_for_fresh_rows(None, None, 2) == (None, "")
 
 
 @pytest.mark.slow
@@ -348,9 +382,7 @@ def test_fresh_timing_with_nsys_is_a_usage_error(tmp_path: Path) -> None:
         ({"WORLD_SIZE": "many"}, ""),  # not a number: not taken as a launch
     ],
 )
-def test_a_rank_of_a_distributed_launch_is_recognized(
-    env: dict[str, str], launcher: str
-) -> None:
+def test_a_rank_of_a_distributed_launch_is_recognized(env: dict[str, str], launcher: str) -> None:
     # GIVEN the environment a launcher leaves (or none)
     from traceinspect.commands.profile import distributed_launch
 
@@ -367,9 +399,7 @@ def test_fresh_timing_is_the_default_and_off_under_nsys(
 
     seen: dict[str, Any] = {}
     monkeypatch.setattr("traceinspect.collect.nsys.find_nsys", lambda path: Path("/bin/true"))
-    monkeypatch.setattr(
-        profile_nsys, "run_profile_nsys", lambda *a, **k: seen.setdefault("ran", 0)
-    )
+    monkeypatch.setattr(profile_nsys, "run_profile_nsys", lambda *a, **k: seen.setdefault("ran", 0))
     # WHEN run without saying
     status = run_profile(FIXTURES / "echo_argv.py", [], out=tmp_path / "out", nsys=True)
     # THEN it is not refused: the nsys path runs (and times inside its session)

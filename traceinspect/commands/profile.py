@@ -204,9 +204,12 @@ def run_profile(
                     f"{merged} rows timed in a fresh process (the script run again without a "
                     "profiler); `in_profiled_process` keeps the first process's timings"
                 )
-                if fresh_costs is not None:
-                    results["host_costs"] = fresh_costs
+                chosen, note = host_costs_for_fresh_rows(host_costs, fresh_costs, merged)
+                if chosen is not host_costs:
+                    results["host_costs"] = chosen
                     results["host_costs_in_profiled_process"] = host_costs
+                if note:
+                    results["notes"].append(note)
         _add_predictions(results["rows"], out_dir, err, host_costs=results["host_costs"])
     elif session.candidates:
         results["notes"].append("graph candidates registered but not measured (--no-candidates)")
@@ -225,6 +228,26 @@ def run_profile(
     _write_results(out_dir, results)
     err.print(f"traceinspect: results written to {out_dir / RESULTS_NAME}")
     return status
+
+
+def host_costs_for_fresh_rows(
+    profiled: dict[str, Any] | None, fresh: dict[str, Any] | None, merged: int
+) -> tuple[dict[str, Any] | None, str]:
+    """The copy host costs that go with the rows once ``merged`` of them were replaced by a
+    fresh process's timings, and a note where that changes what the predictions use.
+
+    The copy cost belongs to the process that timed the rows: the fresh one's probe where it
+    measured one; where it measured none, no measured cost (the prediction takes the built-in
+    one), since the profiled process's is another process's (on one H200, 6.3 µs per copy in
+    one process and 10.4 µs in the next). Where no row was replaced, the profiled process's."""
+    if merged <= 0:
+        return profiled, ""
+    if fresh is None and valid_host_costs(profiled) is not None:
+        return None, (
+            "the fresh process measured no copy host cost: its rows are predicted with the "
+            "calibration's (the profiled process's is kept as `host_costs_in_profiled_process`)"
+        )
+    return fresh, ""
 
 
 def fresh_timings(
