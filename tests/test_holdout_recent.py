@@ -315,7 +315,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
         # four branches on four streams around a 41-57 µs max-pool that fills the device:
         # the replay overlapped the other branches more than the schedule lets them (+15.1 %
         # while the second module's forks were read as waits on the branch before)
-        "inception_streams_b16": (280.4, 316.9, 0.739, 0.8032),  # +13.0 %
+        "inception_streams_b16": (280.4, 324.1, 0.739, 0.7987),  # +15.6 %
         "int8_mm_dequant_b64": (235.1, 247.6, 0.8194, 0.8503),  # +5.3 %
         "nucleus_sampling_b16": (293.3, 290.1, 0.4767, 0.5316),  # −1.1 %
         "raft_corr_update_b2": (1439.8, 1489.0, 0.6262, 0.6673),  # +3.4 %
@@ -324,7 +324,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
     },
     "holdout14_rerun": {
         "convnext_block_b8": (591.7, 601.9, 0.0529, -0.0059),  # +1.7 %
-        "inception_streams_b16": (276.5, 315.5, 0.669, 0.6144),  # +14.1 %
+        "inception_streams_b16": (276.5, 322.7, 0.669, 0.6056),  # +16.7 %
         "int8_mm_dequant_b64": (229.8, 249.7, 0.6818, 0.7202),  # +8.7 %
         # eager measured 313 µs here, 560 on the first lease (from the trace 393 and 619)
         "nucleus_sampling_b16": (276.7, 291.5, 0.1146, 0.2581),  # +5.3 %
@@ -357,7 +357,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
     "holdout15": {
         # cross layers beside the deep MLP on a side stream: a 15 µs GEMM alone ran 20-47 µs
         # beside the other stream's GEMMs; the schedule slows no matrix kernel beside another
-        "dcn_v2_streams_b1024": (156.3, 126.9, 0.7142, 0.859),  # −18.8 %
+        "dcn_v2_streams_b1024": (156.3, 154.1, 0.7142, 0.8288),  # −1.4 %
         "haar_wavelet_b8": (209.6, 200.0, 0.8634, 0.8737),  # −4.6 %
         "kv_ring_buffer_decode_b8": (405.9, 382.5, 0.8921, 0.8563),  # −5.8 %
         "lora_mlp_b16": (509.2, 516.5, 0.382, 0.3633),  # +1.5 %
@@ -369,7 +369,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
         "siamese_streams_b32": (90.0, 78.4, 0.9357, 0.8915),  # −13.0 %
     },
     "holdout15_rerun": {
-        "dcn_v2_streams_b1024": (166.5, 126.8, 0.8069, 0.8463),  # −23.8 %
+        "dcn_v2_streams_b1024": (166.5, 154.1, 0.8069, 0.8133),  # −7.4 %
         "haar_wavelet_b8": (202.3, 200.2, 0.8007, 0.8182),  # −1.1 %
         "kv_ring_buffer_decode_b8": (411.1, 383.1, 0.9111, 0.8866),  # −6.8 %
         "lora_mlp_b16": (510.0, 517.5, 0.4136, 0.6293),  # +1.5 %
@@ -379,10 +379,11 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
         "siamese_streams_b32": (89.4, 78.0, 0.9382, 0.9187),  # −12.7 %
     },
 }
-#: Outside ±10 %: the concurrency set's small multi-stream graphs; steps fed many inputs on
-#: machines whose copies cost less than the built-in 9.2 µs (holdout8's twelve inputs, the
-#: Lion update's 60, holdout16_rerun's six-input fusion) read high, DCN-v2 and the Siamese
-#: towers low.
+#: Outside ±10 %: the concurrency set's small multi-stream graphs and Inception read high;
+#: steps fed many inputs on machines whose copies cost less than the built-in 9.2 µs
+#: (holdout8's twelve inputs, the Lion update's 60, holdout16_rerun's six-input fusion)
+#: high, the Siamese towers low. DCN-v2 is in since its GEMM packed onto the SMs the deep
+#: network's left free runs slower (schedule.PACKED_EXPONENT): −18.8 and −23.8 % before.
 GRAPHED_MISSES = {
     "streams_fit": {"conv_towers", "elementwise_chains", "gemm_small_4s", "multistream_events"},
     "holdout6": {"conformer_block_b2"},  # +11.5 %
@@ -391,25 +392,23 @@ GRAPHED_MISSES = {
     "holdout10": {"recsys_embed_mlp_b512"},  # +16.4 %
     "holdout14": {"inception_streams_b16"},
     "holdout14_rerun": {"inception_streams_b16"},
-    "holdout15": {"dcn_v2_streams_b1024", "siamese_streams_b32"},
-    "holdout15_rerun": {"dcn_v2_streams_b1024", "siamese_streams_b32"},
+    "holdout15": {"siamese_streams_b32"},
+    "holdout15_rerun": {"siamese_streams_b32"},
     "holdout16": {"lion_foreach_update"},  # +22.2 %
     "holdout16_rerun": {"feature_fusion_6in_b32", "lion_foreach_update"},  # +19.1, +23.3 %
 }
 #: Measured outside [low, high]: below it, the concurrency set's conv towers (140.9 µs against
 #: 151.4-192.6), elementwise chains (181.4 against 189.4-229.1) and two small GEMM graphs,
 #: whose replays ran their streams closer together than the schedule has them (the big GEMMs
-#: beside tiny kernels, −2.5 %, are inside); above it, DCN-v2. The range charges each input
+#: beside tiny kernels, −2.5 %, are inside) and Inception's. The range charges each input
 #: copy 0.6-1.2 times the built-in 9.2 µs (COPY_HOST_LOW_FACTOR, COPY_HOST_HIGH_FACTOR),
 #: which holds every step fed many small inputs.
 OUTSIDE_RANGE = {
     "streams_fit": {"conv_towers", "elementwise_chains", "gemm_small_4s", "multistream_events"},
     "holdout8": {"dequant_prefetch_b16"},  # 43.0 µs against 47.0-73.6
     "holdout10": {"ema_side_stream_b32"},  # 736.4 µs against 759.5-871.1
-    "holdout14": {"inception_streams_b16"},  # 280.4 µs against 294.2-346.1
-    "holdout14_rerun": {"inception_streams_b16"},  # 276.5 µs against 292.8-346.0
-    "holdout15": {"dcn_v2_streams_b1024"},  # 156.3 µs against 109.5-153.1
-    "holdout15_rerun": {"dcn_v2_streams_b1024"},  # 166.5 µs against 109.6-153.0
+    "holdout14": {"inception_streams_b16"},  # 280.4 µs against 300.6-346.1
+    "holdout14_rerun": {"inception_streams_b16"},  # 276.5 µs against 299.1-346.0
 }
 #: Saving without --eager-us more than 15 points off: the twelve-input step of holdout8
 #: (+15.2 points: replay lost 54 %, its eager time from the trace 39 % high).
@@ -490,8 +489,8 @@ def test_recent_set_prediction(
         ("holdout13_rerun", 8, 0.0114),
         ("holdout14", 7, 0.0481),
         ("holdout14_rerun", 6, 0.0523),
-        ("holdout15", 6, 0.0518),
-        ("holdout15_rerun", 6, 0.0456),
+        ("holdout15", 7, 0.0416),
+        ("holdout15_rerun", 7, 0.0456),
         ("holdout16", 7, 0.0648),
         ("holdout16_rerun", 6, 0.0533),
     ],

@@ -10,6 +10,8 @@ from conftest import SAMPLES
 from traceinspect.analysis.estimate.columns import MATRIX_KERNEL, TimelineColumns
 from traceinspect.analysis.estimate.schedule import (
     LIGHT_SLOWDOWN,
+    PACKED_EXPONENT,
+    Packing,
     scheduled_path_ns,
     solo_durations,
 )
@@ -173,3 +175,47 @@ def test_the_matrix_column_of_a_real_multi_stream_trace() -> None:
     assert int(cols.matrix.sum()) == 10
     assert all("gemm" in str(n).lower() or "nvjet" in str(n) for n in names)
     assert not cols.matrix[~kernels].any()
+
+
+def packed_path(keys, dur, share, blocks, resident, matrix, deps=()) -> float:
+    n = len(keys)
+    return (
+        scheduled_path_ns(
+            np.array(keys),
+            np.array(dur, float) * US,
+            np.zeros(n),
+            np.array(share, float),
+            list(deps),
+            matrix=np.array(matrix, bool),
+            packing=Packing(np.array(blocks, float), np.array(resident, float), np.full(n, 132.0)),
+        )
+        / US
+    )
+
+
+def test_a_gemm_packed_onto_the_sms_another_leaves_free_runs_long() -> None:
+    # DCN-v2's replay on the H200 (132 SMs): a GEMM of 128 SM-filling blocks (share 0.97,
+    # 5 µs) holds all but 4 SMs when a GEMM of 128 blocks, 5 to an SM (share 0.19, 15 µs
+    # alone), is ready on the other stream
+    dcn = dict(share=[0.97, 0.19], blocks=[128, 128], resident=[1, 5], matrix=[True, True])
+    # it starts at once, five blocks on each free SM, and runs 5 ** 0.7 = 3.1 times as long
+    assert PACKED_EXPONENT == 0.7
+    assert packed_path([1, 2], [5, 15], **dcn) == pytest.approx(15 * 5**0.7)
+    # (the trace: 42.8-47.3 µs where it took 15.1 alone); without packing it waited: 20 µs
+    assert path([1, 2], [5, 15], [0.97, 0.19], matrix=[True, True]) == 20
+    # blocks that spread one to an SM alone and still one to an SM packed do not slow: a
+    # GEMM of 4 blocks fits on the 4 free SMs (it would have had room anyway)
+    assert packed_path([1, 2], [5, 15], [0.97, 0.03], [128, 4], [1, 5], [True, True]) == 15
+    # a kernel one SM holds one block of cannot pack: it waits
+    assert packed_path([1, 2], [5, 15], [0.97, 0.5], [128, 66], [1, 1], [True, True]) == 20
+    # nor where no SM is free
+    assert packed_path([1, 2], [5, 15], [1.0, 0.19], [132, 128], [1, 5], [True, True]) == 20
+    # light kernels keep their own slowdown beside matrix kernels: they never pack
+    assert packed_path([1, 2], [5, 15], [0.97, 0.19], [128, 128], [1, 5], [True, False]) == 20
+    # Inception's convolution (98 blocks, two to an SM) with 0.742 of the device held: on
+    # the 34 SMs free, two to an SM against one alone: 2 ** 0.7 = 1.62 (the trace: 1.79)
+    got = packed_path([1, 2], [30, 11.8], [0.742, 0.37], [98, 98], [1, 2], [True, True])
+    assert got == pytest.approx(30)
+    assert packed_path([1, 2], [5, 11.8], [0.742, 0.37], [98, 98], [1, 2], [True, True]) == (
+        pytest.approx(11.8 * 2**0.7)
+    )

@@ -59,6 +59,7 @@ class TimelineColumns:
         self._host: dict[str, npt.NDArray[Any]] = {}
         self._ops: dict[str, npt.NDArray[Any]] = {}
         self._share: FloatArray | None = None
+        self._occupancy: tuple[FloatArray, FloatArray, FloatArray] | None = None
         self._matrix: npt.NDArray[np.bool_] | None = None
         self._shapes_recorded: bool | None = None
         #: Per-timeline results computed once by the estimate's helpers, by name.
@@ -155,8 +156,16 @@ class TimelineColumns:
     @property
     def share(self) -> FloatArray:
         if self._share is None:
-            self._share = _device_share_all(self)
+            self._share, self._occupancy = _device_share_all(self)
         return self._share
+
+    @property
+    def occupancy(self) -> tuple[FloatArray, FloatArray, FloatArray]:
+        """Per GPU activity: its blocks, the blocks of it one SM holds at once and its
+        device's SMs (0 where unknown)."""
+        if self._occupancy is None:
+            self._share, self._occupancy = _device_share_all(self)
+        return self._occupancy
 
     @property
     def matrix(self) -> npt.NDArray[np.bool_]:
@@ -249,7 +258,9 @@ _MAX_BLOCKS_PER_SM: Final = {
 }
 
 
-def _device_share_all(cols: TimelineColumns) -> FloatArray:
+def _device_share_all(
+    cols: TimelineColumns,
+) -> tuple[FloatArray, tuple[FloatArray, FloatArray, FloatArray]]:
     kind = cols.gpu("kind")
     share = np.where((kind == "memcpy") | (kind == "memset"), 0.0, 1.0)
     # Each distinct grid parsed once; factorized, not turned into fixed-width strings.
@@ -274,7 +285,7 @@ def _device_share_all(cols: TimelineColumns) -> FloatArray:
     # One block per SM where the occupancy is unknown (a block is taken to fill its SM).
     capacity = sms * np.maximum(resident, 1.0)
     share[known] = np.minimum(1.0, blocks[known] / capacity[known])
-    return share
+    return share, (np.where(known, blocks, 0.0), np.where(known, resident, 0.0), sms)
 
 
 def _blocks(grid: str) -> int:

@@ -22,6 +22,7 @@ from traceinspect.analysis.estimate.columns import (
 from traceinspect.analysis.estimate.critical_path import PathLayout
 from traceinspect.analysis.estimate.dependencies import infer_dependencies
 from traceinspect.analysis.estimate.schedule import (
+    Packing,
     light_beside_matrix,
     scheduled_path_ns,
     slowing_roles,
@@ -119,6 +120,7 @@ def estimate_occurrence(
     # A communication kernel mostly waits on other ranks on a few SMs, and is written to
     # run beside compute: it takes no room from the kernels it overlaps.
     share = np.where(cols.gpu("collective")[rows], 0.0, cols.share[rows])
+    blocks, resident, sms = (a[rows] for a in cols.occupancy)
     matrix = cols.matrix[rows]
     graphs: list[_Graph] = []
     dependencies = 0
@@ -156,6 +158,11 @@ def estimate_occurrence(
                 ),
                 deps=deps,
                 share=share[members] if concurrent else None,
+                packing=(
+                    Packing(blocks[members], resident[members], sms[members])
+                    if concurrent
+                    else None
+                ),
                 matrix=mixed,
                 launch_host_ns=calibration.graph_launch_host_for(len(members)),
                 readbacks=[int(d) for d in duration[is_readback & (segment == k)]],
@@ -234,6 +241,9 @@ class _Graph:
     #: several streams and holds both matrix kernels and light ones, which they slow down;
     #: else None.
     matrix: npt.NDArray[np.bool_] | None = None
+    #: What :func:`scheduled_path_ns` needs to pack a node onto the SMs left free, where
+    #: the graph spans several streams; else None.
+    packing: Packing | None = None
 
     @cached_property
     def layout(self) -> PathLayout:
@@ -265,7 +275,13 @@ class _Graph:
         ):
             return self.layout.longest(duration + overhead)
         return scheduled_path_ns(
-            self.keys, duration, overhead, self.share, self.deps, matrix=self.matrix
+            self.keys,
+            duration,
+            overhead,
+            self.share,
+            self.deps,
+            matrix=self.matrix,
+            packing=self.packing,
         )
 
     def _slows(self, duration: FloatArray, overhead: FloatArray) -> bool:
