@@ -11,6 +11,8 @@ sets' copy probes.
 * ``h100_holdout15``, ``h100_holdout16``: recorded on a later lease once the profile was
   committed: blind. Before the H100 profile, an H100 trace was predicted with the H200's
   (the generic fallback): 7 of these 16 within ±10 % from the trace alone.
+* ``h100_holdout14`` (three of eight), ``h100_holdout13``: recorded on a third lease once the
+  replay schedule packed matrix kernels onto the SMs left free: blind for the current model.
 """
 
 from __future__ import annotations
@@ -81,8 +83,27 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "stft_melspec_b8": (56.2, 59.3, 59.3),  # +5.6 / +5.5 %
         "wide_deep_4in_streams_b256": (67.0, 69.7, 72.5),  # +4.0 / +8.2 %
     },
+    "h100_holdout14": {
+        "compiled_gpt_block_b4": (81.7, 80.4, 80.6),  # −1.5 / −1.4 %
+        "convnext_block_b8": (598.8, 607.7, 607.4),  # +1.5 / +1.4 %
+        "inception_streams_b16": (289.0, 329.0, 327.0),  # +13.8 / +13.2 %
+    },
+    "h100_holdout13": {
+        "deepfm_streams_b2048": (129.0, 137.5, 139.4),  # +6.6 / +8.0 %
+        "gumbel_softmax_vae_b256": (108.1, 114.9, 114.7),  # +6.3 / +6.2 %
+        "hyena_fftconv_b8": (4096.4, 4168.1, 4168.6),  # +1.8 / +1.8 %
+        "kalman_filter_b1024": (1308.5, 1355.6, 1354.5),  # +3.6 / +3.5 %
+        "neural_ode_rk4_b512": (2034.0, 2065.6, 2066.0),  # +1.6 / +1.6 %
+        "set_transformer_b64": (1152.7, 1163.4, 1163.9),  # +0.9 / +1.0 %
+        "tcn_b32": (1099.0, 1121.8, 1121.7),  # +2.1 / +2.1 %
+        "yolo_head_decode_b16": (1446.5, 1458.4, 1458.2),  # +0.8 / +0.8 %
+    },
 }
 BLIND = ("h100_holdout15", "h100_holdout16")
+#: Recorded on a third lease once the replay schedule packed matrix kernels onto free SMs:
+#: blind for the model as it stands (holdout14's eight were cut to three by the recording's
+#: time limit; torch.compile's GPT block took 190 s).
+BLIND_NOW = ("h100_holdout14", "h100_holdout13")
 
 
 @cache
@@ -147,6 +168,19 @@ def test_the_blind_h100_sets(
     assert sum(r.graphed_inside for r in all_rows) == inside
 
 
+@pytest.mark.parametrize(("probe", "median_error"), [(True, 0.018), (False, 0.018)])
+def test_the_h100_sets_blind_for_the_current_model(probe: bool, median_error: float) -> None:
+    # 10 of 11 within ±10 % either way: the miss is Inception, +13.8 % (+13.2 % from the
+    # trace alone), as on the H200 (+15.6 and +16.7 %), measured below its range
+    all_rows = {r.workload: r for s in BLIND_NOW for r in rows(s, probe).values()}
+    errors = [abs(r.error_frac) for r in all_rows.values()]
+    assert len(all_rows) == 11
+    assert sum(e <= 0.10 for e in errors) == 10
+    assert statistics.median(errors) == pytest.approx(median_error, abs=0.001)
+    outside = {n for n, r in all_rows.items() if not r.graphed_inside}
+    assert outside == {"inception_streams_b16"}
+
+
 def test_the_blind_h100_savings() -> None:
     # saving without --eager-us within 15 points on 15 of 16: the Lion update, whose graph
     # must copy in 45 MB of gradients (replay 62 % slower than eager), reads 33 points high
@@ -170,8 +204,13 @@ def test_h100_verdicts_agree_with_what_replay_did() -> None:
     workloads = [w for s in EXPECTED for w in validation_workloads(VALIDATION_DIR / s)]
     odd = {w.name: w for w in workloads if w.name in ("lora_mlp_b16", "lion_foreach_update")}
     rest = [w for w in workloads if w.name not in odd]
-    assert min(w.saving for w in rest) >= 0.20
-    assert step_verdicts_agreeing_with_replay(rest) == {"launch-bound": 30}
+    # replay saved 3-7 % on the ConvNeXt blocks, the Hyena FFT convolution and the YOLO
+    # decode (compute-bound), 15 % on the Set Transformer (mixed), 20 % or more on the rest
+    assert step_verdicts_agreeing_with_replay(rest) == {
+        "launch-bound": 37,
+        "compute-bound": 3,
+        "mixed": 1,
+    }
     for name, verdict, measured, predicted in (
         ("lora_mlp_b16", "mixed", 0.231, 0.161),
         ("lion_foreach_update", "launch-bound", -0.618, 0.332),
