@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,33 @@ def sample_file(name: str) -> Path:
     if not path.is_file():
         pytest.fail(f"bundled sample {name} is missing from {SAMPLES}")
     return path
+
+
+@cache
+def recording_rows(recording: str, probe: bool, calibration: str = "") -> dict[str, Any]:
+    """``bench/validation_table.py``'s row per workload of ``sample_traces/validation/
+    RECORDING``, predicted with the copy host cost its probes measured (``probe``) or from
+    the trace alone, with the built-in profile named ``calibration`` or the trace's own."""
+    import sys
+    from dataclasses import replace
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    from validation_table import VALIDATION_DIR, evaluate, prepare, validation_workloads
+
+    from traceinspect.calibration import builtin_calibrations, calibration_for
+
+    out = {}
+    for w in validation_workloads(VALIDATION_DIR / recording):
+        if not probe:
+            w = replace(w, host_costs=None)
+        prepared = prepare(w)
+        cal = (
+            builtin_calibrations()[calibration]
+            if calibration
+            else calibration_for(prepared.timeline)
+        )
+        out[w.name] = evaluate(prepared, cal)
+    return out
 
 
 def step_verdicts_agreeing_with_replay(workloads: Iterable[Any]) -> dict[str, int]:

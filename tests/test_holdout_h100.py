@@ -19,26 +19,18 @@ from __future__ import annotations
 
 import statistics
 import sys
-from dataclasses import replace
-from functools import cache
 
 import pytest
-from conftest import SAMPLES
+from conftest import SAMPLES, recording_rows
 
 sys.path.insert(0, str(SAMPLES.parent / "bench"))
 from validation_table import (  # noqa: E402
     VALIDATION_DIR,
-    ValidationRow,
-    evaluate,
     prepare,
     validation_workloads,
 )
 
-from traceinspect.calibration import (  # noqa: E402
-    Calibration,
-    builtin_calibrations,
-    calibration_for,
-)
+from traceinspect.calibration import calibration_for  # noqa: E402
 
 # set -> workload -> (measured graphed p50 µs, predicted µs with the probe's copy cost,
 # predicted µs from the trace alone); the comments give both errors
@@ -106,22 +98,6 @@ BLIND = ("h100_holdout15", "h100_holdout16")
 BLIND_NOW = ("h100_holdout14", "h100_holdout13")
 
 
-@cache
-def rows(recording: str, probe: bool, calibration: str = "") -> dict[str, ValidationRow]:
-    out = {}
-    for w in validation_workloads(VALIDATION_DIR / recording):
-        if not probe:
-            w = replace(w, host_costs=None)
-        prepared = prepare(w)
-        cal: Calibration = (
-            builtin_calibrations()[calibration]
-            if calibration
-            else calibration_for(prepared.timeline)
-        )
-        out[w.name] = evaluate(prepared, cal)
-    return out
-
-
 def test_h100_traces_take_the_h100_profile() -> None:
     for recording in EXPECTED:
         for w in validation_workloads(VALIDATION_DIR / recording):
@@ -134,7 +110,7 @@ def test_h100_traces_take_the_h100_profile() -> None:
 )
 def test_h100_prediction(recording: str, name: str) -> None:
     measured, with_probe, trace_alone = EXPECTED[recording][name]
-    probed, alone = rows(recording, True)[name], rows(recording, False)[name]
+    probed, alone = recording_rows(recording, True)[name], recording_rows(recording, False)[name]
     assert probed.graphed_measured_us == pytest.approx(measured, abs=0.05)
     assert probed.predicted_us == pytest.approx(with_probe, abs=0.5)
     assert alone.predicted_us == pytest.approx(trace_alone, abs=0.5)
@@ -160,7 +136,7 @@ def test_h100_prediction(recording: str, name: str) -> None:
 def test_the_blind_h100_sets(
     probe: bool, calibration: str, within: int, median_error: float, inside: int
 ) -> None:
-    all_rows = [r for s in BLIND for r in rows(s, probe, calibration).values()]
+    all_rows = [r for s in BLIND for r in recording_rows(s, probe, calibration).values()]
     errors = [abs(r.error_frac) for r in all_rows]
     assert len(all_rows) == 16
     assert sum(e <= 0.10 for e in errors) == within
@@ -172,7 +148,7 @@ def test_the_blind_h100_sets(
 def test_the_h100_sets_blind_for_the_current_model(probe: bool, median_error: float) -> None:
     # 10 of 11 within ±10 % either way: the miss is Inception, +13.8 % (+13.2 % from the
     # trace alone), as on the H200 (+15.6 and +16.7 %), measured below its range
-    all_rows = {r.workload: r for s in BLIND_NOW for r in rows(s, probe).values()}
+    all_rows = {r.workload: r for s in BLIND_NOW for r in recording_rows(s, probe).values()}
     errors = [abs(r.error_frac) for r in all_rows.values()]
     assert len(all_rows) == 11
     assert sum(e <= 0.10 for e in errors) == 10
@@ -184,7 +160,7 @@ def test_the_h100_sets_blind_for_the_current_model(probe: bool, median_error: fl
 def test_the_blind_h100_savings() -> None:
     # saving without --eager-us within 15 points on 15 of 16: the Lion update, whose graph
     # must copy in 45 MB of gradients (replay 62 % slower than eager), reads 33 points high
-    all_rows = [r for s in BLIND for r in rows(s, True).values()]
+    all_rows = [r for s in BLIND for r in recording_rows(s, True).values()]
     points = {r.workload: r.saving_error_points for r in all_rows}
     assert sum(abs(p) <= 15 for p in points.values()) == 15
     assert points["lion_foreach_update"] == pytest.approx(33, abs=1)

@@ -27,22 +27,15 @@ from __future__ import annotations
 
 import statistics
 import sys
-from dataclasses import replace
-from functools import cache
 
 import pytest
-from conftest import SAMPLES
+from conftest import SAMPLES, recording_rows
 
 sys.path.insert(0, str(SAMPLES.parent / "bench"))
 from validation_table import (  # noqa: E402
     VALIDATION_DIR,
-    ValidationRow,
-    evaluate,
-    prepare,
     validation_workloads,
 )
-
-from traceinspect.calibration import calibration_for  # noqa: E402
 
 # set -> workload -> (measured graphed p50 µs, predicted µs with the probe's copy cost,
 # predicted µs from the trace alone); the comments give both errors
@@ -112,17 +105,6 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
 PROBED_BEFORE = ("holdout17", "holdout17_rerun", "probe_rerecord", "probe_rerecord_rerun")
 
 
-@cache
-def rows(recording: str, probe: bool) -> dict[str, ValidationRow]:
-    out = {}
-    for w in validation_workloads(VALIDATION_DIR / recording):
-        if not probe:
-            w = replace(w, host_costs=None)
-        prepared = prepare(w)
-        out[w.name] = evaluate(prepared, calibration_for(prepared.timeline))
-    return out
-
-
 def test_every_probe_recording_carries_its_probes() -> None:
     for recording, expected in EXPECTED.items():
         workloads = validation_workloads(VALIDATION_DIR / recording)
@@ -138,7 +120,7 @@ def test_every_probe_recording_carries_its_probes() -> None:
 )
 def test_probe_set_prediction(recording: str, name: str) -> None:
     measured, with_probe, trace_alone = EXPECTED[recording][name]
-    probed, alone = rows(recording, True)[name], rows(recording, False)[name]
+    probed, alone = recording_rows(recording, True)[name], recording_rows(recording, False)[name]
     assert probed.graphed_measured_us == pytest.approx(measured, abs=0.05)
     assert probed.predicted_us == pytest.approx(with_probe, abs=0.5)
     assert alone.predicted_us == pytest.approx(trace_alone, abs=0.5)
@@ -159,7 +141,7 @@ def test_probe_set_prediction(recording: str, name: str) -> None:
     ],
 )
 def test_probe_sets_summary(probe: bool, within: int, median_error: float, inside: int) -> None:
-    all_rows = [r for recording in PROBED_BEFORE for r in rows(recording, probe).values()]
+    all_rows = [r for recording in PROBED_BEFORE for r in recording_rows(recording, probe).values()]
     errors = [abs(r.error_frac) for r in all_rows]
     assert len(all_rows) == 32
     assert sum(e <= 0.10 for e in errors) == within
@@ -197,8 +179,8 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
 def test_the_blind_set_after_the_copy_cost(
     recording: str, probe: bool, within: int, median_error: float, worst: float
 ) -> None:
-    errors = [abs(r.error_frac) for r in rows(recording, probe).values()]
+    errors = [abs(r.error_frac) for r in recording_rows(recording, probe).values()]
     assert sum(e <= 0.10 for e in errors) == within
     assert statistics.median(errors) == pytest.approx(median_error, abs=0.001)
     assert max(errors) == pytest.approx(worst, abs=0.001)
-    assert all(r.graphed_inside for r in rows(recording, probe).values())
+    assert all(r.graphed_inside for r in recording_rows(recording, probe).values())
