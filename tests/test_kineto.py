@@ -659,3 +659,40 @@ def test_syntax_error_position_is_the_file_byte(
     # THEN the error names that byte, whether the file was read whole or in chunks
     with pytest.raises(TraceFormatError, match=rf"\(byte {at}\)$"):
         read_kineto(path)
+
+
+@pytest.mark.parametrize("spaced", [False, True])
+def test_an_unescaped_python_frame_name_says_what_broke(tmp_path: Path, spaced: bool) -> None:
+    # GIVEN a real stacks trace (encoder_infer, with_stack=True) whose first Python frame is
+    # named as pytorch/pytorch#113001 shows the profiler writing one: source text with its
+    # quotes unescaped; compact as stored here, or spaced as the profiler writes it
+    from conftest import SAMPLES
+
+    source = SAMPLES / "validation/unannotated/encoder_infer/trace.stacks.json.gz"
+    with gzip.open(source, "rb") as f:
+        text = f.read()
+    frame = b'"cat":"python_function","name":"'
+    if spaced:
+        text = text.replace(b'"ph":"X",', b'"ph": "X", ').replace(frame, frame.replace(b":", b": "))
+        frame = frame.replace(b":", b": ")
+    at = text.index(frame) + len(frame)
+    broken = text[:at] + b'_lib = torch.library.Library("_inductor_test", "IMPL")' + text[at:]
+    path = tmp_path / "frames.json"
+    path.write_bytes(broken)
+    # WHEN read: one line naming the position, the kind of event and what to do
+    with pytest.raises(TraceFormatError) as info:
+        read_kineto(path)
+    message = str(info.value)
+    assert "\n" not in message
+    assert f"(byte {at + 30})" in message
+    assert message.endswith(
+        ", inside a python_function event: PyTorch's profiler writes some Python frame names "
+        "unescaped (pytorch/pytorch#113001); record without with_stack "
+        "(`traceinspect profile --no-stacks`)"
+    )
+    # and the same break in a kernel's name says nothing about Python frames
+    kernel = text.index(b'"cat":"kernel","name":"') + len(b'"cat":"kernel","name":"')
+    path.write_bytes(text[:kernel] + b'f("x")' + text[kernel:])
+    with pytest.raises(TraceFormatError) as info:
+        read_kineto(path)
+    assert "python_function" not in str(info.value)

@@ -130,6 +130,17 @@ _WHITESPACE: Final = b" \t\r\n"
 _OPEN, _CLOSE, _COMMA = ord("["), ord("]"), ord(",")
 _UTF8_BOM: Final = b"\xef\xbb\xbf"
 _BYTE_POSITION: Final = re.compile(r"\(byte (\d+)\)")
+#: Said after a syntax error inside a Python frame event: the profiler writes some frame
+#: names (source text, inductor's generated code) without escaping their quotes or control
+#: characters (pytorch/pytorch#113001, #130622, #136180).
+_PYTHON_FRAME_HINT: Final = (
+    ", inside a python_function event: PyTorch's profiler writes some Python frame names "
+    "unescaped (pytorch/pytorch#113001); record without with_stack "
+    "(`traceinspect profile --no-stacks`)"
+)
+_PYTHON_FRAME_CAT: Final = re.compile(rb'"cat":\s*"python_function"')
+#: How far before an error its event's start is looked for.
+_HINT_LOOKBACK: Final = 64 * 1024
 _EVENT_INDEX: Final = re.compile(r"\$(?:\.traceEvents)?\[(\d+)\]")
 _NOT_BLANK: Final = re.compile(rb"[^ \t\r\n]")
 
@@ -232,10 +243,25 @@ class EventChunks:
         def _index(m: re.Match[str]) -> str:
             return f"traceEvents[{int(m.group(1)) + self.events_before}]"
 
+        position = _BYTE_POSITION.search(message)
         message = _EVENT_INDEX.sub(_index, _BYTE_POSITION.sub(_byte, message))
         if "truncated" in message.lower():
             message = f"truncated JSON ({message})"
-        return TraceFormatError(self.path, message.splitlines()[0])
+        message = message.splitlines()[0]
+        if position is not None and self._in_python_frame(int(position.group(1)) + byte_shift):
+            message += _PYTHON_FRAME_HINT
+        return TraceFormatError(self.path, message)
+
+    def _in_python_frame(self, byte: int) -> bool:
+        """Whether file byte ``byte`` lies in a Kineto ``python_function`` event (one of
+        the Python frames ``with_stack`` records), as far as the text still held shows."""
+        data = self.buffer.data
+        at = byte - self.buffer.offset
+        if not 0 <= at <= len(data):
+            return False
+        before = bytes(data[max(0, at - _HINT_LOOKBACK) : at])
+        event = before.rfind(b'"ph":')  # Kineto starts every event with its phase
+        return event >= 0 and _PYTHON_FRAME_CAT.search(before, event) is not None
 
     def _decode_meta(self, text: bytes | bytearray, byte_shift: int) -> TopLevel:
         try:
