@@ -187,7 +187,12 @@ def packed_path(keys, dur, share, blocks, resident, matrix, deps=()) -> float:
             np.array(share, float),
             list(deps),
             matrix=np.array(matrix, bool),
-            packing=Packing(np.array(blocks, float), np.array(resident, float), np.full(n, 132.0)),
+            packing=Packing(
+                np.array(blocks, float),
+                np.array(resident, float),
+                np.full(n, 132.0),
+                np.array(matrix, bool),
+            ),
         )
         / US
     )

@@ -159,7 +159,7 @@ def estimate_occurrence(
                 deps=deps,
                 share=share[members] if concurrent else None,
                 packing=(
-                    Packing(blocks[members], resident[members], sms[members])
+                    Packing(blocks[members], resident[members], sms[members], matrix[members])
                     if concurrent
                     else None
                 ),

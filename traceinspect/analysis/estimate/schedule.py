@@ -83,15 +83,16 @@ Stretcher = Callable[[int, float], float]
 
 @dataclass(frozen=True)
 class Packing:
-    """Per node: its blocks, the blocks of it one SM holds at once, and the device's SMs (0
-    where unknown)."""
+    """Per node: its blocks, the blocks of it one SM holds at once, the device's SMs (0
+    where unknown), and whether it is a matrix kernel (only those pack)."""
 
     blocks: FloatArray
     resident: FloatArray
     sms: FloatArray
+    matrix: npt.NDArray[np.bool_]
 
-    def stretcher(self, matrix: npt.NDArray[np.bool_]) -> Stretcher:
-        blocks = np.where(matrix, self.blocks, 0.0).tolist()
+    def stretcher(self) -> Stretcher:
+        blocks = np.where(self.matrix, self.blocks, 0.0).tolist()
         resident = self.resident.tolist()
         sms = self.sms.tolist()
 
@@ -155,7 +156,7 @@ def scheduled_path_ns(
     roles = slowing_roles(matrix, share) if slowdown > 0 else None
     # Each node at its own pace first: where no light node then runs beside a matrix node,
     # nothing slows, and that schedule stands (the slowed one costs 1.4x the time to walk).
-    pack = packing.stretcher(matrix) if packing is not None and matrix is not None else None
+    pack = packing.stretcher() if packing is not None else None
     end, started_at = _plain_path_ns(dur, cost, need, unblocks, list(waiting), pack)
     if roles is None:
         return end
