@@ -63,6 +63,19 @@ def recording_rows(recording: str, probe: bool, calibration: str = "") -> dict[s
     return out
 
 
+def assert_probe_prediction(
+    recording: str, name: str, expected: tuple[float, float, float]
+) -> None:
+    """A probed recording's workload measured and predicted as ``expected``: (measured
+    graphed p50 µs, predicted µs with its probes' copy cost, predicted µs from the trace
+    alone)."""
+    measured, with_probe, trace_alone = expected
+    probed, alone = recording_rows(recording, True)[name], recording_rows(recording, False)[name]
+    assert probed.graphed_measured_us == pytest.approx(measured, abs=0.05)
+    assert probed.predicted_us == pytest.approx(with_probe, abs=0.5)
+    assert alone.predicted_us == pytest.approx(trace_alone, abs=0.5)
+
+
 def step_verdicts_agreeing_with_replay(workloads: Iterable[Any]) -> dict[str, int]:
     """Count of step verdicts over measured H200 workloads (``validation_table.Workload``),
     asserting on the way that each step's verdict agrees with the saving replay measurably

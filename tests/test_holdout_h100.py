@@ -21,7 +21,7 @@ import statistics
 import sys
 
 import pytest
-from conftest import SAMPLES, recording_rows
+from conftest import SAMPLES, assert_probe_prediction, recording_rows
 
 sys.path.insert(0, str(SAMPLES.parent / "bench"))
 from validation_table import (  # noqa: E402
@@ -109,11 +109,7 @@ def test_h100_traces_take_the_h100_profile() -> None:
     ("recording", "name"), [(s, n) for s, by_name in EXPECTED.items() for n in sorted(by_name)]
 )
 def test_h100_prediction(recording: str, name: str) -> None:
-    measured, with_probe, trace_alone = EXPECTED[recording][name]
-    probed, alone = recording_rows(recording, True)[name], recording_rows(recording, False)[name]
-    assert probed.graphed_measured_us == pytest.approx(measured, abs=0.05)
-    assert probed.predicted_us == pytest.approx(with_probe, abs=0.5)
-    assert alone.predicted_us == pytest.approx(trace_alone, abs=0.5)
+    assert_probe_prediction(recording, name, EXPECTED[recording][name])
 
 
 @pytest.mark.parametrize(

@@ -114,6 +114,15 @@ class Packing:
         return stretch
 
 
+def _start_stretch(i: int, full: bool, used: float, pack: Stretcher | None) -> float:
+    """How long node ``i``, due now, runs against its duration alone if it starts now: 1
+    where it has room (the device not ``full`` for it), packed onto the SMs left free where
+    ``pack`` lets it (with ``used`` of the device held), 0 where it waits."""
+    if not full:
+        return 1.0
+    return pack(i, used) if pack is not None else 0.0
+
+
 def scheduled_path_ns(
     stream_key: IntArray,
     duration: FloatArray,
@@ -233,12 +242,11 @@ def _plain_path_ns(
         while due:
             item = pop(due)
             i = item[1]
-            stretch = 1.0
-            if running and used + need[i] > room:
-                stretch = pack(i, used) if pack is not None else 0.0
-                if not stretch:
-                    blocked.append(item)
-                    continue
+            full = bool(running) and used + need[i] > room
+            stretch = _start_stretch(i, full, used, pack)
+            if not stretch:
+                blocked.append(item)
+                continue
             done = now + dur[i] * stretch
             started_at[i] = now
             push(running, (done, i))
@@ -343,12 +351,11 @@ def _slowed_path_ns(
             while due:
                 item = pop(due)
                 i = item[1]
-                stretch = 1.0
-                if (timed or light) and used + need[i] > room:
-                    stretch = pack(i, used) if pack is not None else 0.0
-                    if not stretch:
-                        blocked.append(item)
-                        continue
+                full = bool(timed or light) and used + need[i] > room
+                stretch = _start_stretch(i, full, used, pack)
+                if not stretch:
+                    blocked.append(item)
+                    continue
                 used += need[i]
                 if slowed[i]:
                     push(light, (clock + dur[i] * stretch, i))
