@@ -6,8 +6,10 @@ Expected numbers were read from the files independently with ``json``/``gzip`` a
 
 from __future__ import annotations
 
+import functools
 import gzip
 import json
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -661,11 +663,10 @@ def test_syntax_error_position_is_the_file_byte(
         read_kineto(path)
 
 
-@pytest.mark.parametrize("spaced", [False, True])
-def test_an_unescaped_python_frame_name_says_what_broke(tmp_path: Path, spaced: bool) -> None:
-    # GIVEN a real stacks trace (encoder_infer, with_stack=True) whose first Python frame is
-    # named as pytorch/pytorch#113001 shows the profiler writing one: source text with its
-    # quotes unescaped; compact as stored here, or spaced as the profiler writes it
+@functools.cache
+def _stacks_trace(spaced: bool) -> tuple[bytes, bytes]:
+    """A real stacks trace's JSON (encoder_infer, with_stack=True), compact as stored here
+    or spaced as the profiler writes it, and the text that opens a Python frame's name."""
     from conftest import SAMPLES
 
     source = SAMPLES / "validation/unannotated/encoder_infer/trace.stacks.json.gz"
@@ -673,18 +674,115 @@ def test_an_unescaped_python_frame_name_says_what_broke(tmp_path: Path, spaced: 
         text = f.read()
     frame = b'"cat":"python_function","name":"'
     if spaced:
-        text = text.replace(b'"ph":"X",', b'"ph": "X", ').replace(frame, frame.replace(b":", b": "))
+        text = (
+            text.replace(b'"ph":"X",', b'"ph": "X", ')
+            .replace(frame, frame.replace(b":", b": "))
+            .replace(b'","pid":', b'", "pid": ')
+        )
         frame = frame.replace(b":", b": ")
-    at = text.index(frame) + len(frame)
-    broken = text[:at] + b'_lib = torch.library.Library("_inductor_test", "IMPL")' + text[at:]
+    return text, frame
+
+
+@functools.cache
+def _stacks_timeline(spaced: bool) -> Timeline:
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "clean.json"
+        path.write_bytes(_stacks_trace(spaced)[0])
+        return read_kineto(path, workers=1)
+
+
+#: Python frame names as PyTorch's profiler has written them, unescaped.
+UNESCAPED_FRAMES = {
+    # source text with quotes and a newline (pytorch/pytorch#113001)
+    "source": b'_lib = torch.library.Library("_inductor_test", "IMPL")\n(1): <module>',
+    # dynamo's dict-like co_filename (pytorch/kineto#1459)
+    "dynamo": b'{"device": "cpu", "dtype": "float32"}(12): run',
+    # a Windows path (pytorch/pytorch#98432)
+    "windows": b"C:\\Users\\me\\torch\\cuda\\__init__.py(219): _lazy_init",
+    # bytes that are not UTF-8 (pytorch/pytorch#136180)
+    "bad_utf8": b"torch/_inductor/config.py(0): \xff\xfe",
+}
+
+
+@pytest.mark.parametrize("chunk_bytes", [None, 65536])
+@pytest.mark.parametrize("spaced", [False, True])
+@pytest.mark.parametrize("kind", sorted(UNESCAPED_FRAMES))
+def test_unescaped_python_frame_names_are_read_as_written(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    kind: str,
+    spaced: bool,
+    chunk_bytes: int | None,
+) -> None:
+    # GIVEN the stacks trace with an unescaped name put before three Python frames' names
+    text, frame = _stacks_trace(spaced)
+    raw = UNESCAPED_FRAMES[kind]
+    broken, at = text, 0
+    for _ in range(3):
+        at = broken.index(frame, at + 1) + len(frame)
+        broken = broken[:at] + raw + broken[at:]
     path = tmp_path / "frames.json"
     path.write_bytes(broken)
+    if chunk_bytes is not None:  # read in many small chunks
+        monkeypatch.setattr(kineto, "CHUNK_BYTES", chunk_bytes)
+        monkeypatch.setattr(kineto, "READ_BYTES", chunk_bytes)
+    # WHEN read
+    tl = read_kineto(path, workers=1)
+    original = _stacks_timeline(spaced)
+    # THEN every event is there, the three names read as their raw text, and a note says so
+    assert len(tl.python) == len(original.python) == 67895
+    assert len(tl.kernels) == len(original.kernels)
+    assert len(tl.cpu_ops) == len(original.cpu_ops)
+    name = raw.decode("utf-8", errors="replace")
+    repaired = [n for n in tl.python["name"] if n.startswith(name)]
+    assert len(repaired) == 3
+    assert set(tl.python["name"]) - set(repaired) <= set(original.python["name"])
+    assert tl.meta.notes == (
+        "3 Python frame names written unescaped by the profiler (pytorch/pytorch#113001) "
+        "read as their raw text",
+    )
+
+
+@pytest.mark.parametrize("chunk_bytes", [None, 65536])
+def test_a_break_after_repaired_frames_names_its_own_byte(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk_bytes: int | None
+) -> None:
+    # GIVEN 40 unescaped frame names (each re-escaped longer), then a junk byte past them
+    text, frame = _stacks_trace(spaced=False)
+    at = 0
+    for _ in range(40):
+        at = text.index(frame, at + 1) + len(frame)
+        text = text[:at] + UNESCAPED_FRAMES["dynamo"] + text[at:]
+    kernel = text.index(b'"cat":"kernel","name":"', len(text) // 2)
+    junk = text.index(b"{", text.index(b'"args":', kernel)) + 1
+    path = tmp_path / "frames.json"
+    path.write_bytes(text[:junk] + b"@" + text[junk + 1 :])
+    if chunk_bytes is not None:
+        monkeypatch.setattr(kineto, "CHUNK_BYTES", chunk_bytes)
+        monkeypatch.setattr(kineto, "READ_BYTES", chunk_bytes)
+    # THEN the error names the junk's byte in the file as it is, not as repaired
+    with pytest.raises(TraceFormatError, match=rf"\(byte {junk}\)$"):
+        read_kineto(path, workers=1)
+
+
+@pytest.mark.parametrize("spaced", [False, True])
+def test_a_broken_python_frame_that_is_not_its_name_says_what_broke(
+    tmp_path: Path, spaced: bool
+) -> None:
+    # GIVEN the stacks trace whose first Python frame's args object opens on a stray quote
+    # (no name to repair: the profiler's own bug never breaks there)
+    text, frame = _stacks_trace(spaced)
+    start = text.index(frame)
+    args = text.index(b'"args":', start)
+    at = text.index(b"{", args) + 1
+    path = tmp_path / "frames.json"
+    path.write_bytes(text[:at] + b'"' + text[at:])
     # WHEN read: one line naming the position, the kind of event and what to do
     with pytest.raises(TraceFormatError) as info:
         read_kineto(path)
     message = str(info.value)
     assert "\n" not in message
-    assert f"(byte {at + 30})" in message
+    assert "(byte " in message
     assert message.endswith(
         ", inside a python_function event: PyTorch's profiler writes some Python frame names "
         "unescaped (pytorch/pytorch#113001); record without with_stack "
@@ -696,3 +794,4 @@ def test_an_unescaped_python_frame_name_says_what_broke(tmp_path: Path, spaced: 
     with pytest.raises(TraceFormatError) as info:
         read_kineto(path)
     assert "python_function" not in str(info.value)
+    assert "(byte " in str(info.value)

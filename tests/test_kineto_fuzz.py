@@ -174,3 +174,39 @@ def test_chunked_reading_agrees_or_fails_alike(events: list[dict[str, Any]]) -> 
                 except TraceFormatError:
                     outcomes.append("error")
     assert outcomes[0] == outcomes[1]
+
+
+#: A Python frame event as Kineto writes it, its name's text left to the test.
+_FRAME = (
+    b'{"traceEvents": [\n  {\n    "ph": "X", "cat": "python_function", "name": "%s", '
+    b'"pid": 7, "tid": 7,\n    "ts": 1000, "dur": 5,\n    "args": {\n      "Python id": 1'
+    b"\n    }\n  },\n"
+    b'  {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 7, "tid": 7, "ts": 1001, '
+    b'"dur": 2}\n]}'
+)
+
+
+@FUZZ
+@given(
+    name=st.text(
+        alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters=","),
+        max_size=40,
+    ),
+    bad=st.binary(max_size=3),
+)
+def test_a_python_frame_name_reads_as_the_profiler_wrote_it(name: str, bad: bytes) -> None:
+    # GIVEN any text written into a frame's name as is, quotes, backslashes, control
+    # characters and stray bytes included (no comma: "a", "b" is a name and a key alike)
+    raw = name.encode() + bad
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "frame.json"
+        path.write_bytes(_FRAME % raw)
+        # WHEN read
+        tl = read_kineto(path)
+    # THEN the name is the JSON string where it is one, else the raw text; nothing is lost
+    try:
+        expected = json.loads(b'"' + raw + b'"')
+    except ValueError:
+        expected = raw.decode("utf-8", errors="replace")
+    assert list(tl.python["name"]) == [expected]
+    assert list(tl.cpu_ops["name"]) == ["aten::mm"]

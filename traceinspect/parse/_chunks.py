@@ -23,6 +23,13 @@ Memory is bounded by the events kept, never by the bytes read (hostile files inc
 * before the window grows (and every :data:`CHECK_EVERY_BYTES` of squeezed input) the text
   held is checked for syntax, so invalid bytes (a NUL, junk before ``traceEvents``) fail at
   their position instead of being read to the end of the file.
+
+Python frame names that PyTorch's profiler wrote unescaped (``with_stack=True``: source text
+with quotes, Windows paths, inductor's generated code, bad UTF-8; pytorch/pytorch#113001,
+#98432, #130622, #136180) are repaired where a syntax or UTF-8 error falls inside one: the
+name runs from its opening quote to the ``", "pid":`` Kineto writes after every frame name,
+and is escaped again (:meth:`EventChunks._repair_frame`). :attr:`EventChunks.repaired`
+counts them; any other invalid text still fails at its position.
 """
 
 from __future__ import annotations
@@ -46,6 +53,8 @@ MiB: Final = 1 << 20
 #: Longest stretch of text held at once without an event boundary (one event, the keys
 #: before traceEvents): real events are below 1 MiB; beyond this the file is refused.
 MAX_EVENT_BYTES: Final = 64 * MiB
+#: Longest Python frame name repaired (see the module docstring).
+MAX_NAME_BYTES: Final = 64 * 1024
 #: Whitespace read (and dropped) between two syntax checks of the text held.
 CHECK_EVERY_BYTES: Final = 16 * MiB
 
@@ -142,6 +151,10 @@ _PYTHON_FRAME_CAT: Final = re.compile(rb'"cat":\s*"python_function"')
 #: How far before an error its event's start is looked for.
 _HINT_LOOKBACK: Final = 64 * 1024
 _EVENT_INDEX: Final = re.compile(r"\$(?:\.traceEvents)?\[(\d+)\]")
+#: A Python frame's name: after its key, up to the ``", "pid":`` Kineto writes next.
+_NAME_KEY: Final = re.compile(rb'"name":\s*"')
+_NAME_END: Final = re.compile(rb'"\s*,\s*"pid"\s*:')
+_STRING_SYNTAX: Final = msgspec.json.Decoder(str)
 _NOT_BLANK: Final = re.compile(rb"[^ \t\r\n]")
 
 
@@ -176,6 +189,16 @@ class Source:
         self._file.close()
 
 
+def _bad_utf8(text: bytes | bytearray) -> int | None:
+    """Index of the first byte of ``text`` that is not UTF-8, short of a character cut at
+    its end; None where there is none."""
+    try:
+        bytes(text).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return None if exc.reason == "unexpected end of data" else exc.start
+    return None
+
+
 def _is_blank(block: bytes) -> bool:
     """Only JSON whitespace (``isspace`` also takes \\v and \\f, which JSON does not)."""
     return block.isspace() and b"\x0b" not in block and b"\x0c" not in block
@@ -195,6 +218,8 @@ class _Buffer:
         self.offset = 0  # file offset of data[0]
         self.check: Callable[[], None] = lambda: None  # syntax check of the text held
         self.squeezed = 0  # blank bytes dropped since the last check
+        #: (index in data, bytes added) per text replaced: file offsets stay exact
+        self.replaced: list[tuple[int, int]] = []
 
     def fill(self, size: int) -> None:
         """Read until ``data`` holds ``size`` bytes or the file ends. A block that is all
@@ -217,6 +242,21 @@ class _Buffer:
     def consume(self, count: int) -> None:
         self.data = self.data[count:]
         self.offset += count
+        if self.replaced:
+            self.offset -= sum(added for at, added in self.replaced if at < count)
+            self.replaced = [(at - count, added) for at, added in self.replaced if at >= count]
+
+    def file_byte(self, byte: int) -> int:
+        """The file offset of what sits at ``byte`` (``offset`` + index in ``data``) once the
+        text replaced before it is taken back out."""
+        index = byte - self.offset
+        return byte - sum(added for at, added in self.replaced if at < index)
+
+    def replace(self, start: int, end: int, text: bytes) -> None:
+        """Put ``text`` in place of ``data[start:end]`` (never while a decode's values point
+        into ``data``)."""
+        self.data[start:end] = text
+        self.replaced.append((start, len(text) - (end - start)))
 
 
 class EventChunks:
@@ -229,6 +269,7 @@ class EventChunks:
         self.buffer = _Buffer(source)
         self.meta = TopLevel()
         self.events_before = 0  # events yielded so far, for error messages
+        self.repaired = 0  # Python frame names escaped again (see the module docstring)
         self._top_level_array = False
 
     def _fail(self, exc: Exception, byte_shift: int) -> TraceFormatError:
@@ -238,7 +279,7 @@ class EventChunks:
         message = str(exc)
 
         def _byte(m: re.Match[str]) -> str:
-            return f"(byte {max(0, int(m.group(1)) + byte_shift)})"
+            return f"(byte {max(0, self.buffer.file_byte(int(m.group(1)) + byte_shift))})"
 
         def _index(m: re.Match[str]) -> str:
             return f"traceEvents[{int(m.group(1)) + self.events_before}]"
@@ -316,38 +357,98 @@ class EventChunks:
         buf.consume(len(buf.data))
         self._pending_tail: list[Event] | None = meta.traceEvents
 
-    def _check_syntax(
-        self, decoder: msgspec.json.Decoder[Any], text: bytes | bytearray | memoryview, shift: int
-    ) -> None:
-        """Raise the first syntax error in ``text`` (a prefix: truncation is fine)."""
+    def _syntax_error(
+        self, decoder: msgspec.json.Decoder[Any], text: bytes | bytearray | memoryview
+    ) -> msgspec.DecodeError | None:
+        """The first syntax error in ``text`` (a prefix: truncation is fine), if any."""
         try:
             decoder.decode(text)
         except msgspec.DecodeError as exc:
             message = str(exc)
             if "truncated" in message:
-                return
+                return None
             position = _BYTE_POSITION.search(message)
             if position is not None and int(position.group(1)) >= len(text) - 4:
-                return  # a multi-byte character cut at the end of the prefix
-            raise self._fail(exc, shift) from None
+                return None  # a multi-byte character cut at the end of the prefix
+            return exc.with_traceback(None)  # its frames would hold views of the text
         except (msgspec.ValidationError, UnicodeDecodeError):
-            return  # types and text are checked by the real decode
+            return None  # types and text are checked by the real decode
+        return None
+
+    def _check_syntax(
+        self, decoder: msgspec.json.Decoder[Any], text: bytes | bytearray | memoryview, shift: int
+    ) -> None:
+        """Raise the first syntax error in ``text`` (a prefix: truncation is fine)."""
+        exc = self._syntax_error(decoder, text)
+        if exc is not None:
+            raise self._fail(exc, shift)
 
     def _check_head(self) -> None:
         """The keys before traceEvents: junk fails here, not after reading the whole file."""
         self._check_syntax(_OBJECT_SYNTAX, self.buffer.data, 0)
 
     def _check_events(self) -> None:
-        data = self.buffer.data
-        if not data:
-            return
-        saved = data[0]
-        data[0] = _OPEN  # the "[" or "," before the next event
-        with memoryview(data) as view:
-            try:
-                self._check_syntax(_EVENTS_SYNTAX, view[:MAX_EVENT_BYTES], self.buffer.offset)
-            finally:
-                data[0] = saved
+        """The events held: the first syntax error, or bad UTF-8 short of the end, fails at
+        its position, unless it lies in a Python frame's name, which is repaired."""
+        buf = self.buffer
+        while buf.data:
+            data = buf.data
+            saved = data[0]
+            data[0] = _OPEN  # the "[" or "," before the next event
+            with memoryview(data) as view, view[:MAX_EVENT_BYTES] as head:
+                try:
+                    exc = self._syntax_error(_EVENTS_SYNTAX, head)
+                finally:
+                    data[0] = saved
+            if exc is not None:
+                position = _BYTE_POSITION.search(str(exc))
+                if position is None or not self._repair_frame(int(position.group(1))):
+                    raise self._fail(exc, buf.offset)
+                continue
+            bad = _bad_utf8(data[:MAX_EVENT_BYTES])
+            if bad is None:
+                return
+            if not self._repair_frame(bad):
+                raise TraceFormatError(
+                    self.path, f"text is not valid UTF-8 (byte {buf.offset + bad})"
+                )
+
+    def _repair_frame(self, at: int) -> bool:
+        """Escape again the name of the Python frame event holding ``data[at]`` (where a
+        decode failed); False, changing nothing, where ``at`` is not inside such a name or
+        the name is valid JSON text as it stands.
+
+        Kineto writes a frame as ``"ph": "X", "cat": "python_function", "name": "…",
+        "pid": …``: the name's text is what lies between its opening quote and the first
+        ``", "pid":`` after it. Its bytes are read as the raw name (bad UTF-8 replaced by
+        U+FFFD) and written back as a JSON string's content."""
+        buf = self.buffer
+        data = buf.data
+        event = data.rfind(b'"ph":', max(0, at - _HINT_LOOKBACK), at)
+        if event < 0 or _PYTHON_FRAME_CAT.search(data, event, at) is None:
+            return False
+        key = _NAME_KEY.search(data, event, at)
+        if key is None:
+            return False
+        start = key.end()
+        end = _NAME_END.search(data, start, start + MAX_NAME_BYTES)
+        if end is None and not buf.source.eof:
+            buf.fill(start + MAX_NAME_BYTES)
+            data = buf.data
+            end = _NAME_END.search(data, start, start + MAX_NAME_BYTES)
+        if end is None or not start <= at <= end.start() + 1:
+            return False
+        raw = bytes(data[start : end.start()])
+        try:
+            _STRING_SYNTAX.decode(b'"' + raw + b'"')
+        except (msgspec.DecodeError, UnicodeDecodeError):
+            pass
+        else:
+            return False  # valid as it stands: the error is not the name's
+        name = raw.decode("utf-8", errors="replace")
+        buf.replace(start, end.start(), msgspec.json.encode(name)[1:-1])
+        self.repaired += 1
+        return True
 
     def _cut_and_decode(self, window: int) -> list[Event] | None:
         """Decode a prefix of whole events from the first ``window`` buffered bytes, or
@@ -393,13 +494,19 @@ class EventChunks:
         buf = self.buffer
         buf.fill_all()
         buf.data[0] = _OPEN  # was the "[" or the "," before the first remaining event
-        if self._top_level_array:
+        opening = b"" if self._top_level_array else b'{"traceEvents":'
+        while True:
+            text = opening + buf.data
             try:
-                return _EVENTS_DECODER.decode(buf.data)
+                if self._top_level_array:
+                    return _EVENTS_DECODER.decode(text)
+                tail = _TAIL_DECODER.decode(text)
+                break
             except _DECODE_ERRORS as exc:
-                raise self._fail(exc, buf.offset) from None
-        opening = b'{"traceEvents":'
-        tail = self._decode_meta(opening + buf.data, buf.offset - len(opening))
+                position = _BYTE_POSITION.search(str(exc))
+                at = int(position.group(1)) - len(opening) if position else _bad_utf8(buf.data)
+                if at is None or not self._repair_frame(at):
+                    raise self._fail(exc, buf.offset - len(opening)) from None
         for name in TopLevel.__struct_fields__:
             value = getattr(tail, name)
             if value is not None and name != "traceEvents":

@@ -287,6 +287,7 @@ class Part:
     sync_kinds: list[str] = field(default_factory=list)
     cats_seen: set[str] = field(default_factory=set)
     negative_durations: int = 0
+    repaired_frames: int = 0
     missing_ts: int = 0
     missing_flow_ts: int = 0
     correlation_args_seen: bool = False
@@ -311,6 +312,7 @@ def collect_range(path: Path, part: Range) -> Part:
         sync_kinds=collector.sync_kinds,
         cats_seen=collector.cats_seen,
         negative_durations=collector.negative_durations,
+        repaired_frames=chunks.repaired,
         missing_ts=collector.missing_ts,
         missing_flow_ts=collector.missing_flow_ts,
         correlation_args_seen=collector.correlation_args_seen,
@@ -343,6 +345,7 @@ def merge(path: Path, parts: Sequence[Part], head_meta: TopLevel) -> tuple[Any, 
         merged.sync_kinds.extend(part.sync_kinds)
         merged.cats_seen |= part.cats_seen
         merged.negative_durations += part.negative_durations
+        merged.repaired_frames += part.repaired_frames
         merged.missing_ts += part.missing_ts
         merged.missing_flow_ts += part.missing_flow_ts
         merged.correlation_args_seen |= part.correlation_args_seen

@@ -97,6 +97,7 @@ def read_kineto(path: Path, *, workers: int | None = None) -> Timeline:
         source.close()
         if gc_was_enabled:
             gc.enable()
+    collector.repaired_frames = chunks.repaired
     return _assemble(path, collector, chunks.meta)
 
 
@@ -365,6 +366,11 @@ def _assemble(path: Path, c: _Collector, meta: TopLevel) -> Timeline:
 
     if c.negative_durations:
         notes.append(f"{c.negative_durations} events with a negative dur, read as 0")
+    if c.repaired_frames:
+        notes.append(
+            f"{c.repaired_frames} Python frame names written unescaped by the profiler "
+            "(pytorch/pytorch#113001) read as their raw text"
+        )
     missing_ts = c.missing_ts + (0 if c.correlation_args_seen else c.missing_flow_ts)
     if missing_ts:
         notes.append(f"{missing_ts} events without ts skipped")

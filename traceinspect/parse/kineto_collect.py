@@ -243,6 +243,7 @@ class _Collector:
         self.flows = _Columns()
         self.cats_seen: set[str] = set()
         self.negative_durations = 0
+        self.repaired_frames = 0  # Python frame names escaped again by the chunk reader
         self.missing_ts = 0
         # Flow events without ts count only where flows are used (no correlation args in
         # the whole trace), so the count never depends on where chunks were cut.
