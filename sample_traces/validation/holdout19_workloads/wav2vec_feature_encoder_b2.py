@@ -51,7 +51,7 @@ def build(device: torch.device, smoke: bool) -> Built:
         return model(wave)
 
     inputs = [(torch.randn(batch, samples, device=device, dtype=dtype),) for _ in range(2)]
-    description = f"wav2vec 2.0 feature encoder (7 Conv1d of {c}) + projection to {d}, batch {batch}"
+    description = f"wav2vec 2.0 feature encoder (7 Conv1d of {c}) + projection to {d}, b{batch}"
     return Built(step, inputs, description, [model])
 
 
