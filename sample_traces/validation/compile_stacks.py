@@ -34,6 +34,14 @@ EVENT_START = b'\n  {\n    "ph": '
 AROUND = 12  # events kept on each side of the first broken name
 
 
+def valid_string(raw: bytes) -> bool:
+    try:
+        msgspec.json.decode(b'"' + raw + b'"')
+    except (msgspec.DecodeError, UnicodeDecodeError):
+        return False
+    return True
+
+
 def excerpt(text: bytes, at: int) -> bytes:
     """The whole events from AROUND before byte ``at`` to AROUND after, as a trace."""
     lo = at
@@ -82,12 +90,7 @@ def main(out: Path) -> None:
         summary["strict_json"] = "ok"
     except msgspec.DecodeError as exc:
         summary["strict_json"] = str(exc)
-    broken = []
-    for m in FRAME.finditer(text):
-        try:
-            msgspec.json.decode(b'"' + m.group(1) + b'"')
-        except (msgspec.DecodeError, UnicodeDecodeError):
-            broken.append(m)
+    broken = [m for m in FRAME.finditer(text) if not valid_string(m.group(1))]
     summary["frames"] = sum(1 for _ in FRAME.finditer(text))
     summary["broken_frames"] = len(broken)
     summary["broken_examples"] = [m.group(1)[:200].decode("utf-8", "replace") for m in broken[:10]]
