@@ -7,9 +7,11 @@ session leaves its process's replays slower for the rest of its life (fresh-proc
 re-recordings of other workloads: 2-52 % faster, median 27 %), and no fresh timing of these
 eight exists. The model now predicts the clean replay (calibration timed before any profiler
 session, 100 ns per node on top and at least 2 µs for a kernel after a memset node, both
-fitted on the 64 H200 replays timed in a fresh process), so every prediction but one sits below its
-measurement (median −4.9 %): two_streams, whose two branches of device-filling kernels the
-replay runs one after the other, is GPU time nearly all through and comes out +1.9 %. Seven
+fitted on the 64 H200 replays timed in a fresh process), so every prediction sits below its
+measurement (median −4.6 %); two_streams, whose two branches of device-filling kernels run
+one after the other but for the last wave of each multi-wave tanh, where the other branch's
+next GEMM starts, is GPU time nearly all through and comes out −4.0 % (+2.7 % while a kernel
+held its room to its end). Seven
 of eight come within ±10 % (six while the input copy hid the replay's latency: host_sync was
 −11.0 %, now −10.0 %) and the stated range holds every measurement. The measured values and the
 predictions (built-in ``nvidia-h200`` profile) are stated per workload; a change to the
@@ -38,9 +40,10 @@ EXPECTED = {
     "convnet_b64": (5113.3, 5108.9),  # compute-bound: −0.1 %
     "big_gemm": (20127.1, 19651.7),  # graphed kernels ran 3 % slower than eager: −2.4 %
     "mixed": (2224.1, 2148.9),  # one graph predicted, two measured: −3.4 %
-    # every kernel fills the device (GEMMs 0.97 of it, tanh all of it): the branches' 501 µs
-    # of kernels run one after the other, + 0.9 µs of node overhead not hidden: +1.1 %
-    "two_streams": (507.2, 520.9),
+    # every kernel fills the device (GEMMs 0.97 of it, tanh all of it, in two waves): the
+    # branches' 501 µs of kernels run one after the other, but for each tanh's last wave,
+    # where the other branch's next GEMM starts: −4.0 %
+    "two_streams": (507.2, 487.1),
     "host_sync": (376.2, 342.8),  # two graphs around the .item() sync: −8.9 %
 }
 #: Beyond ±10 %, the launch-bound graph whose measurement the profiled process inflated
@@ -88,14 +91,13 @@ def test_the_clean_prediction_sits_below_the_profiled_process(
         for w in EXPECTED
     }
     errors = sorted(error.values())
-    # every clean prediction sits below that measurement but two_streams': its replay is
-    # 501 µs of kernels run one after the other (both branches fill the device) out of a
-    # 521 µs prediction, so the inflated costs are too small a share of it to put the
-    # measurement above; it sits just over, +2.7 %
-    assert {w for w, e in error.items() if e >= 0} == {"two_streams"}
-    assert error["two_streams"] == pytest.approx(0.0270, abs=0.001)
+    # every clean prediction sits below that measurement; two_streams' sat just over it
+    # (+2.7 %) while a kernel held its room to its end: its replay is nearly all kernels of
+    # both branches, each filling the device, so the inflated costs are a small share of it
+    assert all(e < 0 for e in errors)
+    assert error["two_streams"] == pytest.approx(-0.0396, abs=0.001)
     assert sum(abs(e) <= TOLERANCE for e in errors) == 7
-    assert (errors[3] + errors[4]) / 2 == pytest.approx(-0.0429, abs=0.001)  # median
+    assert (errors[3] + errors[4]) / 2 == pytest.approx(-0.0458, abs=0.001)  # median
 
 
 # Nsight Systems exports of the same eager workloads (no torch.profiler; NVTX `step` ranges):
@@ -105,11 +107,11 @@ EXPECTED_NSYS = {
     "host_sync": 326.5,  # −14.3 %: its kernels ran 6 % shorter (266 vs 282 µs per step)
     "mixed": 1987.3,  # −10.8 %: its big GEMMs ran 10 % shorter (median 193 vs 215 µs)
     "tiny_mlp": 195.4,  # −7.5 %
-    # −6.3 %: the export's TARGET_INFO_GPU smCount and the kernels' registers/shared memory
+    # −10.8 %: the export's TARGET_INFO_GPU smCount and the kernels' registers/shared memory
     # give each kernel its device share (all fill the device: the branches run one after the
-    # other); the nsys recording ran its kernels 7 % shorter than the Kineto one (busy 463
-    # vs 501 µs).
-    "two_streams": 483.0,
+    # other but for each tanh's last wave); the nsys recording ran its kernels 7 % shorter
+    # than the Kineto one (busy 463 vs 501 µs): −6.3 % while a kernel held its room to its end
+    "two_streams": 452.5,
 }
 
 #: The nsys ``host_sync`` and ``mixed`` traces recorded their kernels shorter than the Kineto
@@ -118,7 +120,9 @@ EXPECTED_NSYS = {
 #: 7.3 points under the Kineto traces' predictions (−11.0 % and −3.7 %), which the
 #: profiled-process measurement already puts under: −15.3 and −11.0 % (−13.1 and −10.8 %
 #: with 200 ns per node). Each bound is the miss rounded up to the next half point.
-NSYS_TOLERANCE = {"host_sync": 0.155, "mixed": 0.115}
+#: two_streams' nsys recording ran its kernels 7 % shorter than the Kineto one, which reads
+#: −4.0 %: −10.8 % since each tanh's last wave makes room for the other branch.
+NSYS_TOLERANCE = {"host_sync": 0.155, "mixed": 0.115, "two_streams": 0.11}
 
 
 @pytest.mark.parametrize("workload", sorted(EXPECTED_NSYS))

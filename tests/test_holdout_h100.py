@@ -73,12 +73,13 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "retrieval_topk_b16": (135.0, 135.3, 136.3),  # +0.3 / +1.0 %
         "rwkv_timemix_loop_b4": (1876.9, 1920.0, 1921.2),  # +2.3 / +2.4 %
         "stft_melspec_b8": (56.2, 59.3, 59.3),  # +5.6 / +5.5 %
-        "wide_deep_4in_streams_b256": (67.0, 69.7, 72.5),  # +4.0 / +8.2 %
+        "wide_deep_4in_streams_b256": (67.0, 70.5, 73.4),  # +5.2 / +9.4 %
     },
     "h100_holdout14": {
         "compiled_gpt_block_b4": (81.7, 80.4, 80.6),  # −1.5 / −1.4 %
         "convnext_block_b8": (598.8, 607.7, 607.4),  # +1.5 / +1.4 %
-        "inception_streams_b16": (289.0, 329.0, 327.0),  # +13.8 / +13.2 %
+        # +13.8 / +13.2 % until a kernel of several waves made room in its last wave
+        "inception_streams_b16": (289.0, 310.1, 308.1),  # +7.3 / +6.6 %
     },
     "h100_holdout13": {
         "deepfm_streams_b2048": (129.0, 137.5, 139.4),  # +6.6 / +8.0 %
@@ -125,7 +126,7 @@ def test_h100_prediction(recording: str, name: str) -> None:
         (False, "", 16, 0.048, 16),
         # the same traces with the H200 profile, as every H100 trace was predicted before:
         # each copy at the H200's 9.2 µs, every launch and replay at the H200's costs
-        (True, "nvidia-h200", 14, 0.031, 16),
+        (True, "nvidia-h200", 14, 0.036, 16),
         (False, "nvidia-h200", 8, 0.101, 16),
     ],
 )
@@ -140,17 +141,18 @@ def test_the_blind_h100_sets(
     assert sum(r.graphed_inside for r in all_rows) == inside
 
 
-@pytest.mark.parametrize(("probe", "median_error"), [(True, 0.018), (False, 0.018)])
+@pytest.mark.parametrize(("probe", "median_error"), [(True, 0.0175), (False, 0.0176)])
 def test_the_h100_sets_blind_for_the_current_model(probe: bool, median_error: float) -> None:
-    # 10 of 11 within ±10 % either way: the miss is Inception, +13.8 % (+13.2 % from the
-    # trace alone), as on the H200 (+15.6 and +16.7 %), measured below its range
+    # 11 of 11 within ±10 % either way, each inside its range. At the freeze 10 of 11: the
+    # miss was Inception, +13.8 % (+13.2 % from the trace alone), as on the H200 (+15.6 and
+    # +16.7 %), until a kernel of several waves made room in its last wave (a rule from the
+    # H200's FPN and Inception replays: not blind for Inception since)
     all_rows = {r.workload: r for s in BLIND_NOW for r in recording_rows(s, probe).values()}
     errors = [abs(r.error_frac) for r in all_rows.values()]
     assert len(all_rows) == 11
-    assert sum(e <= 0.10 for e in errors) == 10
+    assert sum(e <= 0.10 for e in errors) == 11
     assert statistics.median(errors) == pytest.approx(median_error, abs=0.001)
-    outside = {n for n, r in all_rows.items() if not r.graphed_inside}
-    assert outside == {"inception_streams_b16"}
+    assert all(r.graphed_inside for r in all_rows.values())
 
 
 def test_the_blind_h100_savings() -> None:

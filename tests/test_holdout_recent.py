@@ -232,11 +232,15 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
     },
     "holdout10": {
         "causal_sdpa_encoder_b2": (340.0, 326.5, 0.8259, 0.8307),  # −4.0 %
-        # 48 EMA kernels on a side stream beside eight GEMMs: measured under the range
-        # (736.4 µs against 759.1-863.2)
-        "ema_side_stream_b32": (736.4, 807.8, 0.3730, 0.235),  # +9.7 %
-        # the shared expert on a side stream beside the routed experts' batched GEMMs
-        "expert_choice_moe_b16": (168.0, 154.5, 0.7263, 0.8066),  # −8.1 %
+        # 48 EMA kernels on a side stream beside eight GEMMs: measured under the range (736.4
+        # µs against 759.1-863.2) until the GEMMs' two-wave neighbours made room in their
+        # last wave
+        "ema_side_stream_b32": (736.4, 733.6, 0.3730, 0.3053),  # −0.4 % (+9.7 % before tails)
+        # the shared expert on a side stream beside the routed experts' batched GEMMs: every
+        # profiled replay ran the routing only after the shared expert's four kernels (from
+        # 41 µs on), where the schedule lets it slip into the last waves of the expert's
+        # two-wave elementwise kernels
+        "expert_choice_moe_b16": (168.0, 147.8, 0.7263, 0.815),  # −12.0 % (−8.1 % before tails)
         "gru_cell_loop_b32": (581.8, 594.3, 0.7906, 0.6584),  # +2.1 %
         "kv_decode_b4": (327.2, 318.0, 0.8414, 0.8895),  # −2.8 %
         "lamb_update_b1": (2627.1, 2565.0, 0.7841, 0.7902),  # −2.4 %
@@ -246,8 +250,8 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
     },
     "holdout10_rerun": {
         "causal_sdpa_encoder_b2": (324.1, 326.9, 0.7052, 0.8141),  # +0.9 %
-        "ema_side_stream_b32": (753.7, 786.7, 0.4339, 0.475),  # +4.4 %
-        "expert_choice_moe_b16": (164.4, 154.1, 0.7331, 0.8323),  # −6.2 %
+        "ema_side_stream_b32": (753.7, 714.0, 0.4339, 0.5235),  # −5.3 %
+        "expert_choice_moe_b16": (164.4, 147.4, 0.7331, 0.8396),  # −10.3 %
         "gru_cell_loop_b32": (569.1, 593.9, 0.7313, 0.7304),  # +4.4 %
         "kv_decode_b4": (325.9, 317.3, 0.8398, 0.8579),  # −2.6 %
         "lamb_update_b1": (2601.3, 2568.4, 0.7752, 0.8063),  # −1.3 %
@@ -267,7 +271,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
         "spectral_conv_b8": (537.4, 549.4, 0.6469, 0.7273),  # +2.2 %
         # 8 x 8 MiB copies on a side stream beside six GEMM layers; eager from the trace +34 %:
         # the saving reads 21.7 points high
-        "two_stream_allgather_sim_b16": (602.9, 576.6, 0.2556, 0.4687),  # −4.4 %
+        "two_stream_allgather_sim_b16": (602.9, 574.5, 0.2556, 0.4706),  # −4.7 %
     },
     "holdout12": {
         "capsule_routing_b64": (1229.4, 1234.7, 0.2629, 0.2091),  # +0.4 %
@@ -279,7 +283,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
         # replay saved 8 %: compute-bound
         "sliding_window_attn_b2": (2692.9, 2751.8, 0.0774, -0.0089),  # +2.2 %
         "transformer_xl_relpos_b2": (1191.4, 1220.0, 0.6240, 0.5884),  # +2.4 %
-        "two_stream_norm_chain_b32": (314.7, 344.6, 0.6092, 0.6894),  # +9.5 %
+        "two_stream_norm_chain_b32": (314.7, 320.2, 0.6092, 0.7115),  # +1.7 %
     },
     "holdout13": {
         "deepfm_streams_b2048": (139.0, 141.5, 0.8638, 0.8831),  # +1.8 %
@@ -315,7 +319,8 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
         # four branches on four streams around a 41-57 µs max-pool that fills the device:
         # the replay overlapped the other branches more than the schedule lets them (+15.1 %
         # while the second module's forks were read as waits on the branch before)
-        "inception_streams_b16": (280.4, 324.1, 0.739, 0.7987),  # +15.6 %
+        # +15.6 % until a kernel of several waves made room in its last one
+        "inception_streams_b16": (280.4, 304.9, 0.739, 0.8107),  # +8.7 %
         "int8_mm_dequant_b64": (235.1, 247.6, 0.8194, 0.8503),  # +5.3 %
         "nucleus_sampling_b16": (293.3, 290.1, 0.4767, 0.5316),  # −1.1 %
         "raft_corr_update_b2": (1439.8, 1489.0, 0.6262, 0.6673),  # +3.4 %
@@ -324,7 +329,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
     },
     "holdout14_rerun": {
         "convnext_block_b8": (591.7, 601.9, 0.0529, -0.0059),  # +1.7 %
-        "inception_streams_b16": (276.5, 322.7, 0.669, 0.6056),  # +16.7 %
+        "inception_streams_b16": (276.5, 303.2, 0.669, 0.6295),  # +9.6 % (+16.7 % before)
         "int8_mm_dequant_b64": (229.8, 249.7, 0.6818, 0.7202),  # +8.7 %
         # eager measured 313 µs here, 560 on the first lease (from the trace 393 and 619)
         "nucleus_sampling_b16": (276.7, 291.5, 0.1146, 0.2581),  # +5.3 %
@@ -379,7 +384,8 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
         "siamese_streams_b32": (89.4, 78.0, 0.9382, 0.9187),  # −12.7 %
     },
 }
-#: Outside ±10 %: the concurrency set's small multi-stream graphs and Inception read high;
+#: Outside ±10 %: the concurrency set's small multi-stream graphs read high, the
+#: expert-choice MoE low since a kernel of several waves makes room in its last wave;
 #: steps fed many inputs on machines whose copies cost less than the built-in 9.2 µs
 #: (holdout8's twelve inputs, the Lion update's 60, holdout16_rerun's six-input fusion)
 #: high, the Siamese towers low. DCN-v2 is in since its GEMM packed onto the SMs the deep
@@ -389,9 +395,8 @@ GRAPHED_MISSES = {
     "holdout6": {"conformer_block_b2"},  # +11.5 %
     "holdout6_rerun": {"conformer_block_b2"},  # +12.1 %
     "holdout8": {"dequant_prefetch_b16", "input_heavy_b32"},  # +31.6 and +25.5 %
-    "holdout10": {"recsys_embed_mlp_b512"},  # +16.4 %
-    "holdout14": {"inception_streams_b16"},
-    "holdout14_rerun": {"inception_streams_b16"},
+    "holdout10": {"expert_choice_moe_b16", "recsys_embed_mlp_b512"},  # −12.0, +16.4 %
+    "holdout10_rerun": {"expert_choice_moe_b16"},  # −10.3 %
     "holdout15": {"siamese_streams_b32"},
     "holdout15_rerun": {"siamese_streams_b32"},
     "holdout16": {"lion_foreach_update"},  # +22.2 %
@@ -400,13 +405,13 @@ GRAPHED_MISSES = {
 #: Measured outside [low, high]: below it, the concurrency set's conv towers (140.9 µs against
 #: 151.4-192.6), elementwise chains (181.4 against 189.4-229.1) and two small GEMM graphs,
 #: whose replays ran their streams closer together than the schedule has them (the big GEMMs
-#: beside tiny kernels, −2.5 %, are inside) and Inception's. The range charges each input
+#: beside tiny kernels, −2.5 %, are inside) and Inception's, just under (280.4 µs against
+#: 280.5-331.4; 276.5 against 278.8-333.8). The range charges each input
 #: copy 0.6-1.2 times the built-in 9.2 µs (COPY_HOST_LOW_FACTOR, COPY_HOST_HIGH_FACTOR),
 #: which holds every step fed many small inputs.
 OUTSIDE_RANGE = {
     "streams_fit": {"conv_towers", "elementwise_chains", "gemm_small_4s", "multistream_events"},
     "holdout8": {"dequant_prefetch_b16"},  # 43.0 µs against 47.0-73.6
-    "holdout10": {"ema_side_stream_b32"},  # 736.4 µs against 759.5-871.1
     "holdout14": {"inception_streams_b16"},  # 280.4 µs against 300.6-346.1
     "holdout14_rerun": {"inception_streams_b16"},  # 276.5 µs against 299.1-346.0
 }
@@ -478,20 +483,20 @@ def test_recent_set_prediction(
         ("streams_fit", 6, 0.0728),
         ("holdout6", 7, 0.0810),
         ("holdout6_rerun", 7, 0.0723),
-        ("holdout7", 7, 0.0373),
+        ("holdout7", 7, 0.0386),
         ("holdout8", 3, 0.0774),
         ("holdout9", 8, 0.0451),
-        ("holdout10", 7, 0.0340),
-        ("holdout10_rerun", 8, 0.0195),
+        ("holdout10", 6, 0.0258),
+        ("holdout10_rerun", 7, 0.0195),
         ("holdout11", 8, 0.0374),
-        ("holdout12", 8, 0.0166),
+        ("holdout12", 8, 0.0144),
         ("holdout13", 8, 0.0211),
         ("holdout13_rerun", 8, 0.0114),
-        ("holdout14", 7, 0.0481),
-        ("holdout14_rerun", 6, 0.0523),
+        ("holdout14", 8, 0.0481),
+        ("holdout14_rerun", 7, 0.0523),
         ("holdout15", 7, 0.0416),
         ("holdout15_rerun", 7, 0.0456),
-        ("holdout16", 7, 0.0648),
+        ("holdout16", 7, 0.0609),
         ("holdout16_rerun", 6, 0.0533),
     ],
 )

@@ -113,6 +113,18 @@ class Packing:
 
         return stretch
 
+    def releases(self) -> list[float]:
+        """Per node, the fraction of its run after which it holds no room from a node
+        waiting to start: ``(waves - 1) / waves`` for a node of more blocks than the device
+        holds at once (its last blocks are then dispatched, and the slots its earlier
+        blocks free go to the next kernel), 1 (its end) for one wave or an unknown grid."""
+        capacity = self.resident * self.sms
+        waves = np.ceil(
+            np.divide(self.blocks, capacity, out=np.ones_like(capacity), where=capacity > 0) - _EPS
+        )
+        out: list[float] = np.where(waves > 1, (waves - 1) / np.maximum(waves, 1), 1.0).tolist()
+        return out
+
 
 def _start_stretch(i: int, full: bool, used: float, pack: Stretcher | None) -> float:
     """How long node ``i``, due now, runs against its duration alone if it starts now: 1
@@ -166,7 +178,8 @@ def scheduled_path_ns(
     # Each node at its own pace first: where no light node then runs beside a matrix node,
     # nothing slows, and that schedule stands (the slowed one costs 1.4x the time to walk).
     pack = packing.stretcher() if packing is not None else None
-    end, started_at = _plain_path_ns(dur, cost, need, unblocks, list(waiting), pack)
+    release = packing.releases() if packing is not None else [1.0] * n
+    end, started_at = _plain_path_ns(dur, cost, need, unblocks, list(waiting), pack, release)
     if roles is None:
         return end
     heavy, slowed = roles
@@ -174,7 +187,7 @@ def scheduled_path_ns(
     if not light_beside_matrix(start, start + np.asarray(dur), heavy, slowed):
         return end
     return _slowed_path_ns(
-        dur, cost, need, unblocks, waiting, heavy.tolist(), slowed.tolist(), slowdown, pack
+        dur, cost, need, unblocks, waiting, heavy.tolist(), slowed.tolist(), slowdown, pack, release
     )
 
 
@@ -216,16 +229,21 @@ def _plain_path_ns(
     unblocks: list[list[int]],
     waiting: list[int],
     pack: Stretcher | None = None,
+    release: list[float] | None = None,
 ) -> tuple[float, list[float]]:
     """:func:`scheduled_path_ns` with every node at its own pace: the last end, and when
-    each node started."""
+    each node started. A node holds its room until ``release`` of its run (default: its
+    end)."""
     n = len(dur)
+    if release is None:
+        release = [1.0] * n
     started_at = [0.0] * n
     earliest = [0.0] * n  # latest end among what a node waits for, once known
     ready = [(cost[i], i) for i in range(n) if waiting[i] == 0]  # (ready time, node)
     heapq.heapify(ready)
     due: list[tuple[float, int]] = []  # ready by now, waiting for room
     running: list[tuple[float, int]] = []  # (end, node)
+    holding: list[tuple[float, int]] = []  # (when its room frees, node)
     push, pop = heapq.heappush, heapq.heappop
     room = CAPACITY + _EPS
     used = now = end = 0.0
@@ -233,9 +251,12 @@ def _plain_path_ns(
     while started < n:
         soon = now + _EPS
         while running and running[0][0] <= soon:
-            used -= need[pop(running)[1]]
+            pop(running)
+        while holding and holding[0][0] <= soon:
+            used -= need[pop(holding)[1]]
         if not running:
             used = 0.0
+            holding.clear()
         while ready and ready[0][0] <= soon:
             push(due, pop(ready))
         blocked = []
@@ -250,6 +271,7 @@ def _plain_path_ns(
             done = now + dur[i] * stretch
             started_at[i] = now
             push(running, (done, i))
+            push(holding, (now + dur[i] * stretch * release[i], i))
             used += need[i]
             started += 1
             if done > end:
@@ -274,6 +296,8 @@ def _plain_path_ns(
             upcoming = running[0][0]
         else:  # a dependency cycle: nothing can ever start (never from a trace)
             break
+        if holding and holding[0][0] < upcoming:
+            upcoming = holding[0][0]
         if upcoming > now:
             now = upcoming
     return end, started_at
@@ -289,6 +313,7 @@ def _slowed_path_ns(
     slowed: list[bool],
     slowdown: float,
     pack: Stretcher | None = None,
+    release: list[float] | None = None,
 ) -> float:
     """:func:`scheduled_path_ns` where the ``slowed`` nodes advance at
     ``1 / (1 + slowdown * H)`` of their pace while ``heavy`` nodes holding ``H`` of the device
@@ -299,12 +324,18 @@ def _slowed_path_ns(
     ``v + duration``, whatever the pace does meanwhile; only the clock's pace changes when a
     heavy node starts or ends. A node unblocks the nodes it waits for once it ends."""
     n = len(dur)
+    if release is None:
+        release = [1.0] * n
     earliest = [0.0] * n
     ready = [(cost[i], i) for i in range(n) if waiting[i] == 0]
     heapq.heapify(ready)
     due: list[tuple[float, int]] = []
     timed: list[tuple[float, int]] = []  # (end, node): nodes at their own pace
     light: list[tuple[float, int]] = []  # (end in light time, node): slowed nodes
+    # When each running node's room frees (see :meth:`Packing.releases`), in real time for
+    # nodes at their own pace and in light time for slowed ones.
+    timed_holding: list[tuple[float, int]] = []
+    light_holding: list[tuple[float, int]] = []
     push, pop = heapq.heappush, heapq.heappop
     room = CAPACITY + _EPS
     used = heavy_used = 0.0
@@ -324,9 +355,12 @@ def _slowed_path_ns(
         soon = now + _EPS
         held = heavy_used
         # Nodes ending now: the timed ones at their recorded end, slowed ones now.
+        while timed_holding and timed_holding[0][0] <= soon:
+            used -= need[pop(timed_holding)[1]]
+        while light_holding and light_holding[0][0] <= clock + _EPS:
+            used -= need[pop(light_holding)[1]]
         while timed and timed[0][0] <= soon:
             at, i = pop(timed)
-            used -= need[i]
             if heavy[i]:
                 heavy_used -= need[i]
             finished += 1
@@ -336,7 +370,6 @@ def _slowed_path_ns(
                 unblock(i, at)
         while light and light[0][0] <= clock + _EPS:
             i = pop(light)[1]
-            used -= need[i]
             finished += 1
             if now > end:
                 end = now
@@ -344,6 +377,8 @@ def _slowed_path_ns(
                 unblock(i, now)
         if not timed and not light:
             used = heavy_used = 0.0
+            timed_holding.clear()
+            light_holding.clear()
         while ready and ready[0][0] <= soon:
             push(due, pop(ready))
         if due:
@@ -359,8 +394,10 @@ def _slowed_path_ns(
                 used += need[i]
                 if slowed[i]:
                     push(light, (clock + dur[i] * stretch, i))
+                    push(light_holding, (clock + dur[i] * stretch * release[i], i))
                 else:
                     push(timed, (now + dur[i] * stretch, i))
+                    push(timed_holding, (now + dur[i] * stretch * release[i], i))
                     if heavy[i]:
                         heavy_used += need[i]
             for item in blocked:
@@ -378,6 +415,12 @@ def _slowed_path_ns(
             upcoming = timed[0][0]
         if ready and ready[0][0] < upcoming:
             upcoming = ready[0][0]
+        if timed_holding and timed_holding[0][0] < upcoming:
+            upcoming = timed_holding[0][0]
+        if light_holding and light_holding[0][0] > clock:
+            frees = now + (light_holding[0][0] - clock) / pace
+            if frees < upcoming:
+                upcoming = frees
         if upcoming == _NEVER:  # a dependency cycle (never from a trace)
             break
         if upcoming > now:
