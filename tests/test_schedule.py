@@ -224,3 +224,38 @@ def test_a_gemm_packed_onto_the_sms_another_leaves_free_runs_long() -> None:
     assert packed_path([1, 2], [5, 11.8], [0.742, 0.37], [98, 98], [1, 2], [True, True]) == (
         pytest.approx(11.8 * 2**0.7)
     )
+
+
+def test_a_kernel_of_several_waves_makes_room_in_its_last_one() -> None:
+    # FPN's replay on the H200 (132 SMs): NCHW-to-NHWC transposes of 2048 blocks, 8 to an SM
+    # (1,056 at once: two waves), on four streams started 3.3 µs apart, each about 6 µs long:
+    # the next starts once the last blocks of the one before are dispatched
+    two_waves = dict(share=[1.0, 1.0], blocks=[2048, 2048], resident=[8, 8], matrix=[False] * 2)
+    assert packed_path([1, 2], [6, 6], **two_waves) == pytest.approx(3 + 6)
+    # four waves: room after three quarters of the run
+    four = dict(share=[1.0, 1.0], blocks=[4224, 2048], resident=[8, 8], matrix=[False] * 2)
+    assert packed_path([1, 2], [8, 6], **four) == pytest.approx(6 + 6)
+    # one wave (a GEMM of 128 SM-filling blocks): all its blocks end together, no room before
+    one = dict(share=[0.97, 1.0], blocks=[128, 2048], resident=[1, 8], matrix=[True, False])
+    assert packed_path([1, 2], [5, 6], **one) == pytest.approx(5 + 6)
+    # on one stream the next kernel waits for the end whatever the waves
+    assert packed_path([1, 1], [6, 6], **two_waves) == pytest.approx(12)
+
+
+@pytest.mark.corpus
+@pytest.mark.timeout(120)
+def test_a_long_multi_stream_graph_with_last_waves_ends() -> None:
+    # GIVEN the 8-rank A100 control trace (rank 3): a region whose graph holds 1,040 nodes
+    # on three streams over 55 ms of kernels, light ones slowed beside GEMMs and 160 of
+    # several waves. Its schedule once spun for ever: at 5e7 ns a float step is coarser than
+    # the schedule's epsilon, and a last wave's light-time release never came due.
+    from conftest import corpus_file
+
+    from traceinspect.analysis.diagnose import diagnose
+
+    trace = load_trace(corpus_file("HolisticTraceAnalysis__trace_diff__control.json.gz"))
+    # WHEN every region is estimated THEN it ends, each estimate in its range
+    analysis = diagnose(trace)
+    estimates = [r.estimate for r in analysis.region_results if r.estimate is not None]
+    assert estimates
+    assert all(e.low_ns <= e.graphed_ns <= e.high_ns for e in estimates)

@@ -417,7 +417,8 @@ def _slowed_path_ns(
             upcoming = ready[0][0]
         if timed_holding and timed_holding[0][0] < upcoming:
             upcoming = timed_holding[0][0]
-        if light_holding and light_holding[0][0] > clock:
+        frees = _NEVER
+        if light_holding:
             frees = now + (light_holding[0][0] - clock) / pace
             if frees < upcoming:
                 upcoming = frees
@@ -426,8 +427,12 @@ def _slowed_path_ns(
         if upcoming > now:
             clock += (upcoming - now) * pace
             now = upcoming
-        if upcoming >= light_end:  # exactly, whatever the rounding of the pace
+        # Exactly, whatever the rounding of the pace (a step too small to move ``now``
+        # would otherwise never reach them).
+        if upcoming >= light_end:
             clock = max(clock, light[0][0])
+        if upcoming >= frees:
+            clock = max(clock, light_holding[0][0])
     return end
 
 
