@@ -22,6 +22,16 @@
   with a foreach AdamW, timestep-FiLM ResBlocks fed two inputs), written and committed
   before any prediction of them, recorded once the packing rule (``PACKED_EXPONENT``) and
   the H100 profile were in, with the model unchanged since: blind.
+* ``holdout20``: eight more, every one forking work onto side streams (GPT-J's parallel
+  attention and MLP, four task heads, an FPN neck with a stream per level fed four maps, a
+  four-member ensemble, a bidirectional GRUCell loop, weights staged by device-to-device
+  copies on a side stream, vision and text towers joined by cross-attention, metrics beside
+  a second head), written and committed before any prediction of them, recorded with the
+  model of ``holdout19``: at that freeze 5 of 8 within ±10 % either way (median 6.7 % with
+  the probes, 9.4 % from the trace alone; the FPN neck +24.2 / +38.4 %, the towers +11.2 /
+  +14.6 %, the GRU loops −13.8 / −12.9 %). Its FPN replay led to the last-wave rule
+  (``Packing.releases``): not blind since. Its machine's copies probed 4.4-4.8 µs, half the
+  built-in 9.2 µs: from the trace alone its small graphs read high.
 
 The probe read 6.2 to 10.7 µs per small copy (median 9.2 µs) on the sets before holdout18:
 between machines, between processes on one machine and within one process (6.5 before a
@@ -116,6 +126,21 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "timestep_film_resblock_b8": (251.5, 255.3, 253.9),  # +1.5 / +0.9 %
         "wav2vec_feature_encoder_b2": (260.1, 274.6, 276.2),  # +5.5 / +6.2 %
     },
+    "holdout20": {
+        # two chains of ~120 small kernels side by side: the replay (550-605 µs profiled)
+        # overlapped them less than the schedule, which pays node costs per chain
+        "bidir_gru_cells_2streams_b16": (543.0, 467.8, 472.8),  # −13.8 / −12.9 %
+        "ensemble_mlp_4streams_b16": (90.6, 82.9, 88.2),  # −8.4 / −2.6 %
+        # the four levels' NCHW/NHWC transposes and 3x3 convolutions overlap in the replay
+        # (114 µs of GPU time profiled, 137 predicted at the freeze, 121 now); four inputs of
+        # 7.8 MB copied in
+        "fpn_lateral_streams_b2": (135.8, 155.7, 175.0),  # +14.6 / +28.8 %
+        "metrics_side_stream_b512": (110.9, 107.0, 116.8),  # −3.5 / +5.3 %
+        "multitask_heads_4streams_b64": (40.6, 39.3, 44.6),  # −3.1 / +9.8 %
+        "parallel_attn_mlp_streams_b8": (157.1, 154.2, 159.4),  # −1.8 / +1.5 %
+        "vision_text_towers_streams_b4": (294.3, 327.3, 336.5),  # +11.2 / +14.3 %
+        "weight_prefetch_copy_stream_b8": (132.6, 139.3, 144.5),  # +5.0 / +8.9 %
+    },
 }
 #: The sets of the model before the built-in copy cost was set from their probes.
 PROBED_BEFORE = ("holdout17", "holdout17_rerun", "probe_rerecord", "probe_rerecord_rerun")
@@ -128,7 +153,8 @@ def test_every_probe_recording_carries_its_probes() -> None:
         for w in workloads:
             assert w.host_costs is not None
             first, warm = w.host_costs
-            assert 5_500 <= warm <= 11_000 and 5_500 <= first <= 12_000, (recording, w.name)
+            # holdout20's machine copied fastest: 4.4-4.8 µs, half the built-in 9.2
+            assert 4_000 <= warm <= 11_000 and 4_000 <= first <= 12_000, (recording, w.name)
 
 
 @pytest.mark.parametrize(
@@ -164,14 +190,14 @@ def test_probe_sets_summary(probe: bool, within: int, median_error: float, insid
 
 
 def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
-    """Replay saved 20 % or more on all 56 (holdout9's twelve-input step, 7.9 MB of input
+    """Replay saved 20 % or more on all 64 (holdout9's twelve-input step, 7.9 MB of input
     copies, 58 %): each step reads launch-bound, and no region's verdict contradicts its
     predicted saving."""
     from conftest import step_verdicts_agreeing_with_replay
 
     workloads = [w for s in EXPECTED for w in validation_workloads(VALIDATION_DIR / s)]
     assert min(w.saving for w in workloads) >= 0.20
-    assert step_verdicts_agreeing_with_replay(workloads) == {"launch-bound": 56}
+    assert step_verdicts_agreeing_with_replay(workloads) == {"launch-bound": 64}
 
 
 @pytest.mark.parametrize(
@@ -191,13 +217,20 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
         # blind: the worst is wav2vec's feature encoder, +5.5 % (+6.2 % from the trace alone)
         ("holdout19", True, 8, 0.015, 0.055),
         ("holdout19", False, 8, 0.0215, 0.062),
+        # every workload on side streams; the last-wave rule came from its FPN replay
+        ("holdout20", True, 5, 0.0673, 0.146),
+        ("holdout20", False, 5, 0.0937, 0.288),
     ],
 )
 def test_the_blind_set_after_the_copy_cost(
     recording: str, probe: bool, within: int, median_error: float, worst: float
 ) -> None:
-    errors = [abs(r.error_frac) for r in recording_rows(recording, probe).values()]
+    rows = recording_rows(recording, probe)
+    errors = [abs(r.error_frac) for r in rows.values()]
     assert sum(e <= 0.10 for e in errors) == within
     assert statistics.median(errors) == pytest.approx(median_error, abs=0.001)
     assert max(errors) == pytest.approx(worst, abs=0.001)
-    assert all(r.graphed_inside for r in recording_rows(recording, probe).values())
+    # measured below the range: holdout20's FPN neck and vision-text towers (both high)
+    outside = {"fpn_lateral_streams_b2", "vision_text_towers_streams_b4"}
+    expected = outside if recording == "holdout20" else set()
+    assert {n for n, r in rows.items() if not r.graphed_inside} == expected
