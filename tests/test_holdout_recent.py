@@ -90,8 +90,10 @@ checked with the built-in model (``bench/validation_table.py --sets SET``).
   +16.2 % at the freeze: the second module's forks were read as waits on the branch
   launched before (a stream's first wait counted as a fork only before its first launch);
   read as forks, +10.7 % and +11.7 %. What remains is the schedule letting nothing run
-  beside a kernel that fills the device (its 41-57 µs max-pools), where the replay ran the
-  other branches' short kernels beside them. Eager p50s moved between the two leases by up
+  beside a kernel that fills the device (its 41-57 µs max-pools), where the replay started
+  the next branch's kernel in a max-pool's last wave; since a kernel of several waves makes
+  room in its last one (``Packing.releases``, from this set's and holdout20's replays: not
+  blind since), +8.7 % and +9.6 %. Eager p50s moved between the two leases by up
   to 1.8x (nucleus sampling 560 and 313 µs, ConvNeXt 992 and 625) while the graphed ones
   held within 8 %.
 * ``holdout15``: eight more (a Siamese encoder whose towers are forked onto side streams and
