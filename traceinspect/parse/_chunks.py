@@ -436,7 +436,9 @@ class EventChunks:
             buf.fill(start + MAX_NAME_BYTES)
             data = buf.data
             end = _NAME_END.search(data, start, start + MAX_NAME_BYTES)
-        if end is None or not start <= at <= end.start() + 1:
+        # The error may surface past the name's end (a trailing backslash escapes the
+        # closing quote), but not before its start: then it is not the name's.
+        if end is None or at < start:
             return False
         raw = bytes(data[start : end.start()])
         try:
