@@ -32,6 +32,15 @@
   +14.6 %, the GRU loops −13.8 / −12.9 %). Its FPN replay led to the last-wave rule
   (``Packing.releases``): not blind since. Its machine's copies probed 4.4-4.8 µs, half the
   built-in 9.2 µs: from the trace alone its small graphs read high.
+* ``holdout21``: eight more, half of them on side streams (four convolution branches on
+  four streams, four GELU experts on four streams, U-Net skips refined on a side stream,
+  batch statistics on a side stream; T5's bucketed relative bias, Performer's linear
+  attention, a Point Transformer layer with its kNN, R(2+1)D video blocks), written and
+  committed after the last-wave rule and before any prediction of them: blind for the
+  model as it stands. The batch-statistics step has no graphed row: `profile` found its
+  replay's output different from eager (inside capture the script skips ``record_stream``,
+  so a block's output the side stream still reads can be reused by the next block's
+  allocation: a real capture hazard), so the set evaluates 7.
 
 The probe read 6.2 to 10.7 µs per small copy (median 9.2 µs) on the sets before holdout18:
 between machines, between processes on one machine and within one process (6.5 before a
@@ -141,6 +150,16 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "vision_text_towers_streams_b4": (294.3, 327.3, 336.5),  # +11.2 / +14.3 %
         "weight_prefetch_copy_stream_b8": (132.6, 139.3, 144.5),  # +5.0 / +8.9 %
     },
+    "holdout21": {
+        # measured just under its range (516.0 µs against 522-610)
+        "grouped_conv_branches_4streams_b8": (516.0, 556.7, 559.1),  # +7.9 / +8.4 %
+        "moe_gelu_4streams_b32": (290.3, 287.5, 288.4),  # −1.0 / −0.7 %
+        "performer_linear_attn_b4": (1868.1, 1852.5, 1851.9),  # −0.8 / −0.9 %
+        "point_transformer_knn_b4": (1487.2, 1446.4, 1445.2),  # −2.7 / −2.8 %
+        "r2plus1d_video_b2": (577.9, 600.3, 602.8),  # +3.9 / +4.3 %
+        "t5_relative_bias_encoder_b8": (454.5, 461.9, 463.5),  # +1.6 / +2.0 %
+        "unet_skip_side_stream_b2": (740.7, 743.0, 746.0),  # +0.3 / +0.7 %
+    },
 }
 #: The sets of the model before the built-in copy cost was set from their probes.
 PROBED_BEFORE = ("holdout17", "holdout17_rerun", "probe_rerecord", "probe_rerecord_rerun")
@@ -195,9 +214,18 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
     predicted saving."""
     from conftest import step_verdicts_agreeing_with_replay
 
-    workloads = [w for s in EXPECTED for w in validation_workloads(VALIDATION_DIR / s)]
+    sets = [s for s in EXPECTED if s != "holdout21"]
+    workloads = [w for s in sets for w in validation_workloads(VALIDATION_DIR / s)]
     assert min(w.saving for w in workloads) >= 0.20
     assert step_verdicts_agreeing_with_replay(workloads) == {"launch-bound": 64}
+    # holdout21: replay saved 18 % on the Performer layers (predicted 7 %: compute-bound)
+    # and 13 % on the Point Transformer layer (predicted 11 %: mixed), 26-77 % on the rest
+    blind = validation_workloads(VALIDATION_DIR / "holdout21")
+    assert step_verdicts_agreeing_with_replay(blind) == {
+        "launch-bound": 5,
+        "compute-bound": 1,
+        "mixed": 1,
+    }
 
 
 @pytest.mark.parametrize(
@@ -220,6 +248,9 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
         # every workload on side streams; the last-wave rule came from its FPN replay
         ("holdout20", True, 5, 0.0673, 0.146),
         ("holdout20", False, 5, 0.0937, 0.288),
+        # blind for the last-wave rule: the worst is the four conv branches, +8.4 %
+        ("holdout21", True, 7, 0.0162, 0.079),
+        ("holdout21", False, 7, 0.0196, 0.084),
     ],
 )
 def test_the_blind_set_after_the_copy_cost(
@@ -230,7 +261,10 @@ def test_the_blind_set_after_the_copy_cost(
     assert sum(e <= 0.10 for e in errors) == within
     assert statistics.median(errors) == pytest.approx(median_error, abs=0.001)
     assert max(errors) == pytest.approx(worst, abs=0.001)
-    # measured below the range: holdout20's FPN neck and vision-text towers (both high)
-    outside = {"fpn_lateral_streams_b2", "vision_text_towers_streams_b4"}
-    expected = outside if recording == "holdout20" else set()
-    assert {n for n, r in rows.items() if not r.graphed_inside} == expected
+    # measured below the range: holdout20's FPN neck and vision-text towers and holdout21's
+    # four conv branches (all high)
+    outside = {
+        "holdout20": {"fpn_lateral_streams_b2", "vision_text_towers_streams_b4"},
+        "holdout21": {"grouped_conv_branches_4streams_b8"},
+    }
+    assert {n for n, r in rows.items() if not r.graphed_inside} == outside.get(recording, set())
