@@ -1,17 +1,18 @@
 """What the concurrency workloads share: branches forked from the current stream onto side
 streams with ``wait_stream`` and joined back with ``wait_stream``, the way PyTorch code
-usually runs independent work side by side. On a CPU the branches run one after the other."""
+usually runs independent work side by side (``workloads/_streams.py``, in this argument
+order). On a CPU the branches run one after the other."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
 import torch
+from _streams import fork_join as _fork_join
+from _streams import side_streams
 from torch import Tensor
 
-
-def side_streams(device: torch.device, count: int) -> list[torch.cuda.Stream]:
-    return [torch.cuda.Stream(device) for _ in range(count)] if device.type == "cuda" else []
+__all__ = ["fork_join", "side_streams"]
 
 
 def fork_join(
@@ -21,16 +22,4 @@ def fork_join(
 ) -> list[Tensor]:
     """Run ``branches[i]`` on ``streams[i]``, each forked from the current stream and joined
     back to it; the results, ready on the current stream."""
-    if not streams:
-        return [branch() for branch in branches]
-    current = torch.cuda.current_stream(device)
-    outs = []
-    for stream, branch in zip(streams, branches, strict=True):
-        stream.wait_stream(current)
-        with torch.cuda.stream(stream):
-            outs.append(branch())
-    for stream, out in zip(streams, outs, strict=True):
-        current.wait_stream(stream)
-        if not torch.cuda.is_current_stream_capturing():
-            out.record_stream(current)
-    return outs
+    return _fork_join(device, streams, branches)

@@ -1,7 +1,8 @@
-"""Fork-join on side streams, as the twentieth and twenty-first hold-outs use it: each branch
-runs on its own stream after ``wait_stream`` on the current one; the current stream then waits on
-every branch (``wait_stream``) and the outputs are marked as used there (``record_stream``,
-outside capture). On a CPU the branches run in order."""
+"""Fork-join on side streams, the way PyTorch code usually runs independent work side by side
+(the concurrency workloads and the multi-stream hold-outs): each branch runs on its own
+stream after ``wait_stream`` on the current one; the current stream then waits on every
+branch (``wait_stream``) and the outputs, tensors or tuples of them, are marked as used
+there (``record_stream``, outside capture). On a CPU the branches run in order."""
 
 from __future__ import annotations
 
