@@ -193,7 +193,7 @@ def _bad_utf8(text: bytes | bytearray) -> int | None:
     """Index of the first byte of ``text`` that is not UTF-8, short of a character cut at
     its end; None where there is none."""
     try:
-        bytes(text).decode("utf-8")
+        str(text, "utf-8")
     except UnicodeDecodeError as exc:
         return None if exc.reason == "unexpected end of data" else exc.start
     return None
@@ -296,13 +296,17 @@ class EventChunks:
     def _in_python_frame(self, byte: int) -> bool:
         """Whether file byte ``byte`` lies in a Kineto ``python_function`` event (one of
         the Python frames ``with_stack`` records), as far as the text still held shows."""
-        data = self.buffer.data
         at = byte - self.buffer.offset
-        if not 0 <= at <= len(data):
-            return False
-        before = bytes(data[max(0, at - _HINT_LOOKBACK) : at])
-        event = before.rfind(b'"ph":')  # Kineto starts every event with its phase
-        return event >= 0 and _PYTHON_FRAME_CAT.search(before, event) is not None
+        return 0 <= at <= len(self.buffer.data) and self._python_frame_start(at) >= 0
+
+    def _python_frame_start(self, at: int) -> int:
+        """Index in the buffer of the ``"ph":`` that opens the ``python_function`` event
+        holding ``data[at]``; -1 where the event there is another kind or none is found."""
+        data = self.buffer.data
+        event = data.rfind(b'"ph":', max(0, at - _HINT_LOOKBACK), at)  # Kineto starts
+        if event < 0 or _PYTHON_FRAME_CAT.search(data, event, at) is None:  # with the phase
+            return -1
+        return event
 
     def _decode_meta(self, text: bytes | bytearray, byte_shift: int) -> TopLevel:
         try:
@@ -401,8 +405,7 @@ class EventChunks:
                 finally:
                     data[0] = saved
             if exc is not None:
-                position = _BYTE_POSITION.search(str(exc))
-                if position is None or not self._repair_frame(int(position.group(1))):
+                if not self._repair_error(exc):
                     raise self._fail(exc, buf.offset)
                 continue
             bad = _bad_utf8(data[:MAX_EVENT_BYTES])
@@ -412,6 +415,14 @@ class EventChunks:
                 raise TraceFormatError(
                     self.path, f"text is not valid UTF-8 (byte {buf.offset + bad})"
                 )
+
+    def _repair_error(self, exc: Exception, lead: int = 0) -> bool:
+        """Repair the Python frame name a decode error of ``lead`` bytes + the buffer's text
+        falls in (:meth:`_repair_frame`): at the error's byte, or for bad UTF-8, which
+        msgspec reports without one, at the first byte that is not UTF-8."""
+        position = _BYTE_POSITION.search(str(exc))
+        at = int(position.group(1)) - lead if position else _bad_utf8(self.buffer.data)
+        return at is not None and self._repair_frame(at)
 
     def _repair_frame(self, at: int) -> bool:
         """Escape again the name of the Python frame event holding ``data[at]`` (where a
@@ -424,8 +435,8 @@ class EventChunks:
         U+FFFD) and written back as a JSON string's content."""
         buf = self.buffer
         data = buf.data
-        event = data.rfind(b'"ph":', max(0, at - _HINT_LOOKBACK), at)
-        if event < 0 or _PYTHON_FRAME_CAT.search(data, event, at) is None:
+        event = self._python_frame_start(at)
+        if event < 0:
             return False
         key = _NAME_KEY.search(data, event, at)
         if key is None:
@@ -505,9 +516,7 @@ class EventChunks:
                 tail = _TAIL_DECODER.decode(text)
                 break
             except _DECODE_ERRORS as exc:
-                position = _BYTE_POSITION.search(str(exc))
-                at = int(position.group(1)) - len(opening) if position else _bad_utf8(buf.data)
-                if at is None or not self._repair_frame(at):
+                if not self._repair_error(exc, len(opening)):
                     raise self._fail(exc, buf.offset - len(opening)) from None
         for name in TopLevel.__struct_fields__:
             value = getattr(tail, name)

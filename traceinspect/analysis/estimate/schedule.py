@@ -228,15 +228,13 @@ def _plain_path_ns(
     need: list[float],
     unblocks: list[list[int]],
     waiting: list[int],
-    pack: Stretcher | None = None,
-    release: list[float] | None = None,
+    pack: Stretcher | None,
+    release: list[float],
 ) -> tuple[float, list[float]]:
     """:func:`scheduled_path_ns` with every node at its own pace: the last end, and when
-    each node started. A node holds its room until ``release`` of its run (default: its
-    end)."""
+    each node started. A node holds its room until ``release`` of its run
+    (:meth:`Packing.releases`)."""
     n = len(dur)
-    if release is None:
-        release = [1.0] * n
     started_at = [0.0] * n
     earliest = [0.0] * n  # latest end among what a node waits for, once known
     ready = [(cost[i], i) for i in range(n) if waiting[i] == 0]  # (ready time, node)
@@ -312,8 +310,8 @@ def _slowed_path_ns(
     heavy: list[bool],
     slowed: list[bool],
     slowdown: float,
-    pack: Stretcher | None = None,
-    release: list[float] | None = None,
+    pack: Stretcher | None,
+    release: list[float],
 ) -> float:
     """:func:`scheduled_path_ns` where the ``slowed`` nodes advance at
     ``1 / (1 + slowdown * H)`` of their pace while ``heavy`` nodes holding ``H`` of the device
@@ -324,8 +322,6 @@ def _slowed_path_ns(
     ``v + duration``, whatever the pace does meanwhile; only the clock's pace changes when a
     heavy node starts or ends. A node unblocks the nodes it waits for once it ends."""
     n = len(dur)
-    if release is None:
-        release = [1.0] * n
     earliest = [0.0] * n
     ready = [(cost[i], i) for i in range(n) if waiting[i] == 0]
     heapq.heapify(ready)
@@ -354,11 +350,12 @@ def _slowed_path_ns(
     while finished < n:
         soon = now + _EPS
         held = heavy_used
-        # Nodes ending now: the timed ones at their recorded end, slowed ones now.
+        # Room freed now (a last wave begun, or an end).
         while timed_holding and timed_holding[0][0] <= soon:
             used -= need[pop(timed_holding)[1]]
         while light_holding and light_holding[0][0] <= clock + _EPS:
             used -= need[pop(light_holding)[1]]
+        # Nodes ending now: the timed ones at their recorded end, slowed ones now.
         while timed and timed[0][0] <= soon:
             at, i = pop(timed)
             if heavy[i]:
