@@ -33,6 +33,35 @@ def _step_dependencies(timeline: Timeline) -> list[tuple[np.ndarray, list[tuple[
     return out
 
 
+def test_prefetch_waits_pair_with_their_layers() -> None:
+    # a side stream dequantizes four layers' weights ahead, recording an event after each;
+    # the main stream waits on layer i's event before layer i's GEMM (torch 2.11, H200):
+    # each GEMM depends on its own layer's dequantization, not all on the last one
+    trace = SAMPLES / "validation" / "holdout8" / "dequant_prefetch_b16" / "step.b16.eager.json.gz"
+    timeline = load_trace(trace)
+    names = timeline.gpu["name"].to_numpy()
+    cols = TimelineColumns(timeline)
+    per_step = _step_dependencies(timeline)
+    assert len(per_step) == 5
+    for (streams, deps), rows in zip(per_step, _step_rows(timeline, cols), strict=True):
+        dequant = [i for i, r in enumerate(rows) if "elementwise_kernel<128, 4" in names[r]]
+        gemm = [i for i, r in enumerate(rows) if names[r].startswith("nvjet")]
+        assert len(dequant) == len(gemm) == 4
+        assert sorted(deps) == list(zip(dequant, gemm, strict=True))
+        assert len({int(streams[i]) for i in dequant}) == 1
+
+
+def _step_rows(timeline: Timeline, cols: TimelineColumns) -> list[np.ndarray]:
+    from traceinspect.analysis.arrays import index_timeline
+    from traceinspect.analysis.regions import find_regions
+
+    (region,) = [r for r in find_regions(timeline, index_timeline(timeline)) if r.name == "step"]
+    return [
+        np.asarray(rows)[np.argsort(cols.gpu("start_ns")[np.asarray(rows)], kind="stable")]
+        for rows in region.rows
+    ]
+
+
 def _stream_pairs(streams: np.ndarray, deps: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return [(int(streams[a]), int(streams[b])) for a, b in deps]
 

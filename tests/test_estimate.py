@@ -214,6 +214,31 @@ def test_event_record_and_wait_give_the_dependency_even_when_far_apart() -> None
     assert infer_dependencies(tl, all_rows(tl)) == [(0, 1)]
 
 
+def _prefetch(waits: int) -> Timeline:
+    """Side stream 20 runs three kernels, an event recorded after each; then the main
+    stream 7 waits before each of its kernels (``waits`` of them, one wait each), all
+    launch-bound (no timing evidence)."""
+    side = [(20, (10 + 10 * i) * US, (15 + 10 * i) * US) for i in range(3)]
+    main = [(7, (200 + 20 * i) * US, (201 + 20 * i) * US) for i in range(waits)]
+    launches = [(10 * i * US, (10 * i + 2) * US) for i in range(3)]
+    launches += [((100 + 20 * i) * US, (102 + 20 * i) * US) for i in range(waits)]
+    records = [("cudaEventRecord", (10 * i + 4) * US, (10 * i + 5) * US) for i in range(3)]
+    wait_calls = [
+        ("cudaStreamWaitEvent", (96 + 20 * i) * US, (97 + 20 * i) * US) for i in range(waits)
+    ]
+    return timeline(side + main, launches, extra_host=records + wait_calls)
+
+
+def test_waits_after_a_run_of_records_pair_with_them_in_order() -> None:
+    # GIVEN three records on the side stream, then three waits each before a main kernel
+    tl = _prefetch(3)
+    # THEN main kernel i waits for side kernel i (a prefetch), not all for the last one
+    assert infer_dependencies(tl, all_rows(tl)) == [(0, 3), (1, 4), (2, 5)]
+    # two waits after three records: each waits for the last record's work
+    tl = _prefetch(2)
+    assert infer_dependencies(tl, all_rows(tl)) == [(2, 3), (2, 4)]
+
+
 def test_critical_path_through_a_diamond() -> None:
     # a(10) → {b(5) on s2, c(20) on s1} → d(1) on s2 waiting for c: 10 + 20 + 1
     keys = np.array([1, 2, 1, 2], np.int64)

@@ -213,7 +213,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
     },
     "holdout8": {
         # weights dequantized on a side stream, joined per layer by an event: a 43 µs graph
-        "dequant_prefetch_b16": (43.0, 56.6, 0.7956, 0.769),  # +31.6 %
+        "dequant_prefetch_b16": (43.0, 50.8, 0.7956, 0.7924),  # +18.3 % (+31.6 % unpaired)
         # twelve inputs (6.6 MB) copied in before every replay: slower than eager
         "input_heavy_b32": (145.0, 181.9, -0.5413, -0.3896),  # +25.5 %
         "norm_softmax_chain_b64": (203.7, 210.4, 0.7421, 0.7998),  # +3.3 %
@@ -228,7 +228,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
         "rope_attention_b4": (296.6, 310.7, 0.8020, 0.8725),  # +4.7 %
         # its eager time from the trace is high: the saving reads 18.5 points high
         "tabular_transformer_b256": (365.1, 372.8, 0.5887, 0.7594),  # +2.1 %
-        "two_stream_prefetch_b16": (68.5, 72.5, 0.8694, 0.8096),  # two streams: +5.9 %
+        "two_stream_prefetch_b16": (68.5, 62.9, 0.8694, 0.8349),  # two streams: −8.2 %
         "unet_down_up_b1": (298.1, 316.5, 0.7535, 0.7392),  # +6.2 %
         "vq_codebook_b8": (290.6, 300.0, 0.5989, 0.6643),  # +3.3 %
     },
@@ -396,7 +396,7 @@ GRAPHED_MISSES = {
     "streams_fit": {"conv_towers", "elementwise_chains", "gemm_small_4s", "multistream_events"},
     "holdout6": {"conformer_block_b2"},  # +11.5 %
     "holdout6_rerun": {"conformer_block_b2"},  # +12.1 %
-    "holdout8": {"dequant_prefetch_b16", "input_heavy_b32"},  # +31.6 and +25.5 %
+    "holdout8": {"dequant_prefetch_b16", "input_heavy_b32"},  # +18.3 and +25.5 %
     "holdout10": {"expert_choice_moe_b16", "recsys_embed_mlp_b512"},  # −12.0, +16.4 %
     "holdout10_rerun": {"expert_choice_moe_b16"},  # −10.3 %
     "holdout15": {"siamese_streams_b32"},
@@ -413,7 +413,6 @@ GRAPHED_MISSES = {
 #: which holds every step fed many small inputs.
 OUTSIDE_RANGE = {
     "streams_fit": {"conv_towers", "elementwise_chains", "gemm_small_4s", "multistream_events"},
-    "holdout8": {"dequant_prefetch_b16"},  # 43.0 µs against 47.0-73.6
     "holdout14": {"inception_streams_b16"},  # 280.4 µs against 300.6-346.1
     "holdout14_rerun": {"inception_streams_b16"},  # 276.5 µs against 299.1-346.0
 }
