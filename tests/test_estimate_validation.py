@@ -43,7 +43,7 @@ EXPECTED = {
     # every kernel fills the device (GEMMs 0.97 of it, tanh all of it, in two waves): the
     # branches' 501 µs of kernels run one after the other, but for each tanh's last wave,
     # where the other branch's next GEMM starts: −4.0 %
-    "two_streams": (507.2, 487.1),
+    "two_streams": (507.2, 457.2),
     "host_sync": (376.2, 342.8),  # two graphs around the .item() sync: −8.9 %
 }
 #: Beyond ±10 %, the launch-bound graph whose measurement the profiled process inflated
@@ -92,12 +92,14 @@ def test_the_clean_prediction_sits_below_the_profiled_process(
     }
     errors = sorted(error.values())
     # every clean prediction sits below that measurement; two_streams' sat just over it
-    # (+2.7 %) while a kernel held its room to its end: its replay is nearly all kernels of
-    # both branches, each filling the device, so the inflated costs are a small share of it
+    # (+2.7 %) while a kernel held its room to its end, −4.0 % while a kernel of one wave did:
+    # its replay is nearly all kernels of both branches, each filling the device, so the
+    # inflated costs are a small share of it, and the replay overlapped them less than the
+    # one-wave release (at 80 or 90 % of a kernel's run) has them
     assert all(e < 0 for e in errors)
-    assert error["two_streams"] == pytest.approx(-0.0396, abs=0.001)
+    assert error["two_streams"] == pytest.approx(-0.0986, abs=0.001)
     assert sum(abs(e) <= TOLERANCE for e in errors) == 7
-    assert (errors[3] + errors[4]) / 2 == pytest.approx(-0.0458, abs=0.001)  # median
+    assert (errors[3] + errors[4]) / 2 == pytest.approx(-0.0551, abs=0.001)  # median
 
 
 # Nsight Systems exports of the same eager workloads (no torch.profiler; NVTX `step` ranges):
@@ -107,11 +109,13 @@ EXPECTED_NSYS = {
     "host_sync": 326.5,  # −14.3 %: its kernels ran 6 % shorter (266 vs 282 µs per step)
     "mixed": 1987.3,  # −10.8 %: its big GEMMs ran 10 % shorter (median 193 vs 215 µs)
     "tiny_mlp": 195.4,  # −7.5 %
-    # −10.8 %: the export's TARGET_INFO_GPU smCount and the kernels' registers/shared memory
+    # −16.3 %: the export's TARGET_INFO_GPU smCount and the kernels' registers/shared memory
     # give each kernel its device share (all fill the device: the branches run one after the
-    # other but for each tanh's last wave); the nsys recording ran its kernels 7 % shorter
-    # than the Kineto one (busy 463 vs 501 µs): −6.3 % while a kernel held its room to its end
-    "two_streams": 452.5,
+    # other but for each kernel's last wave, or the last 10-20 % of a one-wave kernel's
+    # run); the nsys recording ran its kernels 7 % shorter than the Kineto one (busy 463 vs
+    # 501 µs): −6.3 % while a kernel held its room to its end, −10.8 % while a kernel of
+    # one wave did
+    "two_streams": 424.8,
 }
 
 #: The nsys ``host_sync`` and ``mixed`` traces recorded their kernels shorter than the Kineto
@@ -121,8 +125,9 @@ EXPECTED_NSYS = {
 #: profiled-process measurement already puts under: −15.3 and −11.0 % (−13.1 and −10.8 %
 #: with 200 ns per node). Each bound is the miss rounded up to the next half point.
 #: two_streams' nsys recording ran its kernels 7 % shorter than the Kineto one, which reads
-#: −4.0 %: −10.8 % since each tanh's last wave makes room for the other branch.
-NSYS_TOLERANCE = {"host_sync": 0.155, "mixed": 0.115, "two_streams": 0.11}
+#: −9.9 %: −16.3 % since a kernel of one wave makes room for the other branch at 80 or 90 %
+#: of its run (−10.8 % before; its profiled replay overlapped the branches less than that).
+NSYS_TOLERANCE = {"host_sync": 0.155, "mixed": 0.115, "two_streams": 0.17}
 
 
 @pytest.mark.parametrize("workload", sorted(EXPECTED_NSYS))

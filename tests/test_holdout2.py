@@ -57,7 +57,7 @@ EXPECTED = {
         "compiled_swiglu": (161.6, 147.0, 0.6892, 0.7348),  # −9.0 %
         "decoder_b8": (679.1, 613.2, 0.7303, 0.7498),  # −9.7 %
         "embbag_small": (110.2, 101.8, 0.6016, 0.6625),  # −7.6 %
-        "fork_join_streams": (107.9, 98.9, 0.6621, 0.8339),  # −8.3 %
+        "fork_join_streams": (107.9, 94.5, 0.6621, 0.8412),  # −12.3 %
         "lstm_b64": (855.0, 830.6, 0.7577, 0.695),  # −2.8 %
         "mlp_silu_wide": (301.2, 280.6, 0.6359, 0.644),  # −6.8 %
     },
@@ -67,7 +67,7 @@ EXPECTED = {
         "compiled_swiglu": (194.7, 146.5, 0.643, 0.7884),  # −24.7 %
         "decoder_b8": (836.3, 611.3, 0.6947, 0.8263),  # −26.9 %
         "embbag_small": (113.6, 101.6, 0.5691, 0.6884),  # −10.5 %
-        "fork_join_streams": (112.9, 97.4, 0.5223, 0.5788),  # −13.7 %
+        "fork_join_streams": (112.9, 93.1, 0.5223, 0.5974),  # −17.5 %
         "lstm_b64": (1024.7, 845.4, 0.6091, 0.6806),  # −17.5 %
         "mlp_silu_wide": (345.2, 281.2, 0.5594, 0.6409),  # −18.6 %
     },
@@ -77,8 +77,11 @@ EXPECTED = {
 #: 9.2-9.9 µs (the median of the copy probes): with the calibration machine's 5.6-5.8 µs,
 #: decoder_b8 read −10.3 %, embbag_small −11.3 %, fork_join_streams −12.1 % and
 #: compiled_swiglu −11.5 %.
+#: The first lease's fork-join too (−12.3 %; −8.3 % until a kernel of one wave made room at
+#: 80 or 90 % of its run): its profiled process slowed the replay (102.3 µs in a fresh one).
 GRAPHED_MISSES = {
     *(("holdout2_rerun", n) for n in EXPECTED["holdout2_rerun"]),
+    ("holdout2", "fork_join_streams"),
 }
 #: Every measured graphed time lies inside its range, the rerun's slowed replays included.
 #: compiled_swiglu on the rerun (194.7 µs; the fresh process measured 153.6) was above it

@@ -86,16 +86,16 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "triplet_loss_3in_b32": (268.9, 272.1, 273.6),  # +1.2 / +1.8 %
     },
     "probe_rerecord": {
-        "dcn_v2_streams_b1024": (147.9, 149.1, 154.1),  # +0.8 / +4.2 % (−17.6 / −14.2 % unpacked)
+        "dcn_v2_streams_b1024": (147.9, 146.2, 151.2),  # −1.2 / +2.2 % (−17.6 / −14.2 % unpacked)
         "feature_fusion_6in_b32": (102.1, 99.1, 96.6),  # −2.9 / −5.3 %
         "siamese_streams_b32": (76.1, 72.1, 78.0),  # −5.2 / +2.5 %
-        "wide_deep_4in_streams_b256": (86.5, 80.3, 79.7),  # −7.1 / −7.9 %
+        "wide_deep_4in_streams_b256": (86.5, 79.9, 79.2),  # −7.7 / −8.4 %
     },
     "probe_rerecord_rerun": {
-        "dcn_v2_streams_b1024": (158.1, 155.4, 154.2),  # −1.7 / −2.4 % (−18.9 / −19.7 % unpacked)
+        "dcn_v2_streams_b1024": (158.1, 152.5, 151.3),  # −3.6 / −4.3 % (−18.9 / −19.7 % unpacked)
         # +21.9 / +26.2 % while every layer's wait was tied to the last dequantization
-        "dequant_prefetch_b16": (44.7, 48.8, 50.7),  # +9.2 / +13.4 %
-        "expert_choice_moe_b16": (168.1, 145.9, 146.6),  # −13.2 / −12.8 %
+        "dequant_prefetch_b16": (44.7, 48.0, 49.9),  # +7.4 / +11.7 %
+        "expert_choice_moe_b16": (168.1, 143.5, 144.2),  # −14.6 / −14.2 %
         "feature_fusion_6in_b32": (84.3, 85.4, 96.6),  # +1.3 / +14.6 %
         "gumbel_softmax_vae_b256": (120.4, 118.6, 118.1),  # −1.5 / −1.9 %
         "input_heavy_b32": (222.5, 221.7, 223.2),  # −0.4 / +0.3 %
@@ -103,8 +103,8 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "recsys_embed_mlp_b512": (164.1, 186.5, 189.2),  # +13.7 / +15.3 %
         "rmsprop_loop": (1465.5, 1561.9, 1495.8),  # +6.6 / +2.1 %
         "siamese_streams_b32": (88.8, 76.6, 78.0),  # −13.7 / −12.1 %
-        "streams_pipeline": (132.0, 119.5, 120.0),  # −9.4 / −9.1 %
-        "wide_deep_4in_streams_b256": (69.0, 74.5, 79.6),  # +8.0 / +15.4 %
+        "streams_pipeline": (132.0, 117.5, 117.9),  # −11.0 / −10.7 %
+        "wide_deep_4in_streams_b256": (69.0, 74.0, 79.1),  # +7.3 / +14.7 %
     },
     "holdout18": {
         "focal_loss_detection_4in_b4": (123.8, 124.7, 122.1),  # +0.7 / −1.4 %
@@ -132,7 +132,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "edsr_pixelshuffle_b4": (887.2, 900.5, 901.0),  # +1.5 / +1.6 %
         "encoder_train_step_b8": (615.3, 616.5, 621.7),  # +0.2 / +1.1 %
         "medusa_heads_decode_b1": (513.2, 486.0, 485.8),  # −5.3 / −5.3 %
-        "shared_expert_streams_b16": (346.8, 363.2, 365.6),  # +4.7 / +5.4 %
+        "shared_expert_streams_b16": (346.8, 361.2, 363.6),  # +4.2 / +4.8 %
         "timestep_film_resblock_b8": (251.5, 255.3, 253.9),  # +1.5 / +0.9 %
         "wav2vec_feature_encoder_b2": (260.1, 274.6, 276.2),  # +5.5 / +6.2 %
     },
@@ -140,26 +140,27 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         # two chains of ~120 small kernels side by side: the replay (550-605 µs profiled)
         # overlapped them less than the schedule, which pays node costs per chain
         "bidir_gru_cells_2streams_b16": (543.0, 467.8, 472.8),  # −13.8 / −12.9 %
-        "ensemble_mlp_4streams_b16": (90.6, 82.9, 88.2),  # −8.4 / −2.6 %
+        "ensemble_mlp_4streams_b16": (90.6, 82.1, 87.4),  # −9.4 / −3.5 %
         # the four levels' NCHW/NHWC transposes and 3x3 convolutions overlap in the replay
         # (114 µs of GPU time profiled, 137 predicted at the freeze, 121 now); four inputs of
         # 7.8 MB copied in
-        "fpn_lateral_streams_b2": (135.8, 155.7, 175.0),  # +14.6 / +28.8 %
-        "metrics_side_stream_b512": (110.9, 107.0, 116.8),  # −3.5 / +5.3 %
+        "fpn_lateral_streams_b2": (135.8, 150.1, 169.4),  # +10.5 / +24.7 %
+        "metrics_side_stream_b512": (110.9, 105.6, 115.4),  # −4.8 / +4.1 %
         "multitask_heads_4streams_b64": (40.6, 39.3, 44.6),  # −3.1 / +9.8 %
-        "parallel_attn_mlp_streams_b8": (157.1, 154.2, 159.4),  # −1.8 / +1.5 %
-        "vision_text_towers_streams_b4": (294.3, 327.3, 336.5),  # +11.2 / +14.3 %
+        "parallel_attn_mlp_streams_b8": (157.1, 148.2, 153.4),  # −5.7 / −2.4 %
+        "vision_text_towers_streams_b4": (294.3, 316.4, 325.6),  # +7.5 / +10.6 %
         "weight_prefetch_copy_stream_b8": (132.6, 139.3, 144.5),  # +5.0 / +8.9 %
     },
     "holdout21": {
-        # measured just under its range (516.0 µs against 522-610)
-        "grouped_conv_branches_4streams_b8": (516.0, 556.7, 559.1),  # +7.9 / +8.4 %
-        "moe_gelu_4streams_b32": (290.3, 287.5, 288.4),  # −1.0 / −0.7 %
+        # measured just under its range (516.0 µs against 522-610) until a kernel of one wave
+        # made room at 80 or 90 % of its run (+7.9 / +8.4 % then)
+        "grouped_conv_branches_4streams_b8": (516.0, 529.6, 532.1),  # +2.6 / +3.1 %
+        "moe_gelu_4streams_b32": (290.3, 275.8, 276.6),  # −5.0 / −4.7 %
         "performer_linear_attn_b4": (1868.1, 1852.5, 1851.9),  # −0.8 / −0.9 %
         "point_transformer_knn_b4": (1487.2, 1446.4, 1445.2),  # −2.7 / −2.8 %
         "r2plus1d_video_b2": (577.9, 600.3, 602.8),  # +3.9 / +4.3 %
         "t5_relative_bias_encoder_b8": (454.5, 461.9, 463.5),  # +1.6 / +2.0 %
-        "unet_skip_side_stream_b2": (740.7, 743.0, 746.0),  # +0.3 / +0.7 %
+        "unet_skip_side_stream_b2": (740.7, 742.0, 744.9),  # +0.2 / +0.6 %
     },
 }
 #: The sets of the model before the built-in copy cost was set from their probes.
@@ -195,10 +196,10 @@ def test_probe_set_prediction(recording: str, name: str) -> None:
         # median 4.1 %) until a GEMM packed onto the SMs left free ran slower in the schedule;
         # the expert-choice MoE since a kernel of several waves makes room in its last wave
         # (−13.2 %, −9.2 % before: the replay ran its routing after the shared expert)
-        (True, 28, 0.033, 32),
+        (True, 27, 0.034, 32),
         # from the trace alone, each copy at the built-in 9.2 µs: also the steps fed four to
         # eight inputs on a process whose copies cost 6.3-7.4 µs (22 of 32, 4.9 %, unpacked)
-        (False, 23, 0.040, 32),
+        (False, 22, 0.041, 32),
     ],
 )
 def test_probe_sets_summary(probe: bool, within: int, median_error: float, inside: int) -> None:
@@ -247,12 +248,14 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
         # blind: the worst is wav2vec's feature encoder, +5.5 % (+6.2 % from the trace alone)
         ("holdout19", True, 8, 0.015, 0.055),
         ("holdout19", False, 8, 0.0215, 0.062),
-        # every workload on side streams; the last-wave rule came from its FPN replay
-        ("holdout20", True, 5, 0.0673, 0.146),
-        ("holdout20", False, 5, 0.0937, 0.288),
-        # blind for the last-wave rule: the worst is the four conv branches, +8.4 %
-        ("holdout21", True, 7, 0.0162, 0.079),
-        ("holdout21", False, 7, 0.0196, 0.084),
+        # every workload on side streams; the last-wave rule came from its FPN replay (5 and
+        # 5 of 8 at its freeze, median 6.7 and 9.4 %, worst +14.6 and +28.8 %)
+        ("holdout20", True, 6, 0.0659, 0.138),
+        ("holdout20", False, 5, 0.0937, 0.247),
+        # blind for the last-wave rule (median 1.6 and 2.0 %, worst +7.9 and +8.4 %, the
+        # four conv branches) but not for the one-wave release, which moved them to +2.6 %
+        ("holdout21", True, 7, 0.0264, 0.050),
+        ("holdout21", False, 7, 0.0283, 0.047),
     ],
 )
 def test_the_blind_set_after_the_copy_cost(
@@ -263,10 +266,9 @@ def test_the_blind_set_after_the_copy_cost(
     assert sum(e <= 0.10 for e in errors) == within
     assert statistics.median(errors) == pytest.approx(median_error, abs=0.001)
     assert max(errors) == pytest.approx(worst, abs=0.001)
-    # measured below the range: holdout20's FPN neck and vision-text towers and holdout21's
-    # four conv branches (all high)
-    outside = {
-        "holdout20": {"fpn_lateral_streams_b2", "vision_text_towers_streams_b4"},
-        "holdout21": {"grouped_conv_branches_4streams_b8"},
-    }
-    assert {n for n, r in rows.items() if not r.graphed_inside} == outside.get(recording, set())
+    # measured below the range: holdout20's FPN neck from the trace alone (its
+    # vision-text towers and holdout21's four conv branches too until a kernel of one wave
+    # made room at 80 or 90 % of its run)
+    outside = {("holdout20", False): {"fpn_lateral_streams_b2"}}
+    inside = {n for n, r in rows.items() if not r.graphed_inside}
+    assert inside == outside.get((recording, probe), set())

@@ -168,23 +168,23 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
         "big_and_small": (186.2, 181.7, 0.7704, 0.8077),  # −2.5 %
         # two conv towers: the replay ran them closer together than the schedule does
         # (140.9 µs, under the range 147.9-181.6)
-        "conv_towers": (140.9, 165.6, 0.8393, 0.7409),  # +17.5 %
-        "dual_tower_streams_b4": (158.5, 159.3, 0.8633, 0.7667),  # +0.5 %
+        "conv_towers": (140.9, 152.7, 0.8393, 0.7611),  # +8.4 %
+        "dual_tower_streams_b4": (158.5, 155.1, 0.8633, 0.7728),  # −2.1 %
         # memory-bound chains side by side: within ±10 %, yet measured under the range
         # (181.4 µs against 187.1-213.2)
-        "elementwise_chains": (181.4, 208.9, 0.7360, 0.7279),  # +15.2 %
-        "fork_join_streams": (105.3, 102.7, 0.5887, 0.6349),  # −2.5 %
-        "gemm_large_2s": (674.6, 696.8, 0.0753, 0.045),  # compute-bound: +3.3 %
-        "gemm_small_2s": (76.0, 83.6, 0.8386, 0.8744),  # +9.9 %
-        "gemm_small_4s": (84.7, 97.3, 0.8720, 0.8478),  # +14.9 %
-        "multistream_events": (87.8, 101.0, 0.8252, 0.829),  # +15.0 %
-        "streams_pipeline": (127.8, 121.9, 0.7530, 0.7427),  # −4.7 %
+        "elementwise_chains": (181.4, 174.0, 0.736, 0.7734),  # −4.1 %
+        "fork_join_streams": (105.3, 98.0, 0.5887, 0.6515),  # −6.9 %
+        "gemm_large_2s": (674.6, 659.3, 0.0753, 0.0964),  # compute-bound: −2.3 %
+        "gemm_small_2s": (76.0, 80.3, 0.8386, 0.8794),  # +5.6 %
+        "gemm_small_4s": (84.7, 90.4, 0.872, 0.8586),  # +6.8 %
+        "multistream_events": (87.8, 95.6, 0.8252, 0.8382),  # +8.8 %
+        "streams_pipeline": (127.8, 119.8, 0.753, 0.7471),  # −6.3 %
     },
     "holdout6": {
         "conformer_block_b2": (102.9, 114.7, 0.8091, 0.8616),  # +11.5 %
         "diffusion_sampler_b4": (281.0, 306.6, 0.8271, 0.8198),  # +9.1 %
         "draft_decode_b1": (648.8, 694.8, 0.8302, 0.8225),  # +7.1 %
-        "moe_streams_b8": (141.6, 152.8, 0.8117, 0.7952),  # three streams: +8.0 %
+        "moe_streams_b8": (141.6, 149.5, 0.8117, 0.7997),  # three streams: +5.6 %
         "pointnet_b16": (226.7, 231.4, 0.4712, 0.4863),  # +2.1 %
         "resnext_block_b8": (168.0, 181.9, 0.7353, 0.7413),  # +8.2 %
         "t5_cross_attn_b4": (240.5, 262.9, 0.8114, 0.795),  # +9.3 %
@@ -194,7 +194,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
         "conformer_block_b2": (102.3, 114.7, 0.7973, 0.8758),  # +12.1 %
         "diffusion_sampler_b4": (285.6, 306.9, 0.8468, 0.8197),  # +7.4 %
         "draft_decode_b1": (649.7, 695.3, 0.8417, 0.8276),  # +7.0 %
-        "moe_streams_b8": (139.9, 151.3, 0.7918, 0.7867),  # three streams: +8.2 %
+        "moe_streams_b8": (139.9, 148.0, 0.7918, 0.7914),  # three streams: +5.8 %
         "pointnet_b16": (226.0, 231.4, 0.4323, 0.4476),  # +2.4 %
         "resnext_block_b8": (170.9, 181.6, 0.7594, 0.7839),  # +6.3 %
         "t5_cross_attn_b4": (240.6, 259.7, 0.8130, 0.7732),  # +8.0 %
@@ -204,7 +204,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
         "adam_amsgrad_loop": (2149.1, 2097.7, 0.8126, 0.8355),  # −2.4 %
         # cuDNN's LSTM re-records two events before each layer (−45.9 % when a wait was
         # tied to the first record of its event id)
-        "bilstm_tagger_b16": (566.3, 587.4, 0.8540, 0.8564),  # +3.7 %
+        "bilstm_tagger_b16": (566.3, 586.4, 0.854, 0.8567),  # +3.5 %
         "dino_head_b32": (71.7, 78.8, 0.7276, 0.6967),  # +9.9 %
         "kv_cache_prefill_chunks_b2": (746.0, 798.6, 0.8101, 0.8048),  # +7.0 %
         "perceiver_io_b4": (161.2, 162.9, 0.7569, 0.8225),  # +1.0 %
@@ -213,7 +213,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
     },
     "holdout8": {
         # weights dequantized on a side stream, joined per layer by an event: a 43 µs graph
-        "dequant_prefetch_b16": (43.0, 50.8, 0.7956, 0.7924),  # +18.3 % (+31.6 % unpaired)
+        "dequant_prefetch_b16": (43.0, 50.0, 0.7956, 0.7956),  # +16.4 % (+31.6 % unpaired)
         # twelve inputs (6.6 MB) copied in before every replay: slower than eager
         "input_heavy_b32": (145.0, 181.9, -0.5413, -0.3896),  # +25.5 %
         "norm_softmax_chain_b64": (203.7, 210.4, 0.7421, 0.7998),  # +3.3 %
@@ -228,7 +228,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
         "rope_attention_b4": (296.6, 310.7, 0.8020, 0.8725),  # +4.7 %
         # its eager time from the trace is high: the saving reads 18.5 points high
         "tabular_transformer_b256": (365.1, 372.8, 0.5887, 0.7594),  # +2.1 %
-        "two_stream_prefetch_b16": (68.5, 62.9, 0.8694, 0.8349),  # two streams: −8.2 %
+        "two_stream_prefetch_b16": (68.5, 61.1, 0.8694, 0.8394),  # two streams: −10.7 %
         "unet_down_up_b1": (298.1, 316.5, 0.7535, 0.7392),  # +6.2 %
         "vq_codebook_b8": (290.6, 300.0, 0.5989, 0.6643),  # +3.3 %
     },
@@ -237,12 +237,12 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
         # 48 EMA kernels on a side stream beside eight GEMMs: measured under the range (736.4
         # µs against 759.1-863.2) until the GEMMs' two-wave neighbours made room in their
         # last wave
-        "ema_side_stream_b32": (736.4, 733.6, 0.3730, 0.3053),  # −0.4 % (+9.7 % before tails)
+        "ema_side_stream_b32": (736.4, 720.0, 0.373, 0.3182),  # −2.2 % (+9.7 % before tails)
         # the shared expert on a side stream beside the routed experts' batched GEMMs: every
         # profiled replay ran the routing only after the shared expert's four kernels (from
         # 41 µs on), where the schedule lets it slip into the last waves of the expert's
         # two-wave elementwise kernels
-        "expert_choice_moe_b16": (168.0, 147.8, 0.7263, 0.815),  # −12.0 % (−8.1 % before tails)
+        "expert_choice_moe_b16": (168.0, 144.8, 0.7263, 0.8187),  # −13.8 % (−8.1 % before tails)
         "gru_cell_loop_b32": (581.8, 594.3, 0.7906, 0.6584),  # +2.1 %
         "kv_decode_b4": (327.2, 318.0, 0.8414, 0.8895),  # −2.8 %
         "lamb_update_b1": (2627.1, 2565.0, 0.7841, 0.7902),  # −2.4 %
@@ -252,8 +252,8 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
     },
     "holdout10_rerun": {
         "causal_sdpa_encoder_b2": (324.1, 326.9, 0.7052, 0.8141),  # +0.9 %
-        "ema_side_stream_b32": (753.7, 714.0, 0.4339, 0.5235),  # −5.3 %
-        "expert_choice_moe_b16": (164.4, 147.4, 0.7331, 0.8396),  # −10.3 %
+        "ema_side_stream_b32": (753.7, 699.0, 0.4339, 0.5335),  # −7.2 %
+        "expert_choice_moe_b16": (164.4, 145.0, 0.7331, 0.8422),  # −11.8 %
         "gru_cell_loop_b32": (569.1, 593.9, 0.7313, 0.7304),  # +4.4 %
         "kv_decode_b4": (325.9, 317.3, 0.8398, 0.8579),  # −2.6 %
         "lamb_update_b1": (2601.3, 2568.4, 0.7752, 0.8063),  # −1.3 %
@@ -273,7 +273,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
         "spectral_conv_b8": (537.4, 549.4, 0.6469, 0.7273),  # +2.2 %
         # 8 x 8 MiB copies on a side stream beside six GEMM layers; eager from the trace +34 %:
         # the saving reads 21.7 points high
-        "two_stream_allgather_sim_b16": (602.9, 574.5, 0.2556, 0.4706),  # −4.7 %
+        "two_stream_allgather_sim_b16": (602.9, 572.5, 0.2556, 0.4725),  # −5.1 %
     },
     "holdout12": {
         "capsule_routing_b64": (1229.4, 1234.7, 0.2629, 0.2091),  # +0.4 %
@@ -285,10 +285,10 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
         # replay saved 8 %: compute-bound
         "sliding_window_attn_b2": (2692.9, 2751.8, 0.0774, -0.0089),  # +2.2 %
         "transformer_xl_relpos_b2": (1191.4, 1220.0, 0.6240, 0.5884),  # +2.4 %
-        "two_stream_norm_chain_b32": (314.7, 320.2, 0.6092, 0.7115),  # +1.7 %
+        "two_stream_norm_chain_b32": (314.7, 308.9, 0.6092, 0.7216),  # −1.8 %
     },
     "holdout13": {
-        "deepfm_streams_b2048": (139.0, 141.5, 0.8638, 0.8831),  # +1.8 %
+        "deepfm_streams_b2048": (139.0, 135.7, 0.8638, 0.8879),  # −2.3 %
         "gumbel_softmax_vae_b256": (117.5, 118.2, 0.8746, 0.886),  # +0.5 %
         "hyena_fftconv_b8": (3712.8, 3778.7, 0.0365, -0.0099),  # +1.8 %
         # 537 small nodes, 64 of them DtoD copies: +12.2 % while each was charged a 2 µs
@@ -303,7 +303,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
         "yolo_head_decode_b16": (1293.6, 1322.8, 0.0679, 0.0399),  # +2.3 %
     },
     "holdout13_rerun": {
-        "deepfm_streams_b2048": (142.3, 141.7, 0.8561, 0.8503),  # −0.4 %
+        "deepfm_streams_b2048": (142.3, 135.9, 0.8561, 0.8565),  # −4.5 %
         "gumbel_softmax_vae_b256": (123.0, 118.3, 0.8907, 0.8955),  # −3.9 %
         "hyena_fftconv_b8": (3750.1, 3775.1, 0.0512, -0.0092),  # +0.7 %
         "kalman_filter_b1024": (1315.2, 1370.9, 0.8965, 0.8957),  # +4.2 %
@@ -322,7 +322,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
         # the replay overlapped the other branches more than the schedule lets them (+15.1 %
         # while the second module's forks were read as waits on the branch before)
         # +15.6 % until a kernel of several waves made room in its last one
-        "inception_streams_b16": (280.4, 304.9, 0.739, 0.8107),  # +8.7 %
+        "inception_streams_b16": (280.4, 288.5, 0.739, 0.8209),  # +2.9 %
         "int8_mm_dequant_b64": (235.1, 247.6, 0.8194, 0.8503),  # +5.3 %
         "nucleus_sampling_b16": (293.3, 290.1, 0.4767, 0.5316),  # −1.1 %
         "raft_corr_update_b2": (1439.8, 1489.0, 0.6262, 0.6673),  # +3.4 %
@@ -331,7 +331,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
     },
     "holdout14_rerun": {
         "convnext_block_b8": (591.7, 601.9, 0.0529, -0.0059),  # +1.7 %
-        "inception_streams_b16": (276.5, 303.2, 0.669, 0.6295),  # +9.6 % (+16.7 % before)
+        "inception_streams_b16": (276.5, 287.3, 0.669, 0.6489),  # +3.9 % (+16.7 % before)
         "int8_mm_dequant_b64": (229.8, 249.7, 0.6818, 0.7202),  # +8.7 %
         # eager measured 313 µs here, 560 on the first lease (from the trace 393 and 619)
         "nucleus_sampling_b16": (276.7, 291.5, 0.1146, 0.2581),  # +5.3 %
@@ -364,11 +364,11 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
     "holdout15": {
         # cross layers beside the deep MLP on a side stream: a 15 µs GEMM alone ran 20-47 µs
         # beside the other stream's GEMMs; the schedule slows no matrix kernel beside another
-        "dcn_v2_streams_b1024": (156.3, 154.1, 0.7142, 0.8288),  # −1.4 %
+        "dcn_v2_streams_b1024": (156.3, 151.1, 0.7142, 0.8321),  # −3.3 %
         "haar_wavelet_b8": (209.6, 200.0, 0.8634, 0.8737),  # −4.6 %
         "kv_ring_buffer_decode_b8": (405.9, 382.5, 0.8921, 0.8563),  # −5.8 %
         "lora_mlp_b16": (509.2, 516.5, 0.382, 0.3633),  # +1.5 %
-        "pipeline_microbatch_streams_b4": (86.8, 92.9, 0.8795, 0.9577),  # +7.0 %
+        "pipeline_microbatch_streams_b4": (86.8, 89.4, 0.8795, 0.9593),  # +2.9 %
         "ppo_update_b2048": (424.9, 430.0, 0.8686, 0.8772),  # +1.2 %
         "scatter_histogram_b64": (75.8, 78.6, 0.7178, 0.6573),  # +3.7 %
         # towers forked and joined at each of three layers: −8.9 % with the second and third
@@ -376,27 +376,29 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
         "siamese_streams_b32": (90.0, 78.4, 0.9357, 0.8915),  # −13.0 %
     },
     "holdout15_rerun": {
-        "dcn_v2_streams_b1024": (166.5, 154.1, 0.8069, 0.8133),  # −7.4 %
+        "dcn_v2_streams_b1024": (166.5, 151.1, 0.8069, 0.8168),  # −9.2 %
         "haar_wavelet_b8": (202.3, 200.2, 0.8007, 0.8182),  # −1.1 %
         "kv_ring_buffer_decode_b8": (411.1, 383.1, 0.9111, 0.8866),  # −6.8 %
         "lora_mlp_b16": (510.0, 517.5, 0.4136, 0.6293),  # +1.5 %
-        "pipeline_microbatch_streams_b4": (98.6, 93.0, 0.9272, 0.9363),  # −5.7 %
+        "pipeline_microbatch_streams_b4": (98.6, 89.9, 0.9272, 0.9384),  # −8.9 %
         "ppo_update_b2048": (444.2, 429.0, 0.9019, 0.8693),  # −3.4 %
         "scatter_histogram_b64": (79.1, 78.3, 0.7738, 0.8332),  # −1.1 %
         "siamese_streams_b32": (89.4, 78.0, 0.9382, 0.9187),  # −12.7 %
     },
 }
-#: Outside ±10 %: the concurrency set's small multi-stream graphs read high, the
-#: expert-choice MoE low since a kernel of several waves makes room in its last wave;
+#: Outside ±10 %: the expert-choice MoE low since a kernel of several waves makes room in
+#: its last wave, and the per-layer prefetch on a side stream (−10.7 %) since a kernel of
+#: one wave makes room at 80 or 90 % of its run (the concurrency set's four small
+#: multi-stream graphs, +15 to +17.5 % before, came within ±10 % with it);
 #: steps fed many inputs on machines whose copies cost less than the built-in 9.2 µs
 #: (holdout8's twelve inputs, the Lion update's 60, holdout16_rerun's six-input fusion)
 #: high, the Siamese towers low. DCN-v2 is in since its GEMM packed onto the SMs the deep
 #: network's left free runs slower (schedule.PACKED_EXPONENT): −18.8 and −23.8 % before.
 GRAPHED_MISSES = {
-    "streams_fit": {"conv_towers", "elementwise_chains", "gemm_small_4s", "multistream_events"},
     "holdout6": {"conformer_block_b2"},  # +11.5 %
     "holdout6_rerun": {"conformer_block_b2"},  # +12.1 %
-    "holdout8": {"dequant_prefetch_b16", "input_heavy_b32"},  # +18.3 and +25.5 %
+    "holdout8": {"dequant_prefetch_b16", "input_heavy_b32"},  # +16.4 and +25.5 %
+    "holdout9": {"two_stream_prefetch_b16"},  # −10.7 %
     "holdout10": {"expert_choice_moe_b16", "recsys_embed_mlp_b512"},  # −12.0, +16.4 %
     "holdout10_rerun": {"expert_choice_moe_b16"},  # −10.3 %
     "holdout15": {"siamese_streams_b32"},
@@ -404,18 +406,14 @@ GRAPHED_MISSES = {
     "holdout16": {"lion_foreach_update"},  # +22.2 %
     "holdout16_rerun": {"feature_fusion_6in_b32", "lion_foreach_update"},  # +19.1, +23.3 %
 }
-#: Measured outside [low, high]: below it, the concurrency set's conv towers (140.9 µs against
-#: 151.4-192.6), elementwise chains (181.4 against 189.4-229.1) and two small GEMM graphs,
-#: whose replays ran their streams closer together than the schedule has them (the big GEMMs
-#: beside tiny kernels, −2.5 %, are inside) and Inception's, just under (280.4 µs against
-#: 280.5-331.4; 276.5 against 278.8-333.8). The range charges each input
-#: copy 0.6-1.2 times the built-in 9.2 µs (COPY_HOST_LOW_FACTOR, COPY_HOST_HIGH_FACTOR),
-#: which holds every step fed many small inputs.
-OUTSIDE_RANGE = {
-    "streams_fit": {"conv_towers", "elementwise_chains", "gemm_small_4s", "multistream_events"},
-    "holdout14": {"inception_streams_b16"},  # 280.4 µs against 300.6-346.1
-    "holdout14_rerun": {"inception_streams_b16"},  # 276.5 µs against 299.1-346.0
-}
+#: Measured outside [low, high]: none. Until a kernel of one wave made room at 80 or 90 % of
+#: its run, the concurrency set's conv towers (140.9 µs against 151.4-192.6), elementwise
+#: chains (181.4 against 189.4-229.1) and two small GEMM graphs, whose replays ran their
+#: streams closer together than the schedule had them, and Inception's, just under (280.4 µs
+#: against 280.5-331.4), were below. The range charges each input copy 0.6-1.2 times the
+#: built-in 9.2 µs (COPY_HOST_LOW_FACTOR, COPY_HOST_HIGH_FACTOR), which holds every step fed
+#: many small inputs.
+OUTSIDE_RANGE: dict[str, set[str]] = {}
 #: Saving without --eager-us more than 15 points off: the twelve-input step of holdout8
 #: (+15.2 points: replay lost 54 %, its eager time from the trace 39 % high).
 SAVING_MISSES = {
@@ -481,23 +479,23 @@ def test_recent_set_prediction(
 @pytest.mark.parametrize(
     ("recording", "within", "median_error"),
     [
-        ("streams_fit", 6, 0.0728),
-        ("holdout6", 7, 0.0810),
-        ("holdout6_rerun", 7, 0.0723),
-        ("holdout7", 7, 0.0386),
+        ("streams_fit", 10, 0.0592),
+        ("holdout6", 7, 0.0771),
+        ("holdout6_rerun", 7, 0.0691),
+        ("holdout7", 7, 0.0354),
         ("holdout8", 3, 0.0774),
-        ("holdout9", 8, 0.0451),
+        ("holdout9", 7, 0.0451),
         ("holdout10", 6, 0.0258),
         ("holdout10_rerun", 7, 0.0195),
         ("holdout11", 8, 0.0374),
-        ("holdout12", 8, 0.0144),
-        ("holdout13", 8, 0.0211),
-        ("holdout13_rerun", 8, 0.0114),
-        ("holdout14", 8, 0.0481),
-        ("holdout14_rerun", 7, 0.0523),
-        ("holdout15", 7, 0.0416),
-        ("holdout15_rerun", 7, 0.0456),
-        ("holdout16", 7, 0.0609),
+        ("holdout12", 8, 0.0149),
+        ("holdout13", 8, 0.0230),
+        ("holdout13_rerun", 8, 0.0164),
+        ("holdout14", 8, 0.0393),
+        ("holdout14_rerun", 7, 0.0502),
+        ("holdout15", 7, 0.0353),
+        ("holdout15_rerun", 7, 0.0512),
+        ("holdout16", 7, 0.0634),
         ("holdout16_rerun", 6, 0.0533),
     ],
 )
@@ -539,7 +537,7 @@ def test_the_sixth_hold_out_read_high_with_the_constants_it_was_frozen_with() ->
         medians[recording] = statistics.median(abs(e) for e in errors.values())
     assert misses == {r: {"diffusion_sampler_b4", "draft_decode_b1"} for r in misses}
     assert medians["holdout6"] == pytest.approx(0.0910, abs=0.001)
-    assert medians["holdout6_rerun"] == pytest.approx(0.0807, abs=0.001)
+    assert medians["holdout6_rerun"] == pytest.approx(0.0796, abs=0.001)
 
 
 def test_recent_verdicts_agree_with_what_replay_did() -> None:

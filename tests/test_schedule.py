@@ -10,6 +10,8 @@ from conftest import SAMPLES
 from traceinspect.analysis.estimate.columns import MATRIX_KERNEL, TimelineColumns
 from traceinspect.analysis.estimate.schedule import (
     LIGHT_SLOWDOWN,
+    ONE_WAVE_RELEASE_LIGHT,
+    ONE_WAVE_RELEASE_MATRIX,
     PACKED_EXPONENT,
     Packing,
     scheduled_path_ns,
@@ -177,7 +179,9 @@ def test_the_matrix_column_of_a_real_multi_stream_trace() -> None:
     assert not cols.matrix[~kernels].any()
 
 
-def packed_path(keys, dur, share, blocks, resident, matrix, deps=()) -> float:
+def packed_path(
+    keys, dur, share, blocks, resident, matrix, deps=(), one_wave_release=True
+) -> float:
     n = len(keys)
     return (
         scheduled_path_ns(
@@ -192,6 +196,7 @@ def packed_path(keys, dur, share, blocks, resident, matrix, deps=()) -> float:
                 np.array(resident, float),
                 np.full(n, 132.0),
                 np.array(matrix, bool),
+                one_wave_release,
             ),
         )
         / US
@@ -211,12 +216,21 @@ def test_a_gemm_packed_onto_the_sms_another_leaves_free_runs_long() -> None:
     # blocks that spread one to an SM alone and still one to an SM packed do not slow: a
     # GEMM of 4 blocks fits on the 4 free SMs (it would have had room anyway)
     assert packed_path([1, 2], [5, 15], [0.97, 0.03], [128, 4], [1, 5], [True, True]) == 15
-    # a kernel one SM holds one block of cannot pack: it waits
-    assert packed_path([1, 2], [5, 15], [0.97, 0.5], [128, 66], [1, 1], [True, True]) == 20
-    # nor where no SM is free
-    assert packed_path([1, 2], [5, 15], [1.0, 0.19], [132, 128], [1, 5], [True, True]) == 20
-    # light kernels keep their own slowdown beside matrix kernels: they never pack
-    assert packed_path([1, 2], [5, 15], [0.97, 0.19], [128, 128], [1, 5], [True, False]) == 20
+    # a kernel one SM holds one block of cannot pack: it waits, until the first GEMM (one
+    # wave) makes room at 90 % of its run
+    assert packed_path([1, 2], [5, 15], [0.97, 0.5], [128, 66], [1, 1], [True, True]) == 19.5
+    assert (
+        packed_path(
+            [1, 2], [5, 15], [0.97, 0.5], [128, 66], [1, 1], [True, True], one_wave_release=False
+        )
+        == 20
+    )
+    # nor where no SM is free: it waits for the room the first frees at 90 % of its run
+    assert packed_path([1, 2], [5, 15], [1.0, 0.19], [132, 128], [1, 5], [True, True]) == 19.5
+    # light kernels keep their own slowdown beside matrix kernels: they never pack; this one
+    # starts in the room the GEMM frees at 90 % of its run, slowed beside its last 0.5 µs
+    got = packed_path([1, 2], [5, 15], [0.97, 0.19], [128, 128], [1, 5], [True, False])
+    assert got == pytest.approx(20 - 0.5 / (1 + 1.3 * 0.97))
     # Inception's convolution (98 blocks, two to an SM) with 0.742 of the device held: on
     # the 34 SMs free, two to an SM against one alone: 2 ** 0.7 = 1.62 (the trace: 1.79)
     got = packed_path([1, 2], [30, 11.8], [0.742, 0.37], [98, 98], [1, 2], [True, True])
@@ -235,11 +249,30 @@ def test_a_kernel_of_several_waves_makes_room_in_its_last_one() -> None:
     # four waves: room after three quarters of the run
     four = dict(share=[1.0, 1.0], blocks=[4224, 2048], resident=[8, 8], matrix=[False] * 2)
     assert packed_path([1, 2], [8, 6], **four) == pytest.approx(6 + 6)
-    # one wave (a GEMM of 128 SM-filling blocks): all its blocks end together, no room before
+    # one wave (a GEMM of 128 SM-filling blocks): room at 90 % of its run, where the
+    # transpose starts beside the GEMM's last 0.5 µs, at 1 / (1 + 1.3 x 0.97) of its pace
     one = dict(share=[0.97, 1.0], blocks=[128, 2048], resident=[1, 8], matrix=[True, False])
-    assert packed_path([1, 2], [5, 6], **one) == pytest.approx(5 + 6)
+    assert packed_path([1, 2], [5, 6], **one) == pytest.approx(5 + 6 - 0.5 / (1 + 1.3 * 0.97))
+    # held to its end (the range's high end): no room before
+    assert packed_path([1, 2], [5, 6], **one, one_wave_release=False) == pytest.approx(5 + 6)
     # on one stream the next kernel waits for the end whatever the waves
     assert packed_path([1, 1], [6, 6], **two_waves) == pytest.approx(12)
+
+
+def test_kernels_of_one_wave_on_two_streams_interleave() -> None:
+    # streams_fit/elementwise_chains' replay on the H200: two chains of elementwise kernels
+    # of 2,048 blocks, 16 to an SM (one wave of 2,112 slots, 0.97 of the device each), each
+    # about 2.5 µs alone; each started 0.5-1 µs into the other's run
+    chains = dict(share=[0.97] * 4, blocks=[2048] * 4, resident=[16] * 4, matrix=[False] * 4)
+    # each makes room at 80 % of its run: the other chain's kernel starts then
+    assert ONE_WAVE_RELEASE_LIGHT == 0.8 and ONE_WAVE_RELEASE_MATRIX == 0.9
+    assert packed_path([1, 2, 1, 2], [2.5] * 4, **chains) == pytest.approx(3 * 2.0 + 2.5)
+    # held to their ends, the chains run one kernel after another
+    got = packed_path([1, 2, 1, 2], [2.5] * 4, **chains, one_wave_release=False)
+    assert got == pytest.approx(4 * 2.5)
+    # an unknown grid (no SM count) holds its room to its end
+    unknown = Packing(np.full(2, 2048.0), np.full(2, 16.0), np.zeros(2), np.zeros(2, bool))
+    assert unknown.releases() == [1.0, 1.0]
 
 
 @pytest.mark.corpus

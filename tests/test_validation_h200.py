@@ -70,7 +70,7 @@ EXPECTED = {
     "moe_routing": (1248.6, 1248.0, 0.0827, 0.0249),  # −0.1 %
     # re-recorded with the profiler's stream-wait events (event ids): three branches whose
     # GEMMs each fill the device (0.97 of it) and run one after the other: −3.5 %
-    "multistream_events": (95.8, 100.4, 0.8452, 0.7865),
+    "multistream_events": (95.8, 95.0, 0.8452, 0.7976),
     # the first recording, without them: branches serialized, +24.2 %
     "multistream_events_nosync": (94.9, 125.9, 0.803, 0.727),
     # --mark runs of the unannotated scripts: never seen by the fit
@@ -158,7 +158,7 @@ def test_graphed_prediction_and_saving_without_eager_us(name: str) -> None:
 def test_validation_summary() -> None:
     rows = [row(name) for name in EXPECTED]
     errors = [r.error_frac for r in rows]
-    assert statistics.median(abs(e) for e in errors) == pytest.approx(0.0470, abs=0.001)
+    assert statistics.median(abs(e) for e in errors) == pytest.approx(0.0449, abs=0.001)
     assert sum(abs(e) <= 0.10 for e in errors) == 16  # of 24
     assert sum(r.graphed_inside for r in rows) == 23
     assert sum(abs(r.saving_error_points) <= 15 for r in rows) == 24
@@ -172,7 +172,6 @@ def test_validation_summary() -> None:
         "encoder_b64",
         "encoder_b8",
         "mobilenet_b64",
-        "multistream_events",
         "multistream_events_nosync",
         "unannotated/conv_loop",
         "unannotated/encoder_infer",

@@ -4,7 +4,7 @@ calls of a synchronized request (see the package docstring, points 1-5)."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any, Final
 
@@ -177,6 +177,7 @@ def estimate_occurrence(
         node_add_ns: float = 0.0,
         with_parts: bool = False,
         copy_scale: float = 1.0,
+        one_wave_release: bool = True,
     ) -> tuple[int, dict[str, int]]:
         return _replay_wall(
             copies,
@@ -188,6 +189,7 @@ def estimate_occurrence(
             node_add_ns,
             with_parts,
             copy_scale,
+            one_wave_release,
         )
 
     graphed, parts = wall(copy_durations, 1.0, with_parts=True)
@@ -207,6 +209,8 @@ def estimate_occurrence(
         duration_spread[1],
         node_add_ns=NODE_OVERHEAD_HIGH_ADD_NS,
         copy_scale=COPY_HOST_MEASURED_HIGH_FACTOR if measured else COPY_HOST_HIGH_FACTOR,
+        # a replay may overlap its streams less than the one-wave release has them
+        one_wave_release=False,
     )
     parts["gpu_busy"] = int(duration[node].sum())
     return OccurrenceEstimate(
@@ -262,10 +266,15 @@ class _Graph:
         return bool(largest.sum() <= 1.0)
 
     def path_ns(
-        self, overhead_scale: float, duration_scale: float = 1.0, node_add_ns: float = 0.0
+        self,
+        overhead_scale: float,
+        duration_scale: float = 1.0,
+        node_add_ns: float = 0.0,
+        one_wave_release: bool = True,
     ) -> float:
         """Replayed GPU time with node overheads scaled by ``overhead_scale`` plus
-        ``node_add_ns`` per kernel node, durations by ``duration_scale``."""
+        ``node_add_ns`` per kernel node, durations by ``duration_scale``; a kernel of one
+        wave holds its room to its end unless ``one_wave_release``."""
         overhead = self.overhead * overhead_scale
         if node_add_ns:
             overhead = overhead + np.where(self.overhead > 0, node_add_ns, 0.0)
@@ -281,7 +290,11 @@ class _Graph:
             self.share,
             self.deps,
             matrix=self.matrix,
-            packing=self.packing,
+            packing=(
+                self.packing
+                if one_wave_release or self.packing is None
+                else replace(self.packing, one_wave_release=False)
+            ),
         )
 
     def _slows(self, duration: FloatArray, overhead: FloatArray) -> bool:
@@ -305,6 +318,7 @@ def _replay_wall(
     node_add_ns: float = 0.0,
     with_parts: bool = True,
     copy_scale: float = 1.0,
+    one_wave_release: bool = True,
 ) -> tuple[int, dict[str, int]]:
     """Simulate the host and the GPU of one synchronized request: eager input copies, then
     per graph replay() and, between graphs, the eager readbacks and the host sync.
@@ -318,7 +332,8 @@ def _replay_wall(
     Returns the wall time and its parts, which sum to it (``gpu_work`` and
     ``node_overhead`` told apart only ``with_parts``: a second walk of each graph);
     ``scale`` multiplies every calibrated overhead (the range), ``copy_scale`` the input and
-    readback copies' host time on top."""
+    readback copies' host time on top; ``one_wave_release`` False has a kernel of one wave
+    hold its room to its end (the range's high end)."""
     cold = calibration.cold_call_ns * scale
     calls = 0  # host calls made since the last synchronize
 
@@ -345,7 +360,10 @@ def _replay_wall(
     for i, graph in enumerate(graphs):
         if len(graph.keys):
             path = graph.path_ns(
-                scale if node_scale is None else node_scale, duration_scale, node_add_ns
+                scale if node_scale is None else node_scale,
+                duration_scale,
+                node_add_ns,
+                one_wave_release,
             )
             # (the GPU work alone, for the parts only: a second walk of the graph)
             bare = graph.path_ns(0.0, duration_scale) if with_parts else path
