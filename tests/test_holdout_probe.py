@@ -41,6 +41,14 @@
   replay's output different from eager (inside capture the script skips ``record_stream``,
   so a block's output the side stream still reads can be reused by the next block's
   allocation: a real capture hazard), so the set evaluates 7.
+* ``holdout22`` and ``holdout22_rerun``: eight more (per-layer weight copies and probe
+  heads on side streams, fake int8 quantization, greedy CTC decoding, a hypernetwork,
+  neighborhood attention through ``unfold``, scatter/segment graph readouts, speculative
+  decoding's verification), written and committed before the model change they check (a
+  run of event records paired with the waits after it; a kernel of one wave makes room at
+  80 or 90 % of its run) and recorded twice on one lease after it: blind. The graph
+  readouts have no graphed row: ``segment_reduce`` copies its lengths to the host and
+  synchronizes, so capture failed, as ``analyze``'s pre-flight said it would.
 
 The probe read 6.2 to 10.7 µs per small copy (median 9.2 µs) on the sets before holdout18:
 between machines, between processes on one machine and within one process (6.5 before a
@@ -162,6 +170,28 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "t5_relative_bias_encoder_b8": (454.5, 461.9, 463.5),  # +1.6 / +2.0 %
         "unet_skip_side_stream_b2": (740.7, 742.0, 744.9),  # +0.2 / +0.6 %
     },
+    # recorded twice on one lease, each in its own processes
+    "holdout22": {
+        "aux_probes_side_stream_b16": (792.5, 741.5, 745.2),  # −6.4 / −6.0 %
+        "ctc_greedy_decode_b16": (58.0, 60.5, 63.2),  # +4.2 / +8.9 %
+        "fake_quant_absmax_b32": (176.8, 188.1, 191.7),  # +6.4 / +8.4 %
+        # its process's copies probed 6.0-6.3 µs against the built-in 9.2 (two inputs)
+        "hypernet_per_sample_mlp_b64": (61.7, 66.4, 72.8),  # +7.5 / +18.0 %
+        "layer_copy_prefetch_b8": (55.1, 54.2, 55.2),  # −1.7 / +0.2 %
+        "neighborhood_attn_unfold_b2": (622.9, 597.3, 597.8),  # −4.1 / −4.0 %
+        "speculative_verify_b4": (136.8, 132.6, 134.9),  # −3.1 / −1.4 %
+    },
+    "holdout22_rerun": {
+        "aux_probes_side_stream_b16": (814.1, 743.5, 744.2),  # −8.7 / −8.6 %
+        "ctc_greedy_decode_b16": (57.2, 59.4, 63.1),  # +3.8 / +10.2 %
+        "fake_quant_absmax_b32": (177.0, 187.9, 191.3),  # +6.2 / +8.1 %
+        "hypernet_per_sample_mlp_b64": (69.4, 72.1, 72.8),  # +4.0 / +5.0 %
+        "layer_copy_prefetch_b8": (51.6, 52.0, 55.4),  # +0.9 / +7.4 %
+        "neighborhood_attn_unfold_b2": (580.2, 594.0, 597.3),  # +2.4 / +3.0 %
+        # four inputs, its process's copies probed 5.5-6.0 µs; 117.8 µs here, 136.8 in the
+        # first recording's process
+        "speculative_verify_b4": (117.8, 120.4, 134.6),  # +2.3 / +14.3 %
+    },
 }
 #: The sets of the model before the built-in copy cost was set from their probes.
 PROBED_BEFORE = ("holdout17", "holdout17_rerun", "probe_rerecord", "probe_rerecord_rerun")
@@ -217,7 +247,7 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
     predicted saving."""
     from conftest import step_verdicts_agreeing_with_replay
 
-    sets = [s for s in EXPECTED if s != "holdout21"]
+    sets = [s for s in EXPECTED if s not in ("holdout21", "holdout22", "holdout22_rerun")]
     workloads = [w for s in sets for w in validation_workloads(VALIDATION_DIR / s)]
     assert min(w.saving for w in workloads) >= 0.20
     assert step_verdicts_agreeing_with_replay(workloads) == {"launch-bound": 64}
@@ -229,6 +259,26 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
         "compute-bound": 1,
         "mixed": 1,
     }
+    # holdout22: replay saved 1 % on the probe heads (compute-bound), 29 % on the
+    # neighborhood attention and 49-86 % on the rest (launch-bound); on the rerun 13 % on the
+    # neighborhood attention (compute-bound, predicted 7 %)
+    blind = validation_workloads(VALIDATION_DIR / "holdout22")
+    assert step_verdicts_agreeing_with_replay(blind) == {"launch-bound": 6, "compute-bound": 1}
+    rerun = validation_workloads(VALIDATION_DIR / "holdout22_rerun")
+    heads = next(w for w in rerun if w.name == "aux_probes_side_stream_b16")
+    others = [w for w in rerun if w is not heads]
+    assert step_verdicts_agreeing_with_replay(others) == {"launch-bound": 5, "compute-bound": 1}
+    # the probe heads on the rerun: replay saved 34 %, where the same step's eager p50 was
+    # 1,232 µs against the first process's 802 (graphed 814 and 793): the trace reads mixed,
+    # its saving 18 % (its eager time from the trace 910 µs)
+    from traceinspect.analysis.diagnose import diagnose
+    from traceinspect.parse import load_trace
+
+    assert heads.saving == pytest.approx(0.339, abs=0.001)
+    step = diagnose(load_trace(heads.trace)).region(heads.region)
+    assert step.verdict == "mixed"
+    assert step.estimate is not None
+    assert step.estimate.saving_frac == pytest.approx(0.18, abs=0.01)
 
 
 @pytest.mark.parametrize(
@@ -256,6 +306,13 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
         # four conv branches) but not for the one-wave release, which moved them to +2.6 %
         ("holdout21", True, 7, 0.0264, 0.050),
         ("holdout21", False, 7, 0.0283, 0.047),
+        # blind for the model of this note: the paired prefetch waits and the one-wave
+        # release; from the trace alone the misses are steps fed two to four inputs on
+        # processes whose copies probed 5.5-6.3 µs against the built-in 9.2
+        ("holdout22", True, 7, 0.0418, 0.075),
+        ("holdout22", False, 6, 0.0597, 0.180),
+        ("holdout22_rerun", True, 7, 0.0382, 0.087),
+        ("holdout22_rerun", False, 5, 0.0812, 0.143),
     ],
 )
 def test_the_blind_set_after_the_copy_cost(
