@@ -41,9 +41,10 @@ EXPECTED = {
     "big_gemm": (20127.1, 19651.7),  # graphed kernels ran 3 % slower than eager: −2.4 %
     "mixed": (2224.1, 2148.9),  # one graph predicted, two measured: −3.4 %
     # every kernel fills the device (GEMMs 0.97 of it, tanh all of it, in two waves): the
-    # branches' 501 µs of kernels run one after the other, but for each tanh's last wave,
-    # where the other branch's next GEMM starts: −4.0 %
-    "two_streams": (507.2, 457.2),
+    # branches' 501 µs of kernels run one after the other, but for each tanh's last wave and
+    # a one-wave kernel's last 10-20 %, where the other branch's next kernel starts, slowed
+    # beside it (two GEMMs 1.48x): −8.0 % (−9.9 % while matrix kernels did not slow each other)
+    "two_streams": (507.2, 466.8),
     "host_sync": (376.2, 342.8),  # two graphs around the .item() sync: −8.9 %
 }
 #: Beyond ±10 %, the launch-bound graph whose measurement the profiled process inflated
@@ -95,9 +96,10 @@ def test_the_clean_prediction_sits_below_the_profiled_process(
     # (+2.7 %) while a kernel held its room to its end, −4.0 % while a kernel of one wave did:
     # its replay is nearly all kernels of both branches, each filling the device, so the
     # inflated costs are a small share of it, and the replay overlapped them less than the
-    # one-wave release (at 80 or 90 % of a kernel's run) has them
+    # one-wave release (at 80 or 90 % of a kernel's run) has them (−9.9 %; −8.0 % since the
+    # GEMMs that start in that room slow each other)
     assert all(e < 0 for e in errors)
-    assert error["two_streams"] == pytest.approx(-0.0986, abs=0.001)
+    assert error["two_streams"] == pytest.approx(-0.0796, abs=0.001)
     assert sum(abs(e) <= TOLERANCE for e in errors) == 7
     assert (errors[3] + errors[4]) / 2 == pytest.approx(-0.0551, abs=0.001)  # median
 
@@ -109,13 +111,13 @@ EXPECTED_NSYS = {
     "host_sync": 326.5,  # −14.3 %: its kernels ran 6 % shorter (266 vs 282 µs per step)
     "mixed": 1987.3,  # −10.8 %: its big GEMMs ran 10 % shorter (median 193 vs 215 µs)
     "tiny_mlp": 195.4,  # −7.5 %
-    # −16.3 %: the export's TARGET_INFO_GPU smCount and the kernels' registers/shared memory
+    # −14.5 %: the export's TARGET_INFO_GPU smCount and the kernels' registers/shared memory
     # give each kernel its device share (all fill the device: the branches run one after the
     # other but for each kernel's last wave, or the last 10-20 % of a one-wave kernel's
     # run); the nsys recording ran its kernels 7 % shorter than the Kineto one (busy 463 vs
     # 501 µs): −6.3 % while a kernel held its room to its end, −10.8 % while a kernel of
-    # one wave did
-    "two_streams": 424.8,
+    # one wave did, −16.3 % while matrix kernels side by side did not slow each other
+    "two_streams": 433.7,
 }
 
 #: The nsys ``host_sync`` and ``mixed`` traces recorded their kernels shorter than the Kineto
@@ -125,9 +127,9 @@ EXPECTED_NSYS = {
 #: profiled-process measurement already puts under: −15.3 and −11.0 % (−13.1 and −10.8 %
 #: with 200 ns per node). Each bound is the miss rounded up to the next half point.
 #: two_streams' nsys recording ran its kernels 7 % shorter than the Kineto one, which reads
-#: −9.9 %: −16.3 % since a kernel of one wave makes room for the other branch at 80 or 90 %
+#: −8.0 %: −14.5 % since a kernel of one wave makes room for the other branch at 80 or 90 %
 #: of its run (−10.8 % before; its profiled replay overlapped the branches less than that).
-NSYS_TOLERANCE = {"host_sync": 0.155, "mixed": 0.115, "two_streams": 0.17}
+NSYS_TOLERANCE = {"host_sync": 0.155, "mixed": 0.115, "two_streams": 0.15}
 
 
 @pytest.mark.parametrize("workload", sorted(EXPECTED_NSYS))

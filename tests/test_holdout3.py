@@ -85,14 +85,15 @@ def test_a_fresh_process_replays_the_same_graphs_near_the_prediction(
         assert 1.19 <= row.graphed_measured_us / alone_us <= 1.42
         # the prediction (which adds the input copies the bare replay leaves out) lies within
         # 10 % of the fresh process's replay on all four (gru_b8 +6.1 %, mlp_relu_b64 −6.4 %,
-        # mobilenet_half_b4 −3.1 %), the two-stream pipeline included: 114.9 vs 121.1 µs,
-        # −3.4 %, now that its streams' GEMMs (0.97 of the device each) run one after the
-        # other (−23.0 % while they were taken to overlap)
+        # mobilenet_half_b4 −3.1 %), the two-stream pipeline included: 117.8 vs 121.1 µs,
+        # −2.7 %, now that its streams' GEMMs (0.97 of the device each) run one after the
+        # other but for a one-wave GEMM's last 10 %, where the next starts, slowed beside it
+        # (−23.0 % while they were taken to overlap, −3.4 % while they did not slow each other)
         error = row.predicted_us / alone_us - 1
         assert abs(error) <= 0.10, f"{name}: {error:+.1%}"
     streams = rows["streams_pipeline"].predicted_us
     alone = fresh["workloads"]["streams_pipeline"]["unprofiled"]["host_p50_us"]
-    assert streams / alone - 1 == pytest.approx(-0.034, abs=0.005)
+    assert streams / alone - 1 == pytest.approx(-0.027, abs=0.005)
 
 
 def test_every_step_verdict_agrees_with_what_replay_did() -> None:

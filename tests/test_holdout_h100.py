@@ -56,17 +56,17 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "unet_tiny_b2": (259.0, 271.5, 270.9),  # +4.9 / +4.6 %
     },
     "h100_holdout15": {
-        "dcn_v2_streams_b1024": (143.8, 143.9, 147.3),  # +0.1 / +2.5 % (−16.2 / −13.8 % unpacked)
+        "dcn_v2_streams_b1024": (143.8, 150.5, 153.9),  # +4.7 / +7.1 % (−16.2 / −13.8 % unpacked)
         "haar_wavelet_b8": (212.4, 201.1, 201.9),  # −5.3 / −4.9 %
         "kv_ring_buffer_decode_b8": (398.4, 392.1, 394.2),  # −1.6 / −1.1 %
         "lora_mlp_b16": (544.6, 545.7, 546.4),  # +0.2 / +0.3 %
-        "pipeline_microbatch_streams_b4": (87.3, 87.7, 89.0),  # +0.5 / +2.0 %
+        "pipeline_microbatch_streams_b4": (87.3, 88.1, 89.4),  # +1.0 / +2.5 %
         "ppo_update_b2048": (419.4, 424.6, 430.8),  # +1.2 / +2.7 %
         "scatter_histogram_b64": (71.9, 77.0, 78.2),  # +7.2 / +8.9 %
-        "siamese_streams_b32": (73.9, 74.0, 76.6),  # +0.1 / +3.7 %
+        "siamese_streams_b32": (73.9, 74.7, 77.4),  # +1.1 / +4.7 %
     },
     "h100_holdout16": {
-        "clip_two_tower_streams_b64": (84.9, 85.1, 86.3),  # +0.2 / +1.7 %
+        "clip_two_tower_streams_b64": (84.9, 86.5, 87.7),  # +1.8 / +3.3 %
         "feature_fusion_6in_b32": (78.4, 83.4, 86.0),  # +6.3 / +9.7 %
         "lion_foreach_update": (730.1, 736.5, 787.1),  # +0.9 / +7.8 %
         "mbconv_se_b1": (212.9, 223.9, 224.7),  # +5.1 / +5.5 %
@@ -82,7 +82,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "inception_streams_b16": (289.0, 295.7, 293.7),  # +2.3 / +1.6 %
     },
     "h100_holdout13": {
-        "deepfm_streams_b2048": (129.0, 132.2, 134.1),  # +2.5 / +3.9 %
+        "deepfm_streams_b2048": (129.0, 132.6, 134.4),  # +2.7 / +4.2 %
         "gumbel_softmax_vae_b256": (108.1, 114.9, 114.7),  # +6.3 / +6.2 %
         "hyena_fftconv_b8": (4096.4, 4168.1, 4168.6),  # +1.8 / +1.8 %
         "kalman_filter_b1024": (1308.5, 1355.6, 1354.5),  # +3.6 / +3.5 %
@@ -119,15 +119,17 @@ def test_h100_prediction(recording: str, name: str) -> None:
         # as `traceinspect profile` predicts, with the probe's copy cost. At the profile's
         # freeze 15 of 16 (median 3.1 %): DCN-v2 read −16.2 %, as on the H200, until a GEMM
         # packed onto the SMs another GEMM left free ran slower in the schedule (a rule from
-        # the H200's DCN-v2 replays, made after this set was seen: not blind for DCN-v2)
-        (True, "", 16, 0.014, 16),
+        # the H200's DCN-v2 replays, made after this set was seen: not blind for DCN-v2);
+        # median 1.4 % (3.2 % from the trace alone) while matrix kernels side by side did
+        # not slow each other: its four multi-stream steps now read 1.0-4.7 % high
+        (True, "", 16, 0.0205, 16),
         # from the trace alone, each copy at the profile's 6.8 µs (15 of 16, 5.2 %, DCN-v2
         # −13.8 %, at freeze)
-        (False, "", 16, 0.032, 16),
+        (False, "", 16, 0.048, 16),
         # the same traces with the H200 profile, as every H100 trace was predicted before:
         # each copy at the H200's 9.2 µs, every launch and replay at the H200's costs
-        (True, "nvidia-h200", 14, 0.0235, 16),
-        (False, "nvidia-h200", 8, 0.101, 16),
+        (True, "nvidia-h200", 14, 0.0362, 16),
+        (False, "nvidia-h200", 6, 0.1072, 16),
     ],
 )
 def test_the_blind_h100_sets(

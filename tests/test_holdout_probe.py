@@ -98,13 +98,13 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "triplet_loss_3in_b32": (268.9, 272.1, 273.6),  # +1.2 / +1.8 %
     },
     "probe_rerecord": {
-        "dcn_v2_streams_b1024": (147.9, 146.2, 151.2),  # −1.2 / +2.2 % (−17.6 / −14.2 % unpacked)
+        "dcn_v2_streams_b1024": (147.9, 152.9, 157.9),  # +3.4 / +6.8 % (−17.6 / −14.2 % unpacked)
         "feature_fusion_6in_b32": (102.1, 99.1, 96.6),  # −2.9 / −5.3 %
-        "siamese_streams_b32": (76.1, 72.1, 78.0),  # −5.2 / +2.5 %
+        "siamese_streams_b32": (76.1, 72.8, 78.7),  # −4.3 / +3.4 %
         "wide_deep_4in_streams_b256": (86.5, 79.9, 79.2),  # −7.7 / −8.4 %
     },
     "probe_rerecord_rerun": {
-        "dcn_v2_streams_b1024": (158.1, 152.5, 151.3),  # −3.6 / −4.3 % (−18.9 / −19.7 % unpacked)
+        "dcn_v2_streams_b1024": (158.1, 159.2, 158.0),  # +0.7 / −0.0 % (−18.9 / −19.7 % unpacked)
         # +21.9 / +26.2 % while every layer's wait was tied to the last dequantization
         "dequant_prefetch_b16": (44.7, 48.0, 49.9),  # +7.4 / +11.7 %
         "expert_choice_moe_b16": (168.1, 143.5, 144.2),  # −14.6 / −14.2 %
@@ -114,8 +114,8 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "lm_head_topk_b8": (128.9, 124.6, 127.8),  # −3.3 / −0.9 %
         "recsys_embed_mlp_b512": (164.1, 186.5, 189.2),  # +13.7 / +15.3 %
         "rmsprop_loop": (1465.5, 1561.9, 1495.8),  # +6.6 / +2.1 %
-        "siamese_streams_b32": (88.8, 76.6, 78.0),  # −13.7 / −12.1 %
-        "streams_pipeline": (132.0, 117.5, 117.9),  # −11.0 / −10.7 %
+        "siamese_streams_b32": (88.8, 77.3, 78.7),  # −13.0 / −11.3 %
+        "streams_pipeline": (132.0, 118.3, 118.7),  # −10.4 / −10.1 %
         "wide_deep_4in_streams_b256": (69.0, 74.0, 79.1),  # +7.3 / +14.7 %
     },
     "holdout18": {
@@ -151,23 +151,23 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
     "holdout20": {
         # two chains of ~120 small kernels side by side: the replay (550-605 µs profiled)
         # overlapped them less than the schedule, which pays node costs per chain
-        "bidir_gru_cells_2streams_b16": (543.0, 467.8, 472.8),  # −13.8 / −12.9 %
-        "ensemble_mlp_4streams_b16": (90.6, 82.1, 87.4),  # −9.4 / −3.5 %
+        "bidir_gru_cells_2streams_b16": (543.0, 567.2, 572.1),  # +4.5 / +5.4 %
+        "ensemble_mlp_4streams_b16": (90.6, 86.0, 91.2),  # −5.1 / +0.7 %
         # the four levels' NCHW/NHWC transposes and 3x3 convolutions overlap in the replay
         # (114 µs of GPU time profiled, 137 predicted at the freeze, 121 now); four inputs of
         # 7.8 MB copied in
         "fpn_lateral_streams_b2": (135.8, 150.1, 169.4),  # +10.5 / +24.7 %
         "metrics_side_stream_b512": (110.9, 105.6, 115.4),  # −4.8 / +4.1 %
-        "multitask_heads_4streams_b64": (40.6, 39.3, 44.6),  # −3.1 / +9.8 %
-        "parallel_attn_mlp_streams_b8": (157.1, 148.2, 153.4),  # −5.7 / −2.4 %
-        "vision_text_towers_streams_b4": (294.3, 316.4, 325.6),  # +7.5 / +10.6 %
+        "multitask_heads_4streams_b64": (40.6, 40.2, 45.4),  # −0.9 / +12.0 %
+        "parallel_attn_mlp_streams_b8": (157.1, 150.6, 155.8),  # −4.1 / −0.8 %
+        "vision_text_towers_streams_b4": (294.3, 318.9, 328.1),  # +8.4 / +11.5 %
         "weight_prefetch_copy_stream_b8": (132.6, 139.3, 144.5),  # +5.0 / +8.9 %
     },
     "holdout21": {
         # measured just under its range (516.0 µs against 522-610) until a kernel of one wave
         # made room at 80 or 90 % of its run (+7.9 / +8.4 % then)
-        "grouped_conv_branches_4streams_b8": (516.0, 529.6, 532.1),  # +2.6 / +3.1 %
-        "moe_gelu_4streams_b32": (290.3, 275.8, 276.6),  # −5.0 / −4.7 %
+        "grouped_conv_branches_4streams_b8": (516.0, 532.2, 534.7),  # +3.2 / +3.6 %
+        "moe_gelu_4streams_b32": (290.3, 278.8, 279.7),  # −4.0 / −3.7 %
         "performer_linear_attn_b4": (1868.1, 1852.5, 1851.9),  # −0.8 / −0.9 %
         "point_transformer_knn_b4": (1487.2, 1446.4, 1445.2),  # −2.7 / −2.8 %
         "r2plus1d_video_b2": (577.9, 600.3, 602.8),  # +3.9 / +4.3 %
@@ -176,7 +176,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
     },
     # recorded twice on one lease, each in its own processes
     "holdout22": {
-        "aux_probes_side_stream_b16": (792.5, 741.5, 745.2),  # −6.4 / −6.0 %
+        "aux_probes_side_stream_b16": (792.5, 741.1, 744.8),  # −6.5 / −6.0 %
         "ctc_greedy_decode_b16": (58.0, 60.5, 63.2),  # +4.2 / +8.9 %
         "fake_quant_absmax_b32": (176.8, 188.1, 191.7),  # +6.4 / +8.4 %
         # its process's copies probed 6.0-6.3 µs against the built-in 9.2 (two inputs)
@@ -186,7 +186,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "speculative_verify_b4": (136.8, 132.6, 134.9),  # −3.1 / −1.4 %
     },
     "holdout22_rerun": {
-        "aux_probes_side_stream_b16": (814.1, 743.5, 744.2),  # −8.7 / −8.6 %
+        "aux_probes_side_stream_b16": (814.1, 746.6, 747.4),  # −8.3 / −8.2 %
         "ctc_greedy_decode_b16": (57.2, 59.4, 63.1),  # +3.8 / +10.2 %
         "fake_quant_absmax_b32": (177.0, 187.9, 191.3),  # +6.2 / +8.1 %
         "hypernet_per_sample_mlp_b64": (69.4, 72.1, 72.8),  # +4.0 / +5.0 %
@@ -206,10 +206,10 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "ssim_loss_b8": (483.2, 459.7, 458.0),  # −4.9 / −5.2 %
         "teacher_kl_side_stream_b32": (177.3, 171.4, 172.2),  # −3.3 / −2.9 %
         # three encoders on three streams: their GEMMs and convolutions fit side by side
-        # (device shares 0.16-0.76), and the schedule runs them at their pace alone; the
-        # replay ran them 2.3-3x as long (the text GEMM 18 -> 52 µs, the audio convolution
-        # 43 -> 97 µs): matrix kernels beside matrix kernels are not slowed in the model
-        "tri_encoder_3streams_b16": (345.8, 252.8, 252.2),  # −26.9 / −27.1 %
+        # (device shares 0.16-0.76); the replay ran them 2.3-3x as long (the text GEMM 18 ->
+        # 52 µs, the audio convolution 43 -> 97 µs), the schedule 1.3-1.5x beside each other
+        # (MATRIX_SLOWDOWN; at their pace alone −26.9 / −27.1 %)
+        "tri_encoder_3streams_b16": (345.8, 277.6, 276.9),  # −19.7 / −19.9 %
     },
     "holdout23_rerun": {
         "bilinear_pool_b32": (638.3, 631.3, 631.8),  # −1.1 / −1.0 %
@@ -219,7 +219,32 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "masked_sparse_mlp_b64": (44.7, 47.3, 50.2),  # +5.9 / +12.4 %
         "ssim_loss_b8": (493.5, 457.5, 457.7),  # −7.3 / −7.2 %
         "teacher_kl_side_stream_b32": (168.0, 166.6, 172.3),  # −0.9 / +2.5 %
-        "tri_encoder_3streams_b16": (335.0, 246.4, 252.2),  # −26.4 / −24.7 %
+        "tri_encoder_3streams_b16": (335.0, 271.1, 277.0),  # −19.1 / −17.3 %
+    },
+    # recorded twice after MATRIX_SLOWDOWN 1.0 past a 4 µs latency was frozen, which read
+    # twin_fp32_mlp_2streams_b64 +24.2 / +24.6 % and +25.7 % (14 of 16 within ±10 %); the
+    # per-kernel fit adopted then (0.5 past 1 µs) had been measured before the recording
+    "holdout24": {
+        "conv_kernel_sizes_2streams_b4": (165.3, 168.3, 170.6),  # +1.8 / +3.2 %
+        "cross_stitch_multitask_2streams_b32": (105.5, 106.7, 109.4),  # +1.1 / +3.7 %
+        "ema_teacher_update_side_stream_b32": (254.6, 244.5, 244.5),  # −4.0 / −4.0 %
+        "kan_spline_layer_b64": (287.6, 309.2, 310.0),  # +7.5 / +7.8 %
+        "mixture_of_depths_b8": (414.1, 415.2, 418.4),  # +0.3 / +1.0 %
+        "qkv_proj_3streams_bf16_b8": (71.2, 66.9, 66.4),  # −6.0 / −6.7 %
+        "retention_decay_b4": (310.2, 313.3, 315.0),  # +1.0 / +1.5 %
+        # two FP32 MLP branches: 128-block GEMMs (0.97 of the SMs) of 25-38 µs alone ran
+        # 1.2-1.57x side by side (−24.8 / −23.1 % at their pace alone)
+        "twin_fp32_mlp_2streams_b64": (178.2, 181.3, 184.2),  # +1.8 / +3.4 %
+    },
+    "holdout24_rerun": {
+        "conv_kernel_sizes_2streams_b4": (175.2, 170.3, 170.2),  # −2.9 / −2.9 %
+        "cross_stitch_multitask_2streams_b32": (111.9, 108.7, 109.3),  # −2.9 / −2.3 %
+        "ema_teacher_update_side_stream_b32": (254.8, 244.7, 243.8),  # −4.0 / −4.3 %
+        "kan_spline_layer_b64": (282.4, 308.7, 310.0),  # +9.3 / +9.8 %
+        "mixture_of_depths_b8": (418.0, 416.6, 417.8),  # −0.3 / −0.1 %
+        "qkv_proj_3streams_bf16_b8": (67.6, 65.6, 66.2),  # −2.9 / −2.0 %
+        "retention_decay_b4": (310.2, 311.4, 313.9),  # +0.4 / +1.2 %
+        "twin_fp32_mlp_2streams_b64": (177.0, 181.5, 184.2),  # +2.5 / +4.1 %
     },
 }
 #: The sets of the model before the built-in copy cost was set from their probes.
@@ -276,7 +301,15 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
     predicted saving."""
     from conftest import step_verdicts_agreeing_with_replay
 
-    blind_sets = ("holdout21", "holdout22", "holdout22_rerun", "holdout23", "holdout23_rerun")
+    blind_sets = (
+        "holdout21",
+        "holdout22",
+        "holdout22_rerun",
+        "holdout23",
+        "holdout23_rerun",
+        "holdout24",
+        "holdout24_rerun",
+    )
     sets = [s for s in EXPECTED if s not in blind_sets]
     workloads = [w for s in sets for w in validation_workloads(VALIDATION_DIR / s)]
     assert min(w.saving for w in workloads) >= 0.20
@@ -318,6 +351,21 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
     ):
         workloads = validation_workloads(VALIDATION_DIR / recording)
         assert step_verdicts_agreeing_with_replay(workloads) == verdicts
+    # holdout24: replay saved 17-30 % on the mixture-of-depths layers and 48-92 % on six
+    # more (launch-bound); the retention layer 7 % on the rerun (compute-bound, predicted 4 %)
+    rerun = validation_workloads(VALIDATION_DIR / "holdout24_rerun")
+    assert step_verdicts_agreeing_with_replay(rerun) == {"launch-bound": 7, "compute-bound": 1}
+    first = validation_workloads(VALIDATION_DIR / "holdout24")
+    retention = next(w for w in first if w.name == "retention_decay_b4")
+    others = [w for w in first if w is not retention]
+    assert step_verdicts_agreeing_with_replay(others) == {"launch-bound": 7}
+    # and 9.3 % on the first recording, where the trace reads mixed: its saving 19 %, its
+    # eager time from the trace 389 µs against the 342 µs measured (335 on the rerun)
+    assert retention.saving == pytest.approx(0.093, abs=0.001)
+    step = diagnose(load_trace(retention.trace)).region(retention.region)
+    assert step.verdict == "mixed"
+    assert step.estimate is not None
+    assert step.estimate.saving_frac == pytest.approx(0.19, abs=0.01)
 
 
 @pytest.mark.parametrize(
@@ -338,26 +386,36 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
         ("holdout19", True, 8, 0.015, 0.055),
         ("holdout19", False, 8, 0.0215, 0.062),
         # every workload on side streams; the last-wave rule came from its FPN replay (5 and
-        # 5 of 8 at its freeze, median 6.7 and 9.4 %, worst +14.6 and +28.8 %)
-        ("holdout20", True, 6, 0.0659, 0.138),
-        ("holdout20", False, 5, 0.0937, 0.247),
+        # 5 of 8 at its freeze, median 6.7 and 9.4 %, worst +14.6 and +28.8 %); the GRU
+        # chains from −13.8 to +3.8 % once matrix kernels side by side slowed each other
+        ("holdout20", True, 7, 0.049, 0.107),
+        ("holdout20", False, 5, 0.0714, 0.250),
         # blind for the last-wave rule (median 1.6 and 2.0 %, worst +7.9 and +8.4 %, the
         # four conv branches) but not for the one-wave release, which moved them to +2.6 %
-        ("holdout21", True, 7, 0.0264, 0.050),
-        ("holdout21", False, 7, 0.0283, 0.047),
+        ("holdout21", True, 7, 0.0274, 0.040),
+        ("holdout21", False, 7, 0.0283, 0.043),
         # blind for the model of this note: the paired prefetch waits and the one-wave
         # release; from the trace alone the misses are steps fed two to four inputs on
         # processes whose copies probed 5.5-6.3 µs against the built-in 9.2
         ("holdout22", True, 7, 0.0418, 0.075),
         ("holdout22", False, 6, 0.0597, 0.180),
-        ("holdout22_rerun", True, 7, 0.0382, 0.087),
+        ("holdout22_rerun", True, 7, 0.0382, 0.083),
         ("holdout22_rerun", False, 5, 0.0812, 0.143),
         # blind as well, no model change since holdout22: the miss is three encoders whose
-        # matrix kernels slowed each other in the replay (−26 to −27 %)
-        ("holdout23", True, 7, 0.0312, 0.269),
-        ("holdout23", False, 7, 0.0339, 0.271),
-        ("holdout23_rerun", True, 7, 0.0266, 0.264),
-        ("holdout23_rerun", False, 6, 0.0251, 0.247),
+        # matrix kernels slowed each other in the replay (−26 to −27 % at the freeze, −17 to
+        # −20 % since matrix kernels side by side slow each other in the schedule)
+        ("holdout23", True, 7, 0.0312, 0.197),
+        ("holdout23", False, 7, 0.0339, 0.199),
+        ("holdout23_rerun", True, 7, 0.0266, 0.191),
+        ("holdout23_rerun", False, 6, 0.0251, 0.173),
+        # blind for the frozen slowdown of matrix kernels side by side (1.0 past 4 µs: 14 and
+        # 14 of 16, the two FP32 MLP branches +24 to +26 %), not for the per-kernel fit that
+        # replaced it (0.5 past 1 µs, measured before the recording); worst: the KAN stack,
+        # +9.3 / +9.8 % on the rerun
+        ("holdout24", True, 8, 0.0176, 0.075),
+        ("holdout24", False, 8, 0.0353, 0.078),
+        ("holdout24_rerun", True, 8, 0.0287, 0.093),
+        ("holdout24_rerun", False, 8, 0.026, 0.098),
     ],
 )
 def test_the_blind_set_after_the_copy_cost(

@@ -6,10 +6,11 @@ checked with the built-in model (``bench/validation_table.py --sets SET``).
   chains, two conv towers, a big GEMM beside many tiny kernels, and the earlier sets'
   multi-stream workloads recorded again, all forked with ``wait_stream`` and joined back.
   The schedule (nodes start when ready and when the device has room) and the per-node
-  constants were fitted on it: not a hold-out. Within ±10 % on 9 of 10; its miss is the
-  two conv towers (+11.8 %). The big GEMM beside tiny kernels was −32.9 % until light
-  kernels beside matrix kernels were made to advance more slowly (``LIGHT_SLOWDOWN``,
-  measured on this set's replays): −8.7 %.
+  constants were fitted on it: not a hold-out. Within ±10 % on 9 of 10; its miss was the
+  two conv towers (+11.8 %), and is now the four-stream event graph (+10.7 % since matrix
+  kernels side by side slow each other; the conv towers +9.3 %). The big GEMM beside tiny
+  kernels was −32.9 % until light kernels beside matrix kernels were made to advance more
+  slowly (``LIGHT_SLOWDOWN``, measured on this set's replays): −8.7 %.
 * ``holdout6``: eight new families (T5 cross-attention, a Conformer block, a diffusion
   sampler loop, PointNet, ResNeXt blocks, greedy draft decoding, WaveNet, top-1 experts on
   three streams), recorded once the multi-stream schedule was frozen (with 200 ns per
@@ -168,23 +169,23 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
         "big_and_small": (186.2, 181.7, 0.7704, 0.8077),  # −2.5 %
         # two conv towers: the replay ran them closer together than the schedule does
         # (140.9 µs, under the range 147.9-181.6)
-        "conv_towers": (140.9, 152.7, 0.8393, 0.7611),  # +8.4 %
+        "conv_towers": (140.9, 154.0, 0.8393, 0.759),  # +9.3 %
         "dual_tower_streams_b4": (158.5, 155.1, 0.8633, 0.7728),  # −2.1 %
         # memory-bound chains side by side: within ±10 %, yet measured under the range
         # (181.4 µs against 187.1-213.2)
         "elementwise_chains": (181.4, 174.0, 0.736, 0.7734),  # −4.1 %
-        "fork_join_streams": (105.3, 98.0, 0.5887, 0.6515),  # −6.9 %
-        "gemm_large_2s": (674.6, 659.3, 0.0753, 0.0964),  # compute-bound: −2.3 %
-        "gemm_small_2s": (76.0, 80.3, 0.8386, 0.8794),  # +5.6 %
-        "gemm_small_4s": (84.7, 90.4, 0.872, 0.8586),  # +6.8 %
-        "multistream_events": (87.8, 95.6, 0.8252, 0.8382),  # +8.8 %
-        "streams_pipeline": (127.8, 119.8, 0.753, 0.7471),  # −6.3 %
+        "fork_join_streams": (105.3, 99.5, 0.5887, 0.6462),  # −5.5 %
+        "gemm_large_2s": (674.6, 674.0, 0.0753, 0.0763),  # compute-bound: −0.1 %
+        "gemm_small_2s": (76.0, 81.4, 0.8386, 0.8776),  # +7.1 %
+        "gemm_small_4s": (84.7, 92.6, 0.872, 0.8551),  # +9.4 %
+        "multistream_events": (87.8, 97.2, 0.8252, 0.8354),  # +10.7 %
+        "streams_pipeline": (127.8, 120.6, 0.753, 0.7453),  # −5.6 %
     },
     "holdout6": {
         "conformer_block_b2": (102.9, 114.7, 0.8091, 0.8616),  # +11.5 %
         "diffusion_sampler_b4": (281.0, 306.6, 0.8271, 0.8198),  # +9.1 %
         "draft_decode_b1": (648.8, 694.8, 0.8302, 0.8225),  # +7.1 %
-        "moe_streams_b8": (141.6, 149.5, 0.8117, 0.7997),  # three streams: +5.6 %
+        "moe_streams_b8": (141.6, 150.2, 0.8117, 0.7987),  # three streams: +6.1 %
         "pointnet_b16": (226.7, 231.4, 0.4712, 0.4863),  # +2.1 %
         "resnext_block_b8": (168.0, 181.9, 0.7353, 0.7413),  # +8.2 %
         "t5_cross_attn_b4": (240.5, 262.9, 0.8114, 0.795),  # +9.3 %
@@ -194,7 +195,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
         "conformer_block_b2": (102.3, 114.7, 0.7973, 0.8758),  # +12.1 %
         "diffusion_sampler_b4": (285.6, 306.9, 0.8468, 0.8197),  # +7.4 %
         "draft_decode_b1": (649.7, 695.3, 0.8417, 0.8276),  # +7.0 %
-        "moe_streams_b8": (139.9, 148.0, 0.7918, 0.7914),  # three streams: +5.8 %
+        "moe_streams_b8": (139.9, 148.8, 0.7918, 0.7904),  # three streams: +6.4 %
         "pointnet_b16": (226.0, 231.4, 0.4323, 0.4476),  # +2.4 %
         "resnext_block_b8": (170.9, 181.6, 0.7594, 0.7839),  # +6.3 %
         "t5_cross_attn_b4": (240.6, 259.7, 0.8130, 0.7732),  # +8.0 %
@@ -204,7 +205,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
         "adam_amsgrad_loop": (2149.1, 2097.7, 0.8126, 0.8355),  # −2.4 %
         # cuDNN's LSTM re-records two events before each layer (−45.9 % when a wait was
         # tied to the first record of its event id)
-        "bilstm_tagger_b16": (566.3, 586.4, 0.854, 0.8567),  # +3.5 %
+        "bilstm_tagger_b16": (566.3, 597.6, 0.854, 0.854),  # +5.5 %
         "dino_head_b32": (71.7, 78.8, 0.7276, 0.6967),  # +9.9 %
         "kv_cache_prefill_chunks_b2": (746.0, 798.6, 0.8101, 0.8048),  # +7.0 %
         "perceiver_io_b4": (161.2, 162.9, 0.7569, 0.8225),  # +1.0 %
@@ -363,8 +364,9 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
     },
     "holdout15": {
         # cross layers beside the deep MLP on a side stream: a 15 µs GEMM alone ran 20-47 µs
-        # beside the other stream's GEMMs; the schedule slows no matrix kernel beside another
-        "dcn_v2_streams_b1024": (156.3, 151.1, 0.7142, 0.8321),  # −3.3 %
+        # beside the other stream's GEMMs; the schedule slows two side by side 1.45x each
+        # (−3.3 and −9.2 % while it slowed no matrix kernel beside another)
+        "dcn_v2_streams_b1024": (156.3, 157.8, 0.7142, 0.8246),  # +1.0 %
         "haar_wavelet_b8": (209.6, 200.0, 0.8634, 0.8737),  # −4.6 %
         "kv_ring_buffer_decode_b8": (405.9, 382.5, 0.8921, 0.8563),  # −5.8 %
         "lora_mlp_b16": (509.2, 516.5, 0.382, 0.3633),  # +1.5 %
@@ -373,17 +375,17 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
         "scatter_histogram_b64": (75.8, 78.6, 0.7178, 0.6573),  # +3.7 %
         # towers forked and joined at each of three layers: −8.9 % with the second and third
         # layers' forks read as waits on the tower launched before (the rule before holdout14)
-        "siamese_streams_b32": (90.0, 78.4, 0.9357, 0.8915),  # −13.0 %
+        "siamese_streams_b32": (90.0, 79.1, 0.9357, 0.8905),  # −12.2 %
     },
     "holdout15_rerun": {
-        "dcn_v2_streams_b1024": (166.5, 151.1, 0.8069, 0.8168),  # −9.2 %
+        "dcn_v2_streams_b1024": (166.5, 157.8, 0.8069, 0.8087),  # −5.2 %
         "haar_wavelet_b8": (202.3, 200.2, 0.8007, 0.8182),  # −1.1 %
         "kv_ring_buffer_decode_b8": (411.1, 383.1, 0.9111, 0.8866),  # −6.8 %
         "lora_mlp_b16": (510.0, 517.5, 0.4136, 0.6293),  # +1.5 %
         "pipeline_microbatch_streams_b4": (98.6, 89.9, 0.9272, 0.9384),  # −8.9 %
         "ppo_update_b2048": (444.2, 429.0, 0.9019, 0.8693),  # −3.4 %
         "scatter_histogram_b64": (79.1, 78.3, 0.7738, 0.8332),  # −1.1 %
-        "siamese_streams_b32": (89.4, 78.0, 0.9382, 0.9187),  # −12.7 %
+        "siamese_streams_b32": (89.4, 78.7, 0.9382, 0.918),  # −11.9 %
     },
 }
 #: Outside ±10 %: the expert-choice MoE low since a kernel of several waves makes room in
@@ -394,7 +396,10 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
 #: (holdout8's twelve inputs, the Lion update's 60, holdout16_rerun's six-input fusion)
 #: high, the Siamese towers low. DCN-v2 is in since its GEMM packed onto the SMs the deep
 #: network's left free runs slower (schedule.PACKED_EXPONENT): −18.8 and −23.8 % before.
+#: The concurrency set's four-stream event graph, +8.8 % while matrix kernels side by side
+#: did not slow each other, reads +10.7 % since they do (schedule.MATRIX_SLOWDOWN).
 GRAPHED_MISSES = {
+    "streams_fit": {"multistream_events"},  # +10.7 %
     "holdout6": {"conformer_block_b2"},  # +11.5 %
     "holdout6_rerun": {"conformer_block_b2"},  # +12.1 %
     "holdout8": {"dequant_prefetch_b16", "input_heavy_b32"},  # +16.4 and +25.5 %
@@ -479,10 +484,10 @@ def test_recent_set_prediction(
 @pytest.mark.parametrize(
     ("recording", "within", "median_error"),
     [
-        ("streams_fit", 10, 0.0592),
+        ("streams_fit", 9, 0.0556),
         ("holdout6", 7, 0.0771),
         ("holdout6_rerun", 7, 0.0691),
-        ("holdout7", 7, 0.0354),
+        ("holdout7", 7, 0.0553),
         ("holdout8", 3, 0.0774),
         ("holdout9", 7, 0.0451),
         ("holdout10", 6, 0.0258),
@@ -494,7 +499,7 @@ def test_recent_set_prediction(
         ("holdout14", 8, 0.0393),
         ("holdout14_rerun", 7, 0.0502),
         ("holdout15", 7, 0.0353),
-        ("holdout15_rerun", 7, 0.0512),
+        ("holdout15_rerun", 7, 0.0430),
         ("holdout16", 7, 0.0634),
         ("holdout16_rerun", 6, 0.0533),
     ],

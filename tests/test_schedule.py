@@ -10,10 +10,13 @@ from conftest import SAMPLES
 from traceinspect.analysis.estimate.columns import MATRIX_KERNEL, TimelineColumns
 from traceinspect.analysis.estimate.schedule import (
     LIGHT_SLOWDOWN,
+    MATRIX_LATENCY_NS,
+    MATRIX_SLOWDOWN,
     ONE_WAVE_RELEASE_LIGHT,
     ONE_WAVE_RELEASE_MATRIX,
     PACKED_EXPONENT,
     Packing,
+    matrix_contention,
     scheduled_path_ns,
     solo_durations,
 )
@@ -103,9 +106,43 @@ def test_a_light_kernel_beside_a_matrix_kernel_advances_slowly() -> None:
     assert path([1, 2], [100, 50], [0.9, 0.1]) == 100
     # a short light kernel still ends under the GEMM: 20 µs at pace 1/2.17 is 43.4 µs
     assert path([1, 2], [100, 20], [0.9, 0.1], matrix=[True, False]) == pytest.approx(100)
-    # two matrix kernels, or two light ones, do not slow each other
-    assert path([1, 2], [100, 50], [0.5, 0.5], matrix=[True, True]) == 100
+    # two light kernels do not slow each other (two matrix kernels do: below)
     assert path([1, 2], [100, 50], [0.5, 0.5], matrix=[False, False]) == 100
+
+
+def test_matrix_kernels_side_by_side_slow_each_other() -> None:
+    # two 100 µs GEMMs, each spread over the whole device yet holding half its block slots
+    # (shares 0.5, and without a packing the share stands for the SMs covered): they fit
+    # side by side, and each runs at 1 / (1 + 0.5 x (1 - 1 µs / 100 µs) x 1) of its pace
+    assert MATRIX_SLOWDOWN == 0.5 and MATRIX_LATENCY_NS == 1000
+    both = path([1, 2], [100, 100], [1.0, 1.0], matrix=[True, True])
+    assert both == 200  # no room: one after the other, neither slowed
+    pair = path([1, 2], [100, 100], [0.5, 0.5], matrix=[True, True])
+    assert pair == pytest.approx(100 * (1 + 0.5 * 0.99 * 0.5))
+    # twin FP32 MLP branches' replay on the H200 (holdout24): 128-block GEMMs (0.97 of the
+    # 132 SMs, 0.16 of the block slots) of 25-38 µs alone ran 1.2-1.57x side by side
+    twin = dict(share=[0.16, 0.16], blocks=[128, 128], resident=[6, 6], matrix=[True, True])
+    got = packed_path([1, 2], [25.2, 25.2], **twin)
+    assert got == pytest.approx(25.2 * (1 + 0.5 * (1 - 1 / 25.2) * 128 / 132))
+    assert matrix_contention(np.array([25.2e3]))[0] == pytest.approx(0.5 * (1 - 1 / 25.2))
+    # a kernel no longer than the latency does not stretch, nor slow-free kernels pay
+    assert matrix_contention(np.array([800.0, 0.0])).tolist() == [0.0, 0.0]
+    # the slowed pair ends together; a light kernel beside them keeps its own pace rule
+    got = packed_path(
+        [1, 2, 3],
+        [25.2, 25.2, 10],
+        share=[0.16, 0.16, 0.1],
+        blocks=[128, 128, 8],
+        resident=[6, 6, 16],
+        matrix=[True, True, False],
+    )
+    assert got == pytest.approx(25.2 * (1 + 0.5 * (1 - 1 / 25.2) * 128 / 132))
+    # the slowdown is taken back from a trace where the pair overlapped: each 100 µs GEMM
+    # (shares 0.5) that ran side by side for all its 124.75 µs is charged 100 µs alone
+    traced = 100 * (1 + 0.5 * 0.99 * 0.5)
+    start, end = np.zeros(2, np.int64), np.full(2, int(traced * US))
+    solo = solo_durations(start, end, np.array([0.5, 0.5]), np.array([True, True]))
+    assert solo.tolist() == pytest.approx([traced * US / (1 + 0.5 * (1 - 1 / traced) * 0.5)] * 2)
 
 
 def test_the_light_pace_follows_the_matrix_share_and_its_end() -> None:
@@ -213,12 +250,28 @@ def test_a_gemm_packed_onto_the_sms_another_leaves_free_runs_long() -> None:
     assert packed_path([1, 2], [5, 15], **dcn) == pytest.approx(15 * 5**0.7)
     # (the trace: 42.8-47.3 µs where it took 15.1 alone); without packing it waited: 20 µs
     assert path([1, 2], [5, 15], [0.97, 0.19], matrix=[True, True]) == 20
-    # blocks that spread one to an SM alone and still one to an SM packed do not slow: a
-    # GEMM of 4 blocks fits on the 4 free SMs (it would have had room anyway)
-    assert packed_path([1, 2], [5, 15], [0.97, 0.03], [128, 4], [1, 5], [True, True]) == 15
+    # blocks that spread one to an SM alone and still one to an SM packed are not packed:
+    # a GEMM of 4 blocks had room anyway; it runs beside the first GEMM (0.97 of the SMs,
+    # slowing it by 1 + 0.5 x (1 - 1 / 15) x 0.97) until that one ends, which it barely
+    # slows (its 4 blocks cover 0.03 of the SMs)
+    first_end = 5 * (1 + 0.5 * (1 - 1 / 5) * 4 / 132)
+    beside = first_end / (1 + 0.5 * (1 - 1 / 15) * 128 / 132)
+    assert packed_path([1, 2], [5, 15], [0.97, 0.03], [128, 4], [1, 5], [True, True]) == (
+        pytest.approx(first_end + 15 - beside)
+    )
+
+    def after_tail(first_cover: float, second_cover: float) -> float:
+        """The end of a 15 µs GEMM started in the room a 5 µs one frees at 90 % of its run,
+        the two slowing each other for the first one's last 0.5 µs."""
+        first_end = 4.5 + 0.5 * (1 + 0.5 * (1 - 1 / 5) * second_cover)
+        done = (first_end - 4.5) / (1 + 0.5 * (1 - 1 / 15) * first_cover)
+        return first_end + 15 - done
+
     # a kernel one SM holds one block of cannot pack: it waits, until the first GEMM (one
     # wave) makes room at 90 % of its run
-    assert packed_path([1, 2], [5, 15], [0.97, 0.5], [128, 66], [1, 1], [True, True]) == 19.5
+    assert packed_path([1, 2], [5, 15], [0.97, 0.5], [128, 66], [1, 1], [True, True]) == (
+        pytest.approx(after_tail(128 / 132, 66 / 132))
+    )
     assert (
         packed_path(
             [1, 2], [5, 15], [0.97, 0.5], [128, 66], [1, 1], [True, True], one_wave_release=False
@@ -226,7 +279,9 @@ def test_a_gemm_packed_onto_the_sms_another_leaves_free_runs_long() -> None:
         == 20
     )
     # nor where no SM is free: it waits for the room the first frees at 90 % of its run
-    assert packed_path([1, 2], [5, 15], [1.0, 0.19], [132, 128], [1, 5], [True, True]) == 19.5
+    assert packed_path([1, 2], [5, 15], [1.0, 0.19], [132, 128], [1, 5], [True, True]) == (
+        pytest.approx(after_tail(1.0, 128 / 132))
+    )
     # light kernels keep their own slowdown beside matrix kernels: they never pack; this one
     # starts in the room the GEMM frees at 90 % of its run, slowed beside its last 0.5 µs
     got = packed_path([1, 2], [5, 15], [0.97, 0.19], [128, 128], [1, 5], [True, False])

@@ -69,8 +69,10 @@ EXPECTED = {
     "mobilenet_b8": (931.0, 883.7, 0.7156, 0.7314),  # −5.1 %
     "moe_routing": (1248.6, 1248.0, 0.0827, 0.0249),  # −0.1 %
     # re-recorded with the profiler's stream-wait events (event ids): three branches whose
-    # GEMMs each fill the device (0.97 of it) and run one after the other: −3.5 %
-    "multistream_events": (95.8, 95.0, 0.8452, 0.7976),
+    # GEMMs each fill the device (0.97 of it) and run one after the other, each starting in
+    # the last 10 % of the one before and slowed beside it: +0.9 % (−0.8 % while they did
+    # not slow each other)
+    "multistream_events": (95.8, 96.7, 0.8452, 0.7945),
     # the first recording, without them: branches serialized, +24.2 %
     "multistream_events_nosync": (94.9, 125.9, 0.803, 0.727),
     # --mark runs of the unannotated scripts: never seen by the fit
@@ -164,7 +166,8 @@ def test_validation_summary() -> None:
     assert sum(abs(r.saving_error_points) <= 15 for r in rows) == 24
     # the clean prediction sits under the profiled process's measurement but for steps the
     # GPU bounds (the bottleneck and encoder at batch 32-64, the VGG loop) and the serialized
-    # branches, and the small steps whose replay latency the input copies no longer hide
+    # branches (and the three whose GEMMs start in each other's last 10 %, slowing each other),
+    # and the small steps whose replay latency the input copies no longer hide
     # and whose copies now cost the built-in 9.2-9.9 µs of host
     above = {name for name, e in zip(EXPECTED, errors, strict=True) if e >= 0}
     assert above == {
@@ -172,6 +175,7 @@ def test_validation_summary() -> None:
         "encoder_b64",
         "encoder_b8",
         "mobilenet_b64",
+        "multistream_events",
         "multistream_events_nosync",
         "unannotated/conv_loop",
         "unannotated/encoder_infer",

@@ -23,9 +23,9 @@ from traceinspect.analysis.estimate.critical_path import PathLayout
 from traceinspect.analysis.estimate.dependencies import infer_dependencies
 from traceinspect.analysis.estimate.schedule import (
     Packing,
-    light_beside_matrix,
     scheduled_path_ns,
     slowing_roles,
+    slows_any,
     solo_durations,
 )
 from traceinspect.calibration import Calibration
@@ -129,7 +129,7 @@ def estimate_occurrence(
         deps = infer_dependencies(timeline, rows[members], columns=cols)
         dependencies += len(deps)
         concurrent = len(np.unique(keys[members])) > 1
-        # Matrix kernels that may slow light ones beside them, else None.
+        # Matrix kernels that may slow light ones or each other beside them, else None.
         mixed = (
             matrix[members]
             if concurrent and slowing_roles(matrix[members], share[members]) is not None
@@ -145,6 +145,9 @@ def estimate_occurrence(
                         start[members] + duration[members],
                         share[members],
                         mixed,
+                        cover=Packing(
+                            blocks[members], resident[members], sms[members], matrix[members]
+                        ).cover(share[members]),
                     )
                     if concurrent
                     else duration[members].astype(np.float64)
@@ -242,8 +245,8 @@ class _Graph:
     #: Host time of its replay() call (:meth:`Calibration.graph_launch_host_for`).
     launch_host_ns: int = 0
     #: Which nodes are matrix kernels (:attr:`TimelineColumns.matrix`) where the graph spans
-    #: several streams and holds both matrix kernels and light ones, which they slow down;
-    #: else None.
+    #: several streams and holds matrix kernels beside light ones or other matrix kernels,
+    #: which they slow down; else None.
     matrix: npt.NDArray[np.bool_] | None = None
     #: What :func:`scheduled_path_ns` needs to pack a node onto the SMs left free, where
     #: the graph spans several streams; else None.
@@ -298,14 +301,15 @@ class _Graph:
         )
 
     def _slows(self, duration: FloatArray, overhead: FloatArray) -> bool:
-        """Whether a light node overlaps a matrix node on the longest-path schedule (when
-        every node has room): else the matrix kernels slow nothing, and the schedule is the
+        """Whether a light node or another matrix node overlaps a matrix node on the
+        longest-path schedule (when every node has room) (:func:`slows_any`): else the
+        matrix kernels slow nothing, and the schedule is the
         longest path (exactly: a quarter of the graphs of a 200 MB trace need no more)."""
         assert self.share is not None
         roles = slowing_roles(self.matrix, self.share)
         assert roles is not None
         end = self.layout.finishes(duration + overhead)
-        return light_beside_matrix(end - duration, end, *roles)
+        return slows_any(end - duration, end, *roles)
 
 
 def _replay_wall(

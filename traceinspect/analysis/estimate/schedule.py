@@ -38,6 +38,14 @@ kernel advances at ``1 / (1 + LIGHT_SLOWDOWN * H)`` of its pace alone; matrix ke
 theirs, and so do copies and memsets (no device share). Without it the big GEMM beside many
 tiny kernels was predicted 33 % short.
 
+Matrix kernels slow each other too. Two GEMMs whose blocks fit side by side by resident-block
+slots still share every SM their blocks spread over: while other matrix kernels covering
+``C`` of the SMs run beside it, a matrix kernel advances at
+``1 / (1 + MATRIX_SLOWDOWN * (1 - MATRIX_LATENCY_NS / d) * C)`` of its pace alone
+(:func:`matrix_contention`; ``d`` its duration alone, whose first microsecond is latency
+that does not stretch). Without it, two FP32 MLP branches on two streams whose GEMMs ran
+1.2-1.6x as long side by side in the replay as alone were predicted 23-25 % short.
+
 A profiled eager trace shows kernels of different streams overlapping too, and a kernel that
 shared the device ran longer than it would alone: :func:`solo_durations` takes that back.
 """
@@ -64,9 +72,26 @@ _NEVER = float("inf")
 #: multi-stream workloads (profiled replays, the same kernel alone and beside a GEMM at
 #: H = 0.97): 2.13x (big_and_small), 2.22x (gemm_small_4s), 2.33x (gemm_small_2s) and
 #: 2.97x (multistream_events); 1.3 is the median of ``(ratio - 1) / H``. Light kernels
-#: beside light ones ran 1.3-1.5x, and matrix kernels beside matrix ones 1.3-1.9x at
-#: H = 0.5-0.7, but both rarely fit side by side at all: the room rule covers them.
+#: beside light ones ran 1.3-1.5x, but rarely fit side by side at all: the room rule covers
+#: them. Matrix kernels beside matrix ones: :data:`MATRIX_SLOWDOWN`.
 LIGHT_SLOWDOWN: float = 1.3
+
+#: A matrix kernel of duration ``d`` alone, beside other matrix kernels whose blocks spread
+#: over ``C`` of the SMs (:meth:`Packing.cover`, at most 1), runs
+#: ``1 + MATRIX_SLOWDOWN * (1 - MATRIX_LATENCY_NS / d) * C`` times as long: its blocks share
+#: the SMs' math pipes and memory bandwidth with theirs, while the first microsecond of any
+#: kernel (its blocks' ramp and drain) is latency and does not stretch. Fitted per kernel on
+#: the H200 replays of the multi-stream workloads: 2,310 matrix kernels that ran beside other
+#: streams' kernels with room for all (device shares adding up to at most 1), each against
+#: the same kernel alone, weighted per workload. The measured ratio is off by a mean 6 %
+#: (12 % with no slowdown): DCN-v2's two 15 µs GEMMs side by side ran 1.33x (predicted
+#: 1.45x), two GRU chains' 4.9 µs GEMMs 1.32x at C = 0.64 (1.26x), holdout23's encoders'
+#: FP32 GEMMs and convolutions 1.2-2.4x. A slowdown of 1.0 past a 4 µs latency, which read
+#: best over the 280 fresh-process H200 recordings, put the blind ``holdout24``'s two FP32
+#: MLP branches +25 % long, where this fit put them +3 %: their GEMMs ran 1.2-1.57x side by
+#: side (1.47-1.48x here).
+MATRIX_SLOWDOWN: float = 0.5
+MATRIX_LATENCY_NS: float = 1000.0
 
 
 #: A matrix kernel of ``k0`` blocks per SM alone that starts packed ``k`` per SM on the SMs
@@ -133,6 +158,15 @@ class Packing:
 
         return stretch
 
+    def cover(self, share: FloatArray) -> FloatArray:
+        """Per node, the share of the device's SMs its blocks spread over (at most 1): its
+        blocks over the SMs where both are known, else its device ``share``."""
+        fallback = np.clip(np.asarray(share, np.float64), 0.0, 1.0)
+        known = (self.sms > 0) & (self.blocks > 0)
+        spread = np.divide(self.blocks, self.sms, out=np.zeros_like(fallback), where=known)
+        out: FloatArray = np.where(known, np.minimum(spread, 1.0), fallback)
+        return out
+
     def releases(self) -> list[float]:
         """Per node, the fraction of its run after which it holds no room from a node
         waiting to start: ``(waves - 1) / waves`` for a node of more blocks than the device
@@ -150,6 +184,16 @@ class Packing:
             waves > 1, (waves - 1) / np.maximum(waves, 1), one_wave
         ).tolist()
         return out
+
+
+def matrix_contention(duration: FloatArray) -> FloatArray:
+    """Per node of ``duration`` ns alone: how much longer it runs per unit of the SMs other
+    matrix kernels beside it cover (:data:`MATRIX_SLOWDOWN`); 0 for a kernel no longer than
+    :data:`MATRIX_LATENCY_NS`."""
+    d = np.asarray(duration, np.float64)
+    ramp = np.divide(MATRIX_LATENCY_NS, d, out=np.ones_like(d), where=d > 0)
+    out: FloatArray = MATRIX_SLOWDOWN * np.clip(1.0 - ramp, 0.0, 1.0)
+    return out
 
 
 def _start_stretch(i: int, full: bool, used: float, pack: Stretcher | None) -> float:
@@ -210,25 +254,60 @@ def scheduled_path_ns(
         return end
     heavy, slowed = roles
     start = np.array(started_at)
-    if not light_beside_matrix(start, start + np.asarray(dur), heavy, slowed):
+    if not slows_any(start, start + np.asarray(dur), heavy, slowed):
         return end
+    cover = packing.cover(share) if packing is not None else np.clip(np.asarray(share, float), 0, 1)
     return _slowed_path_ns(
-        dur, cost, need, unblocks, waiting, heavy.tolist(), slowed.tolist(), slowdown, pack, release
+        dur,
+        cost,
+        need,
+        unblocks,
+        waiting,
+        heavy.tolist(),
+        slowed.tolist(),
+        slowdown,
+        pack,
+        release,
+        cover.tolist(),
+        matrix_contention(np.asarray(dur)).tolist(),
     )
 
 
 def slowing_roles(
     matrix: npt.NDArray[np.bool_] | None, share: FloatArray
 ) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_]] | None:
-    """The nodes that slow others (matrix kernels holding part of the device) and the nodes
-    they slow (light ones: a device share, not a matrix kernel), where both are present;
-    else None, and no node slows another. Copies and memsets (no share) are neither."""
+    """The nodes that slow others (matrix kernels holding part of the device) and the light
+    nodes they slow (a device share, not a matrix kernel), where matrix nodes are present
+    beside light ones or (:data:`MATRIX_SLOWDOWN`) beside each other; else None, and no
+    node slows another. Copies and memsets (no share) are neither."""
     if matrix is None:
         return None
     holds = np.asarray(share, np.float64) > 0
     heavy = np.asarray(matrix, bool) & holds
     light = ~heavy & holds
-    return (heavy, light) if heavy.any() and light.any() else None
+    if not heavy.any():
+        return None
+    if light.any() or (MATRIX_SLOWDOWN > 0 and np.count_nonzero(heavy) > 1):
+        return heavy, light
+    return None
+
+
+def slows_any(
+    start: FloatArray,
+    end: FloatArray,
+    matrix: npt.NDArray[np.bool_],
+    light: npt.NDArray[np.bool_],
+) -> bool:
+    """Whether a node's ``[start, end)`` overlaps a ``matrix`` node's where one slows the
+    other: a ``light`` node's, or (:data:`MATRIX_SLOWDOWN`) another matrix node's."""
+    if light.any() and light_beside_matrix(start, end, matrix, light):
+        return True
+    if MATRIX_SLOWDOWN <= 0 or np.count_nonzero(matrix) < 2:
+        return False
+    order = np.argsort(start[matrix], kind="stable")
+    m_start = start[matrix][order]
+    m_end = np.maximum.accumulate(end[matrix][order])
+    return bool((m_start[1:] < m_end[:-1] - _EPS).any())
 
 
 def light_beside_matrix(
@@ -338,31 +417,34 @@ def _slowed_path_ns(
     slowdown: float,
     pack: Stretcher | None,
     release: list[float],
+    cover: list[float],
+    contention: list[float],
 ) -> float:
-    """:func:`scheduled_path_ns` where the ``slowed`` nodes advance at
-    ``1 / (1 + slowdown * H)`` of their pace while ``heavy`` nodes holding ``H`` of the device
-    (at most 1) run.
+    """:func:`scheduled_path_ns` where nodes slow each other: the ``slowed`` (light) nodes
+    advance at ``1 / (1 + slowdown * H)`` of their pace while ``heavy`` (matrix) nodes
+    holding ``H`` of the device (at most 1) run, and a matrix node at
+    ``1 / (1 + contention * C)`` (:func:`matrix_contention`) while other matrix nodes whose
+    blocks ``cover`` ``C`` of the SMs (at most 1) run beside it, unless it was packed onto
+    SMs left free (they then neither slow it nor are slowed by it).
 
-    Every slowed node advances at the same pace, so they share one clock ("light time"):
-    a slowed node started at light time ``v`` ends when the light clock reaches
-    ``v + duration``, whatever the pace does meanwhile; only the clock's pace changes when a
-    heavy node starts or ends. A node unblocks the nodes it waits for once it ends."""
+    Each running node keeps the work it has left (ns at its pace alone) and its pace, which
+    changes only when a node starts or ends; the clock moves from one event (an end, room
+    freed, a node ready) to the next. A node unblocks the nodes it waits for once it ends."""
     n = len(dur)
     earliest = [0.0] * n
     ready = [(cost[i], i) for i in range(n) if waiting[i] == 0]
     heapq.heapify(ready)
     due: list[tuple[float, int]] = []
-    timed: list[tuple[float, int]] = []  # (end, node): nodes at their own pace
-    light: list[tuple[float, int]] = []  # (end in light time, node): slowed nodes
-    # When each running node's room frees (see :meth:`Packing.releases`), in real time for
-    # nodes at their own pace and in light time for slowed ones.
-    timed_holding: list[tuple[float, int]] = []
-    light_holding: list[tuple[float, int]] = []
     push, pop = heapq.heappush, heapq.heappop
     room = CAPACITY + _EPS
-    used = heavy_used = 0.0
-    now = clock = end = 0.0  # real time, light time
-    pace = 1.0
+    left = [0.0] * n  # work left of a running node, ns at its own pace
+    keep = [0.0] * n  # work left at which it frees its room (see Packing.releases)
+    holds = [False] * n
+    pace = [1.0] * n
+    packed = [False] * n  # started on the SMs left free: no other matrix node slows it
+    running: list[int] = []
+    used = 0.0
+    now = end = 0.0
     finished = 0
 
     def unblock(i: int, at: float) -> None:
@@ -373,35 +455,27 @@ def _slowed_path_ns(
             if not waiting[j]:
                 push(ready, (earliest[j] + cost[j], j))
 
+    ending: list[int] = []
+    freeing: list[int] = []
     while finished < n:
         soon = now + _EPS
-        held = heavy_used
-        # Room freed now (a last wave begun, or an end).
-        while timed_holding and timed_holding[0][0] <= soon:
-            used -= need[pop(timed_holding)[1]]
-        while light_holding and light_holding[0][0] <= clock + _EPS:
-            used -= need[pop(light_holding)[1]]
-        # Nodes ending now: the timed ones at their recorded end, slowed ones now.
-        while timed and timed[0][0] <= soon:
-            at, i = pop(timed)
-            if heavy[i]:
-                heavy_used -= need[i]
-            finished += 1
-            if at > end:
-                end = at
-            if unblocks[i]:
-                unblock(i, at)
-        while light and light[0][0] <= clock + _EPS:
-            i = pop(light)[1]
+        for i in freeing:
+            if holds[i]:
+                holds[i] = False
+                used -= need[i]
+        for i in ending:
+            if holds[i]:
+                holds[i] = False
+                used -= need[i]
+            running.remove(i)
             finished += 1
             if now > end:
                 end = now
             if unblocks[i]:
                 unblock(i, now)
-        if not timed and not light:
-            used = heavy_used = 0.0
-            timed_holding.clear()
-            light_holding.clear()
+        changed = bool(ending)
+        if not running:
+            used = 0.0
         while ready and ready[0][0] <= soon:
             push(due, pop(ready))
         if due:
@@ -409,53 +483,65 @@ def _slowed_path_ns(
             while due:
                 item = pop(due)
                 i = item[1]
-                full = bool(timed or light) and used + need[i] > room
+                full = bool(running) and used + need[i] > room
                 stretch = _start_stretch(i, full, used, pack)
                 if not stretch:
                     blocked.append(item)
                     continue
                 used += need[i]
-                if slowed[i]:
-                    push(light, (clock + dur[i] * stretch, i))
-                    push(light_holding, (clock + dur[i] * stretch * release[i], i))
-                else:
-                    push(timed, (now + dur[i] * stretch, i))
-                    push(timed_holding, (now + dur[i] * stretch * release[i], i))
-                    if heavy[i]:
-                        heavy_used += need[i]
+                left[i] = dur[i] * stretch
+                keep[i] = left[i] * (1.0 - release[i])
+                holds[i] = True
+                packed[i] = stretch > 1.0
+                running.append(i)
+                changed = True
             for item in blocked:
                 push(due, item)
-        if heavy_used != held:
-            pace = 1.0 / (1.0 + slowdown * (heavy_used if heavy_used < 1.0 else 1.0))
-            if heavy_used <= _EPS:
-                pace = 1.0
-        # The next event: a node's end (a slowed one's at the current pace) or readiness.
-        if light:
-            upcoming = light_end = now + (light[0][0] - clock) / pace
-        else:
-            upcoming = light_end = _NEVER
-        if timed and timed[0][0] < upcoming:
-            upcoming = timed[0][0]
-        if ready and ready[0][0] < upcoming:
-            upcoming = ready[0][0]
-        if timed_holding and timed_holding[0][0] < upcoming:
-            upcoming = timed_holding[0][0]
-        frees = _NEVER
-        if light_holding:
-            frees = now + (light_holding[0][0] - clock) / pace
-            if frees < upcoming:
-                upcoming = frees
+        if changed:
+            held = covered = 0.0
+            for i in running:
+                if heavy[i]:
+                    held += need[i]
+                    if not packed[i]:
+                        covered += cover[i]
+            light_pace = 1.0 / (1.0 + slowdown * min(held, 1.0)) if held > _EPS else 1.0
+            for i in running:
+                if slowed[i]:
+                    pace[i] = light_pace
+                elif heavy[i] and not packed[i] and covered - cover[i] > _EPS:
+                    pace[i] = 1.0 / (1.0 + contention[i] * min(covered - cover[i], 1.0))
+                else:
+                    pace[i] = 1.0
+        # The next event: an end, room freed, or a node ready.
+        upcoming = ready[0][0] if ready else _NEVER
+        for i in running:
+            at = now + left[i] / pace[i]
+            if at < upcoming:
+                upcoming = at
+            if holds[i] and keep[i] > 0.0:
+                at = now + (left[i] - keep[i]) / pace[i]
+                if at < upcoming:
+                    upcoming = at
         if upcoming == _NEVER:  # a dependency cycle (never from a trace)
             break
+        # What is due at ``upcoming``, exactly whatever the rounding of the paces (a step
+        # too small to move ``now`` would otherwise never reach them).
+        tol = upcoming + _EPS + abs(upcoming) * 1e-12
+        ending = []
+        freeing = []
+        step = upcoming - now if upcoming > now else 0.0
+        for i in running:
+            if now + left[i] / pace[i] <= tol:
+                ending.append(i)
+                left[i] = 0.0
+                continue
+            if holds[i] and keep[i] > 0.0 and now + (left[i] - keep[i]) / pace[i] <= tol:
+                freeing.append(i)
+                left[i] = keep[i]
+                continue
+            left[i] -= pace[i] * step
         if upcoming > now:
-            clock += (upcoming - now) * pace
             now = upcoming
-        # Exactly, whatever the rounding of the pace (a step too small to move ``now``
-        # would otherwise never reach them).
-        if upcoming >= light_end:
-            clock = max(clock, light[0][0])
-        if upcoming >= frees:
-            clock = max(clock, light_holding[0][0])
     return end
 
 
@@ -465,6 +551,7 @@ def solo_durations(
     share: FloatArray,
     matrix: npt.NDArray[np.bool_] | None = None,
     slowdown: float = LIGHT_SLOWDOWN,
+    cover: FloatArray | None = None,
 ) -> FloatArray:
     """Each activity's traced duration less the time it shared an over-full device, and a
     light kernel's less the time it ran slowed beside matrix kernels (``matrix`` marks them).
@@ -472,7 +559,9 @@ def solo_durations(
     Where the device shares of the activities running at one moment add up to ``S > 1``,
     each advanced only ``1/S`` as fast as it would alone: it is charged ``1/S`` of that
     stretch. A light kernel beside matrix kernels holding ``H`` of the device is charged
-    ``1 / (1 + slowdown * H)`` of the stretch where that is less. Activities with no device
+    ``1 / (1 + slowdown * H)`` of the stretch where that is less, and a matrix kernel beside
+    other matrix kernels whose blocks ``cover`` ``C`` of the SMs (default: their shares)
+    ``1 / (1 + contention * C)`` (:func:`matrix_contention`). Activities with no device
     share (copies) keep their duration."""
     start = np.asarray(start, np.int64)
     end = np.asarray(end, np.int64)
@@ -484,11 +573,12 @@ def solo_durations(
     first, last = np.searchsorted(times, start), np.searchsorted(times, end)
     stretch = np.diff(times)
 
-    def held(on: npt.NDArray[np.bool_]) -> FloatArray:
-        """Device share held by the ``on`` activities over each stretch [times[k], times[k+1])."""
+    def held(on: npt.NDArray[np.bool_], weight: FloatArray = share) -> FloatArray:
+        """``weight`` (device share) held by the ``on`` activities over each stretch
+        [times[k], times[k+1])."""
         load = np.zeros(len(times))
-        np.add.at(load, first[on], share[on])
-        np.add.at(load, last[on], -share[on])
+        np.add.at(load, first[on], weight[on])
+        np.add.at(load, last[on], -weight[on])
         return np.cumsum(load)[:-1]
 
     def alone(rate: FloatArray) -> FloatArray:
@@ -506,4 +596,16 @@ def solo_durations(
         heavy = roles[0]
         beside = np.clip(held(heavy), 0.0, 1.0)
         solo = np.where(heavy, solo, alone(np.minimum(rate, 1.0 / (1.0 + slowdown * beside))))
+        if MATRIX_SLOWDOWN > 0 and np.count_nonzero(heavy) > 1:
+            spread = np.clip(share, 0.0, 1.0) if cover is None else np.asarray(cover, np.float64)
+            covered = held(heavy, spread)
+            # A kernel's own contention from its traced time: taken back, its solo time
+            # is shorter, and the stretch it takes back is a little smaller (the first
+            # approximation suffices; both are within the measurement's noise).
+            contention = matrix_contention(duration)
+            for i in np.flatnonzero(heavy):
+                a, b = first[i], last[i]
+                others = np.clip(covered[a:b] - spread[i], 0.0, 1.0)
+                pace = np.minimum(rate[a:b], 1.0 / (1.0 + contention[i] * others))
+                solo[i] = float(pace @ stretch[a:b])
     return np.where(share > 0, solo, duration)
