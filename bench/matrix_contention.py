@@ -1,0 +1,197 @@
+"""How much longer a matrix kernel runs beside other streams' matrix kernels, measured in the
+profiled replays of the H200 validation sets, against what the schedule charges
+(``schedule.MATRIX_SLOWDOWN`` past ``schedule.MATRIX_LATENCY_NS``).
+
+For every multi-stream workload with an eager and a graphed trace: each kernel that ran with
+no other stream's kernel beside it (in either trace) gives its time alone, per kernel name and
+grid size (the median). Each matrix kernel of the graphed trace that ran beside another
+stream's kernels, with room for all of them (device shares adding up to at most 1, where the
+schedule runs them side by side), and has a time alone gives a ratio: its duration over that
+time. Beside it, ``C`` is the share of the SMs the other matrix kernels' blocks covered
+(time-weighted over its run), ``L`` the same for light kernels.
+
+The fit reads each workload's median of ``log(ratio / predicted)`` (kernels of one workload
+are not independent) and reports the mean and median of their absolute values, for the
+constants in the schedule, for none, and over a grid::
+
+    python bench/matrix_contention.py [--sets holdout15,holdout20,...] [--grid]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import statistics
+import sys
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from traceinspect.analysis.estimate import TimelineColumns  # noqa: E402
+from traceinspect.analysis.estimate.schedule import (  # noqa: E402
+    MATRIX_LATENCY_NS,
+    MATRIX_SLOWDOWN,
+)
+from traceinspect.parse import load_trace  # noqa: E402
+
+VALIDATION = ROOT / "sample_traces" / "validation"
+
+
+@dataclass(frozen=True)
+class Kernels:
+    start: np.ndarray
+    end: np.ndarray
+    stream: np.ndarray
+    key: list[tuple[str, float]]  # (name, blocks)
+    matrix: np.ndarray
+    share: np.ndarray
+    cover: np.ndarray
+
+    @classmethod
+    def of(cls, trace: Path) -> Kernels:
+        cols = TimelineColumns(load_trace(trace))
+        rows = np.flatnonzero(cols.gpu("kind") == "kernel")
+        blocks, _, sms = (a[rows] for a in cols.occupancy)
+        known = (sms > 0) & (blocks > 0)
+        spread = np.divide(blocks, sms, out=np.zeros(len(rows)), where=known)
+        return cls(
+            start=cols.gpu("start_ns")[rows].astype(np.float64),
+            end=cols.gpu("end_ns")[rows].astype(np.float64),
+            stream=cols.gpu("stream")[rows],
+            key=list(zip(cols.gpu("name")[rows].tolist(), blocks.tolist(), strict=True)),
+            matrix=cols.matrix[rows],
+            share=cols.share[rows],
+            cover=np.minimum(spread, 1.0),
+        )
+
+    def beside(self) -> list[list[tuple[int, float]]]:
+        """Per kernel, the other streams' kernels that overlapped it and for how long (ns)."""
+        order = np.argsort(self.start, kind="stable")
+        starts = self.start[order]
+        out: list[list[tuple[int, float]]] = [[] for _ in order]
+        longest = float((self.end - self.start).max()) if len(order) else 0.0
+        for i in range(len(order)):
+            lo = np.searchsorted(starts, self.start[i] - longest)
+            hi = np.searchsorted(starts, self.end[i])
+            for j in order[lo:hi]:
+                if j == i or self.stream[j] == self.stream[i]:
+                    continue
+                both = min(self.end[i], self.end[j]) - max(self.start[i], self.start[j])
+                if both > 0:
+                    out[i].append((int(j), float(both)))
+        return out
+
+
+@dataclass(frozen=True)
+class Ratio:
+    workload: str
+    ratio: float  # duration beside others / time alone
+    alone_ns: float
+    matrix_cover: float  # C
+    light_cover: float  # L
+
+
+def ratios(folder: Path) -> list[Ratio]:
+    eager = sorted(folder.glob("*.eager.json.gz"))
+    graphed = sorted(folder.glob("*.graphed.json.gz"))
+    if not eager or not graphed:
+        return []
+    g, e = Kernels.of(graphed[0]), Kernels.of(eager[0])
+    if len(np.unique(g.stream)) < 2:
+        return []
+    alone: dict[tuple[str, float], list[float]] = defaultdict(list)
+    for k in (e, g):
+        for i, others in enumerate(k.beside()):
+            if not others:
+                alone[k.key[i]].append(k.end[i] - k.start[i])
+    out = []
+    for i, others in enumerate(g.beside()):
+        duration = g.end[i] - g.start[i]
+        if not g.matrix[i] or not others or g.key[i] not in alone or duration < 2_000:
+            continue
+        held = sum(g.share[j] * t for j, t in others) / duration
+        if g.share[i] + held > 1.0:
+            continue  # no room for all: the schedule has them wait, not share
+        m = sum(g.cover[j] * t for j, t in others if g.matrix[j]) / duration
+        light = sum(g.cover[j] * t for j, t in others if not g.matrix[j]) / duration
+        if m <= 0.05 and light <= 0.05:
+            continue
+        solo = statistics.median(alone[g.key[i]])
+        out.append(Ratio(folder.name, duration / solo, solo, m, light))
+    return out
+
+
+def predicted(r: Ratio, slowdown: float, latency_ns: float) -> float:
+    return 1.0 + slowdown * max(0.0, 1.0 - latency_ns / r.alone_ns) * min(1.0, r.matrix_cover)
+
+
+def score(by_workload: dict[str, list[Ratio]], slowdown: float, latency_ns: float) -> tuple:
+    errors = [
+        statistics.median(math.log(r.ratio / predicted(r, slowdown, latency_ns)) for r in rows)
+        for rows in by_workload.values()
+    ]
+    return (
+        statistics.fmean(abs(e) for e in errors),
+        statistics.median(abs(e) for e in errors),
+        statistics.fmean(errors),
+    )
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sets", help="comma-separated folders under sample_traces/validation")
+    ap.add_argument("--grid", action="store_true", help="also score a grid of constants")
+    args = ap.parse_args()
+    sets = args.sets.split(",") if args.sets else None
+    folders = [
+        f
+        for s in sorted(p.name for p in VALIDATION.iterdir() if p.is_dir())
+        if (sets is None or s in sets) and not s.endswith("_workloads")
+        for f in sorted((VALIDATION / s).iterdir())
+        if f.is_dir()
+    ]
+    by_workload: dict[str, list[Ratio]] = defaultdict(list)
+    for folder in folders:
+        for r in ratios(folder):
+            by_workload[r.workload].append(r)
+    n = sum(len(v) for v in by_workload.values())
+    print(f"{n} matrix kernels beside other streams' kernels, {len(by_workload)} workloads")
+    print(f"{'workload':40s} {'kernels':>7s} {'ratio':>6s} {'C':>5s} {'L':>5s} {'charged':>7s}")
+    for name, rows in sorted(by_workload.items()):
+        charged = statistics.median(predicted(r, MATRIX_SLOWDOWN, MATRIX_LATENCY_NS) for r in rows)
+        print(
+            f"{name:40s} {len(rows):7d} {statistics.median(r.ratio for r in rows):6.2f}"
+            f" {statistics.median(r.matrix_cover for r in rows):5.2f}"
+            f" {statistics.median(r.light_cover for r in rows):5.2f} {charged:7.2f}"
+        )
+    for label, s, lat in (
+        (
+            f"schedule ({MATRIX_SLOWDOWN} past {MATRIX_LATENCY_NS / 1000:g} µs)",
+            MATRIX_SLOWDOWN,
+            MATRIX_LATENCY_NS,
+        ),
+        ("no slowdown", 0.0, 0.0),
+    ):
+        mean, median, bias = score(by_workload, s, lat)
+        print(f"{label}: |log error| mean {mean:.3f}, median {median:.3f}; bias {bias:+.3f}")
+    if args.grid:
+        grid = sorted(
+            (score(by_workload, s, lat), s, lat)
+            for s in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 1.0, 1.5)
+            for lat in (0.0, 1000.0, 2000.0, 4000.0)
+        )
+        for (mean, median, bias), s, lat in grid[:8]:
+            print(
+                f"  {s:.1f} past {lat / 1000:g} µs: mean {mean:.3f}, median {median:.3f}, "
+                f"bias {bias:+.3f}"
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
