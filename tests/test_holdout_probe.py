@@ -246,6 +246,31 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "retention_decay_b4": (310.2, 311.4, 313.9),  # +0.4 / +1.2 %
         "twin_fp32_mlp_2streams_b64": (177.0, 181.5, 184.2),  # +2.5 / +4.1 %
     },
+    # recorded twice after the model of holdout24's pins was committed: blind
+    "holdout25": {
+        "attn_beside_conv_2streams_b4": (196.5, 205.6, 201.7),  # +4.6 / +2.6 %
+        "bf16_experts_2streams_b256": (61.1, 57.5, 57.3),  # −5.9 / −6.2 %
+        "conv_towers_bf16_2streams_b8": (189.8, 198.8, 198.2),  # +4.8 / +4.4 %
+        "delta_rule_scan_loop_b4": (967.9, 975.0, 975.6),  # +0.7 / +0.8 %
+        "dynamic_conv_b16": (122.1, 123.7, 126.4),  # +1.3 / +3.5 %
+        # three chains of FP32 GEMMs (256 blocks, 0.48 of the block slots, every SM) on three
+        # streams: 120 µs alone, 195-400 µs side by side in the replay, whose span is the sum
+        # of the six GEMMs' time alone; the schedule runs two at once, each 1.5x, and the
+        # eager trace, where they overlapped too, is taken back by as little
+        "fp32_gemm_chains_3streams_b512": (711.9, 566.8, 565.7),  # −20.4 / −20.5 %
+        "transformer_decoder_layer_b8": (473.1, 473.7, 479.9),  # +0.1 / +1.4 %
+        "vicreg_loss_b256": (550.5, 533.6, 531.7),  # −3.1 / −3.4 %
+    },
+    "holdout25_rerun": {
+        "attn_beside_conv_2streams_b4": (189.9, 202.9, 202.5),  # +6.8 / +6.6 %
+        "bf16_experts_2streams_b256": (60.6, 57.7, 57.9),  # −4.8 / −4.5 %
+        "conv_towers_bf16_2streams_b8": (186.0, 195.3, 198.5),  # +5.0 / +6.7 %
+        "delta_rule_scan_loop_b4": (946.8, 974.3, 975.7),  # +2.9 / +3.0 %
+        "dynamic_conv_b16": (120.9, 124.3, 127.2),  # +2.9 / +5.3 %
+        "fp32_gemm_chains_3streams_b512": (733.4, 670.0, 668.0),  # −8.6 / −8.9 %
+        "transformer_decoder_layer_b8": (495.9, 481.5, 480.9),  # −2.9 / −3.0 %
+        "vicreg_loss_b256": (545.3, 532.7, 532.1),  # −2.3 / −2.4 %
+    },
 }
 #: The sets of the model before the built-in copy cost was set from their probes.
 PROBED_BEFORE = ("holdout17", "holdout17_rerun", "probe_rerecord", "probe_rerecord_rerun")
@@ -258,8 +283,9 @@ def test_every_probe_recording_carries_its_probes() -> None:
         for w in workloads:
             assert w.host_costs is not None
             first, warm = w.host_costs
-            # holdout20's machine copied fastest: 4.4-4.8 µs, half the built-in 9.2
-            assert 4_000 <= warm <= 11_000 and 4_000 <= first <= 12_000, (recording, w.name)
+            # holdout20's machine copied fastest: 4.4-4.8 µs, half the built-in 9.2;
+            # holdout25's slowest: 10.9 µs warm, 12.0 µs first after a synchronize
+            assert 4_000 <= warm <= 11_000 and 4_000 <= first <= 12_500, (recording, w.name)
 
 
 @pytest.mark.parametrize(
@@ -309,6 +335,8 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
         "holdout23_rerun",
         "holdout24",
         "holdout24_rerun",
+        "holdout25",
+        "holdout25_rerun",
     )
     sets = [s for s in EXPECTED if s not in blind_sets]
     workloads = [w for s in sets for w in validation_workloads(VALIDATION_DIR / s)]
@@ -366,6 +394,14 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
     assert step.verdict == "mixed"
     assert step.estimate is not None
     assert step.estimate.saving_frac == pytest.approx(0.19, abs=0.01)
+    # holdout25: replay saved 15-17 % on the three FP32 GEMM chains (compute-bound,
+    # predicted 10 and 16 %), 27-92 % on the rest (launch-bound)
+    for recording in ("holdout25", "holdout25_rerun"):
+        workloads = validation_workloads(VALIDATION_DIR / recording)
+        assert step_verdicts_agreeing_with_replay(workloads) == {
+            "launch-bound": 7,
+            "compute-bound": 1,
+        }
 
 
 @pytest.mark.parametrize(
@@ -416,6 +452,13 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
         ("holdout24", False, 8, 0.0353, 0.078),
         ("holdout24_rerun", True, 8, 0.0287, 0.093),
         ("holdout24_rerun", False, 8, 0.026, 0.098),
+        # blind for the model as it stands: the miss is the three FP32 GEMM chains on the
+        # first recording (−20.4 / −20.5 %; −8.6 / −8.9 % on the rerun, whose eager trace
+        # overlapped the chains differently)
+        ("holdout25", True, 7, 0.0384, 0.204),
+        ("holdout25", False, 7, 0.0345, 0.205),
+        ("holdout25_rerun", True, 8, 0.0384, 0.086),
+        ("holdout25_rerun", False, 8, 0.0486, 0.089),
     ],
 )
 def test_the_blind_set_after_the_copy_cost(
@@ -433,5 +476,7 @@ def test_the_blind_set_after_the_copy_cost(
     for three_encoders in ("holdout23", "holdout23_rerun"):
         for mode in (True, False):
             outside[three_encoders, mode] = {"tri_encoder_3streams_b16"}
+    for mode in (True, False):
+        outside["holdout25", mode] = {"fp32_gemm_chains_3streams_b512"}
     inside = {n for n, r in rows.items() if not r.graphed_inside}
     assert inside == outside.get((recording, probe), set())
