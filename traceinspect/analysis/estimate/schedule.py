@@ -304,10 +304,18 @@ def slows_any(
         return True
     if MATRIX_SLOWDOWN <= 0 or np.count_nonzero(matrix) < 2:
         return False
-    order = np.argsort(start[matrix], kind="stable")
-    m_start = start[matrix][order]
-    m_end = np.maximum.accumulate(end[matrix][order])
+    # a matrix node starting before one that started earlier has ended
+    m_start, m_end = _spans_by_start(start, end, matrix)
     return bool((m_start[1:] < m_end[:-1] - _EPS).any())
+
+
+def _spans_by_start(
+    start: FloatArray, end: FloatArray, on: npt.NDArray[np.bool_]
+) -> tuple[FloatArray, FloatArray]:
+    """The ``on`` nodes' starts in order, each with the latest end of those starting no
+    later."""
+    order = np.argsort(start[on], kind="stable")
+    return start[on][order], np.maximum.accumulate(end[on][order])
 
 
 def light_beside_matrix(
@@ -317,11 +325,9 @@ def light_beside_matrix(
     light: npt.NDArray[np.bool_],
 ) -> bool:
     """Whether a ``light`` node's ``[start, end)`` overlaps a ``matrix`` node's."""
-    # The matrix nodes by start, each with the latest end of those starting no later: a
-    # light node overlaps one when the last starting before its end ends after its start.
-    order = np.argsort(start[matrix], kind="stable")
-    m_start = start[matrix][order]
-    m_end = np.maximum.accumulate(end[matrix][order])
+    # A light node overlaps a matrix node when the last starting before its end ends after
+    # its start.
+    m_start, m_end = _spans_by_start(start, end, matrix)
     k = np.searchsorted(m_start, end[light], side="left") - 1
     hit = (k >= 0) & (m_end[np.maximum(k, 0)] > start[light])
     return bool(hit.any())
