@@ -609,9 +609,14 @@ def solo_durations(
             # is shorter, and the stretch it takes back is a little smaller (the first
             # approximation suffices; both are within the measurement's noise).
             contention = matrix_contention(duration)
-            for i in np.flatnonzero(heavy):
-                a, b = first[i], last[i]
-                others = np.clip(covered[a:b] - spread[i], 0.0, 1.0)
-                pace = np.minimum(rate[a:b], 1.0 / (1.0 + contention[i] * others))
-                solo[i] = float(pace @ stretch[a:b])
+            # Every (matrix node, stretch it spans) pair at once: each node's pace over a
+            # stretch depends on its own contention and on what the others cover there.
+            nodes = np.flatnonzero(heavy)
+            spans = last[nodes] - first[nodes]
+            node = np.repeat(np.arange(len(nodes)), spans)
+            k = np.arange(len(node)) - np.repeat(np.cumsum(spans) - spans, spans)
+            k += np.repeat(first[nodes], spans)
+            others = np.clip(covered[k] - spread[nodes][node], 0.0, 1.0)
+            pace = np.minimum(rate[k], 1.0 / (1.0 + contention[nodes][node] * others))
+            solo[nodes] = np.bincount(node, weights=pace * stretch[k], minlength=len(nodes))
     return np.where(share > 0, solo, duration)
