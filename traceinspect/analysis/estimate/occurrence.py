@@ -129,6 +129,11 @@ def estimate_occurrence(
         deps = infer_dependencies(timeline, rows[members], columns=cols)
         dependencies += len(deps)
         concurrent = len(np.unique(keys[members])) > 1
+        packing = (
+            Packing(blocks[members], resident[members], sms[members], matrix[members])
+            if concurrent
+            else None
+        )
         # Matrix kernels that may slow light ones or each other beside them, else None.
         mixed = (
             matrix[members]
@@ -145,11 +150,9 @@ def estimate_occurrence(
                         start[members] + duration[members],
                         share[members],
                         mixed,
-                        cover=Packing(
-                            blocks[members], resident[members], sms[members], matrix[members]
-                        ).cover(share[members]),
+                        cover=packing.cover(share[members]),
                     )
-                    if concurrent
+                    if packing is not None
                     else duration[members].astype(np.float64)
                 ),
                 overhead=_after_copies(
@@ -161,11 +164,7 @@ def estimate_occurrence(
                 ),
                 deps=deps,
                 share=share[members] if concurrent else None,
-                packing=(
-                    Packing(blocks[members], resident[members], sms[members], matrix[members])
-                    if concurrent
-                    else None
-                ),
+                packing=packing,
                 matrix=mixed,
                 launch_host_ns=calibration.graph_launch_host_for(len(members)),
                 readbacks=[int(d) for d in duration[is_readback & (segment == k)]],
