@@ -36,6 +36,7 @@ from traceinspect.analysis.estimate import TimelineColumns  # noqa: E402
 from traceinspect.analysis.estimate.schedule import (  # noqa: E402
     MATRIX_LATENCY_NS,
     MATRIX_SLOWDOWN,
+    Packing,
 )
 from traceinspect.parse import load_trace  # noqa: E402
 
@@ -56,9 +57,9 @@ class Kernels:
     def of(cls, trace: Path) -> Kernels:
         cols = TimelineColumns(load_trace(trace))
         rows = np.flatnonzero(cols.gpu("kind") == "kernel")
-        blocks, _, sms = (a[rows] for a in cols.occupancy)
-        known = (sms > 0) & (blocks > 0)
-        spread = np.divide(blocks, sms, out=np.zeros(len(rows)), where=known)
+        blocks, resident, sms = (a[rows] for a in cols.occupancy)
+        # the SMs each kernel's blocks spread over, as the schedule charges them
+        cover = Packing(blocks, resident, sms, cols.matrix[rows]).cover(cols.share[rows])
         return cls(
             start=cols.gpu("start_ns")[rows].astype(np.float64),
             end=cols.gpu("end_ns")[rows].astype(np.float64),
@@ -66,7 +67,7 @@ class Kernels:
             key=list(zip(cols.gpu("name")[rows].tolist(), blocks.tolist(), strict=True)),
             matrix=cols.matrix[rows],
             share=cols.share[rows],
-            cover=np.minimum(spread, 1.0),
+            cover=cover,
         )
 
     def beside(self) -> list[list[tuple[int, float]]]:
