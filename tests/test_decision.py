@@ -289,6 +289,13 @@ def test_failed_and_wrong_captures_are_not_enabled() -> None:
     candidate, rows = measured_candidate("decode_step")
     rows[1]["correct"] = False
     assert decide_candidate(candidate, rows).choice == "do not enable"
+    # As the collector writes it: captured and replayed, outputs off (status "incorrect").
+    rows[1].update(status="incorrect", max_abs_error=7.0625)
+    decision = decide_candidate(candidate, rows)
+    assert decision.choice == "do not enable"
+    (reason,) = decision.reasons
+    assert reason.startswith("replayed outputs differ from eager (bucket 8, max |error| 7.06)")
+    assert "capture failed" not in reason
     results = {"candidates": [{"name": "x", "status": "cuda_unavailable", "buckets": [1]}],
                "rows": []}
     (unmeasured,) = decide_candidates(results)

@@ -259,7 +259,8 @@ def decide_candidate(
         return GraphDecision(
             name, "candidate", "undecided", ("not measured: CUDA was not available",)
         )
-    captured = [r for r in graphed if r.get("status") == "ok"]
+    # Captured and replayed: ``incorrect`` rows too (their outputs differ from eager).
+    captured = [r for r in graphed if r.get("status") in ("ok", "incorrect")]
     if not captured:
         kinds = sorted({str((r.get("failure") or {}).get("kind", "?")) for r in graphed})
         return GraphDecision(
@@ -268,15 +269,22 @@ def decide_candidate(
             "do not enable",
             (f"capture failed in every bucket ({', '.join(kinds)}): fix that first",),
         )
-    wrong = [r for r in captured if r.get("correct") is False]
+    wrong = [r for r in captured if r.get("correct") is False or r.get("status") == "incorrect"]
     if wrong:
-        listed = ", ".join(str(r.get("bucket")) for r in wrong)
+        listed = ", ".join(
+            f"{r.get('bucket')}"
+            + (f", max |error| {r['max_abs_error']:.3g}" if r.get("max_abs_error") else "")
+            for r in wrong
+        )
         return GraphDecision(
             name,
             "candidate",
             "do not enable",
-            (f"replayed outputs differ from eager (bucket {listed}): the graph baked in "
-             "a value or misses an input copy",),
+            (
+                f"replayed outputs differ from eager (bucket {listed}): the graph baked in "
+                "a value, misses an input copy, or draws random numbers (a replay draws "
+                "others than the eager step it is compared with)",
+            ),
         )
     recommendation = candidate.get("recommendation") or {}
     chosen = recommendation.get("chosen")
