@@ -258,6 +258,32 @@ def test_wrong_graph_output_is_flagged_and_never_recommended(tmp_path: Path) -> 
     assert result.request_mix["measured"]["fallback_requests"] == 20
 
 
+def test_a_step_that_draws_random_numbers_compares_the_same_draws(tmp_path: Path) -> None:
+    """Dropout-like sampling: the replay and the eager reference each draw right after the
+    same seed, so they compare equal; the caller's generator goes on as if nothing drew."""
+    fake = FakeTorch()
+    fn = capturable(fake.cuda, lambda x: x * (torch.rand(x.shape) > 0.5))
+    candidate = _candidate(fn, (torch.ones(4, 8),), buckets=(4,), request_mix={4: 1.0})
+    torch.manual_seed(5)
+    before = torch.rand(3)
+    torch.manual_seed(5)
+    result, _ = _measure(candidate, fake, tmp_path)
+    graphed = result.rows[1]
+    assert (graphed["status"], graphed["correct"], graphed["max_abs_error"]) == ("ok", True, 0.0)
+    # what the check drew from its own seed did not move the caller's generator: the draws
+    # the timing steps made did
+    assert not torch.equal(torch.rand(3), before)
+    assert replay_module.CHECK_SEED == 1_729
+    with replay_module._same_draws(torch):
+        inside = torch.rand(3)
+    torch.manual_seed(replay_module.CHECK_SEED)
+    assert torch.equal(torch.rand(3), inside)
+    state = torch.get_rng_state()
+    with replay_module._same_draws(torch):
+        torch.rand(100)
+    assert torch.equal(torch.get_rng_state(), state)
+
+
 class Probe:
     """Stands for a CUDA tensor: reading it back fails while a capture is in progress."""
 

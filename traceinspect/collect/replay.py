@@ -6,7 +6,9 @@ The replay contract followed for each bucket:
 2. capture: static copies of the inputs, warm-up calls on a side stream, then
    ``torch.cuda.graph`` with a private memory pool (the capture time includes instantiation);
 3. replay: each step copies new inputs into the static buffers and replays the graph;
-4. correctness: the replayed outputs against eager outputs for the same new inputs;
+4. correctness: the replayed outputs against eager outputs for the same new inputs, both
+   drawing from one seed (:data:`CHECK_SEED`), so a step with dropout or sampling compares
+   the same random numbers;
 5. profiled traces: a few eager and a few graphed steps, each under its own profiler —
    after every bucket's timing rounds: a profiler session can leave launches slower for the
    rest of the process (on the H200, launch-bound steps' eager p50 rose 20-40 %, once 5x,
@@ -34,6 +36,7 @@ changes nothing and the check only compares replay with eager).
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import importlib
 import math
@@ -42,7 +45,7 @@ import random
 import re
 import time
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -62,6 +65,30 @@ from traceinspect.collect.tensors import (
     resize,
     rotate,
 )
+
+#: The seed the correctness check's eager call and replay both draw from. A captured graph's
+#: random kernels read the generator's seed and offset when it is replayed, and offset by what
+#: each kernel drew before them as the eager calls do, so a replay right after seeding draws
+#: what an eager call right after the same seed draws: a step that samples (dropout, a random
+#: mask) is then compared like any other. The caller's generator states are restored after.
+CHECK_SEED: Final = 1_729
+
+
+@contextlib.contextmanager
+def _same_draws(torch: Any) -> Iterator[None]:
+    """Run the body with the CPU and CUDA generators seeded with :data:`CHECK_SEED`; the
+    states they had are put back after."""
+    cpu = torch.get_rng_state()
+    get_all = getattr(torch.cuda, "get_rng_state_all", None)
+    cuda = get_all() if get_all is not None else None
+    torch.manual_seed(CHECK_SEED)
+    try:
+        yield
+    finally:
+        torch.set_rng_state(cpu)
+        if cuda is not None:
+            torch.cuda.set_rng_state_all(cuda)
+
 
 #: Columns of a results row, in order. Every row has all of them; ``None`` = not measured.
 ROW_FIELDS: Final = (
@@ -374,8 +401,9 @@ class _Measurement:
             torch.cuda.reset_peak_memory_stats()
             row["allocated_before_bytes"] = int(torch.cuda.memory_allocated())
             host, gpu = _time_steps(lambda: fn(*inputs), self.opt.iters, torch)
-            expected = clone_tensors(fn(*inputs), torch)
-            torch.cuda.synchronize()
+            with _same_draws(torch):
+                expected = clone_tensors(fn(*inputs), torch)
+                torch.cuda.synchronize()
         except Exception as exc:  # noqa: BLE001 - reported in the row
             _fail_exc(row, "eager", exc)
             self._check_context()
@@ -454,6 +482,9 @@ class _Measurement:
             row["first_replay_ns"] = time.perf_counter_ns() - start
             self._before_graphed_round()
             host, gpu = _time_steps(step, self.opt.iters, torch)
+            with _same_draws(torch):  # the random numbers the eager reference drew
+                step()
+                torch.cuda.synchronize()
             correct, max_error, tolerance = compare_outputs(expected, static_out, torch)
         except Exception as exc:  # noqa: BLE001
             _fail_exc(row, "replay", exc)
