@@ -56,9 +56,9 @@
 * ``holdout26`` and ``holdout26_rerun``: eight more (a masked-autoencoder encoder, ALiBi
   decoder blocks, a CRF's Viterbi loop, a ConvLSTM loop, an Adafactor loop over 30 weights,
   a Chamfer loss, two bf16 GEMM towers on two streams, convolutions beside an MLP on two
-  streams), written and committed with no model change since holdout25 and recorded twice
-  on one lease: blind. The MAE encoder's replay differs from eager (it draws random
-  numbers), so the set evaluates 7.
+  streams), written and committed with no model change since holdout25 and recorded on two
+  leases: blind. As recorded, the MAE encoder's replay differed from eager (it
+  draws random numbers, and the check drew them apart then), so the set evaluates 7.
 
 The probe read 6.2 to 10.7 µs per small copy (median 9.2 µs) on the sets before holdout18:
 between machines, between processes on one machine and within one process (6.5 before a
@@ -277,9 +277,9 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "transformer_decoder_layer_b8": (495.9, 481.5, 480.9),  # −2.9 / −3.0 %
         "vicreg_loss_b256": (545.3, 532.7, 532.1),  # −2.3 / −2.4 %
     },
-    # written and committed with the model unchanged since holdout25, recorded twice on one
-    # lease: blind. The MAE encoder has no graphed row: its step draws torch.rand, so its
-    # replayed outputs differ from eager ("incorrect"; measured 134.5 µs, predicted −4.1 %)
+    # written and committed with the model unchanged since holdout25, recorded on two leases:
+    # blind. The MAE encoder has no graphed row: its step draws torch.rand, and the check
+    # then drew eager and replay apart ("incorrect"; measured 134.5 µs, predicted −4.1 %)
     "holdout26": {
         "adafactor_loop_30params": (2426.0, 2415.6, 2503.8),  # −0.4 / +3.2 %
         "alibi_decoder_b4": (302.8, 308.6, 311.9),  # +1.9 / +3.0 %
@@ -531,9 +531,9 @@ def test_the_blind_set_after_the_copy_cost(
 
 def test_a_replay_that_draws_other_random_numbers_is_not_called_a_capture_failure() -> None:
     """holdout26's MAE encoder draws ``torch.rand`` in its step: it captured (2.1 ms) and
-    replayed in 134.5 µs against 648.5 eager, but its outputs differ from eager's (max
-    |error| 7.06 at bf16 tolerance), so it is not to be enabled, and not for a capture
-    failure."""
+    replayed in 134.5 µs against 648.5 eager, but its outputs differed from eager's (max
+    |error| 7.06 at bf16 tolerance; the check drew the two apart then), so it was not to be
+    enabled, and not for a capture failure."""
     import json
 
     from traceinspect.analysis.decision import decide_candidates
