@@ -37,6 +37,7 @@ from traceinspect.analysis.estimate.schedule import (  # noqa: E402
     MATRIX_LATENCY_NS,
     MATRIX_SLOWDOWN,
     Packing,
+    matrix_contention,
 )
 from traceinspect.parse import load_trace  # noqa: E402
 
@@ -128,10 +129,12 @@ def ratios(folder: Path) -> list[Ratio]:
 
 
 def predicted(r: Ratio, slowdown: float, latency_ns: float) -> float:
-    return 1.0 + slowdown * max(0.0, 1.0 - latency_ns / r.alone_ns) * min(1.0, r.matrix_cover)
+    """The stretch the schedule charges ``r``'s kernel (:func:`matrix_contention`)."""
+    per_cover = float(matrix_contention(np.array([r.alone_ns]), slowdown, latency_ns)[0])
+    return 1.0 + per_cover * min(1.0, r.matrix_cover)
 
 
-def score(by_workload: dict[str, list[Ratio]], slowdown: float, latency_ns: float) -> tuple:
+def score(by_workload: dict[str, list[Ratio]], slowdown: float, latency_ns: float) -> tuple[float, float, float]:
     errors = [
         statistics.median(math.log(r.ratio / predicted(r, slowdown, latency_ns)) for r in rows)
         for rows in by_workload.values()

@@ -186,14 +186,24 @@ class Packing:
         return out
 
 
-def matrix_contention(duration: FloatArray) -> FloatArray:
+def matrix_contention(
+    duration: FloatArray, slowdown: float | None = None, latency_ns: float | None = None
+) -> FloatArray:
     """Per node of ``duration`` ns alone: how much longer it runs per unit of the SMs other
-    matrix kernels beside it cover (:data:`MATRIX_SLOWDOWN`); 0 for a kernel no longer than
-    :data:`MATRIX_LATENCY_NS`."""
+    matrix kernels beside it cover (``slowdown``, default :data:`MATRIX_SLOWDOWN`); 0 for a
+    kernel no longer than ``latency_ns`` (default :data:`MATRIX_LATENCY_NS`)."""
+    slowdown = MATRIX_SLOWDOWN if slowdown is None else slowdown
+    latency_ns = MATRIX_LATENCY_NS if latency_ns is None else latency_ns
     d = np.asarray(duration, np.float64)
-    ramp = np.divide(MATRIX_LATENCY_NS, d, out=np.ones_like(d), where=d > 0)
-    out: FloatArray = MATRIX_SLOWDOWN * np.clip(1.0 - ramp, 0.0, 1.0)
+    ramp = np.divide(latency_ns, d, out=np.ones_like(d), where=d > 0)
+    out: FloatArray = slowdown * np.clip(1.0 - ramp, 0.0, 1.0)
     return out
+
+
+def _matrix_pairs_slow(matrix: npt.NDArray[np.bool_]) -> bool:
+    """Whether the ``matrix`` nodes can slow each other: two or more of them, and a
+    :data:`MATRIX_SLOWDOWN`."""
+    return MATRIX_SLOWDOWN > 0 and int(np.count_nonzero(matrix)) > 1
 
 
 def _start_stretch(i: int, full: bool, used: float, pack: Stretcher | None) -> float:
@@ -287,7 +297,7 @@ def slowing_roles(
     light = ~heavy & holds
     if not heavy.any():
         return None
-    if light.any() or (MATRIX_SLOWDOWN > 0 and np.count_nonzero(heavy) > 1):
+    if light.any() or _matrix_pairs_slow(heavy):
         return heavy, light
     return None
 
@@ -302,7 +312,7 @@ def slows_any(
     other: a ``light`` node's, or (:data:`MATRIX_SLOWDOWN`) another matrix node's."""
     if light.any() and light_beside_matrix(start, end, matrix, light):
         return True
-    if MATRIX_SLOWDOWN <= 0 or np.count_nonzero(matrix) < 2:
+    if not _matrix_pairs_slow(matrix):
         return False
     # a matrix node starting before one that started earlier has ended
     m_start, m_end = _spans_by_start(start, end, matrix)
@@ -602,7 +612,7 @@ def solo_durations(
         heavy = roles[0]
         beside = np.clip(held(heavy), 0.0, 1.0)
         solo = np.where(heavy, solo, alone(np.minimum(rate, 1.0 / (1.0 + slowdown * beside))))
-        if MATRIX_SLOWDOWN > 0 and np.count_nonzero(heavy) > 1:
+        if _matrix_pairs_slow(heavy):
             spread = np.clip(share, 0.0, 1.0) if cover is None else np.asarray(cover, np.float64)
             covered = held(heavy, spread)
             # A kernel's own contention from its traced time: taken back, its solo time
