@@ -134,7 +134,9 @@ def predicted(r: Ratio, slowdown: float, latency_ns: float) -> float:
     return 1.0 + per_cover * min(1.0, r.matrix_cover)
 
 
-def score(by_workload: dict[str, list[Ratio]], slowdown: float, latency_ns: float) -> tuple[float, float, float]:
+def score(
+    by_workload: dict[str, list[Ratio]], slowdown: float, latency_ns: float
+) -> tuple[float, float, float]:
     errors = [
         statistics.median(math.log(r.ratio / predicted(r, slowdown, latency_ns)) for r in rows)
         for rows in by_workload.values()
