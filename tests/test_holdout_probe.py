@@ -64,6 +64,14 @@
   masked convolutions, a soft-DTW loop), written and committed with no model change since
   holdout25 and recorded once, after the correctness check drew eager and replay from one
   seed: blind; all eight compare equal.
+* ``holdout28`` and ``holdout28_rerun``: eight more (a Muon optimizer step, latent attention,
+  an RNN-T joint lattice, a BERT masked-LM head, 3D Gaussian splat projection, a paged-KV
+  decode step, draft and target decoders on two streams, a MoCo step with its key encoder on
+  a side stream), written and committed with no model change since holdout25 and recorded
+  twice on one lease: blind. On the rerun the paged-KV step's replay differed from eager
+  (max |error| 0.0156 at bf16 tolerance): its steps write into a page pool that the other
+  request's block table reads, so the reference and the replay saw different caches; the
+  set evaluates 15.
 
 The probe read 6.2 to 10.7 µs per small copy (median 9.2 µs) on the sets before holdout18:
 between machines, between processes on one machine and within one process (6.5 before a
@@ -323,6 +331,28 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "soft_dtw_loop_b16": (1936.7, 2073.0, 2075.6),  # +7.0 / +7.2 %
         "sparsemax_tabnet_b256": (263.0, 276.3, 278.5),  # +5.1 / +5.9 %
     },
+    # written and committed with the model unchanged since holdout25 and recorded twice on
+    # one lease: blind; also blind for the one-wave tail candidate (branch cand-tail), which
+    # predicts every row of both the same
+    "holdout28": {
+        "bert_mlm_head_b16": (246.2, 231.6, 228.4),  # −5.9 / −7.2 %
+        "draft_target_2streams_b1": (531.4, 507.5, 509.7),  # −4.5 / −4.1 %
+        "gaussian_splat_project_b1": (1533.9, 1538.1, 1536.2),  # +0.3 / +0.1 %
+        "mla_latent_attention_b4": (414.4, 411.1, 411.4),  # −0.8 / −0.7 %
+        "moco_queue_2streams_b128": (176.1, 159.5, 156.6),  # −9.5 / −11.1 %
+        "muon_newton_schulz_12params": (1474.3, 1450.6, 1444.7),  # −1.6 / −2.0 %
+        "paged_kv_decode_b8": (487.0, 473.1, 471.7),  # −2.9 / −3.1 %
+        "rnnt_joint_b4": (331.7, 321.0, 318.8),  # −3.2 / −3.9 %
+    },
+    "holdout28_rerun": {
+        "bert_mlm_head_b16": (230.4, 225.3, 228.9),  # −2.2 / −0.7 %
+        "draft_target_2streams_b1": (533.6, 508.8, 509.1),  # −4.6 / −4.6 %
+        "gaussian_splat_project_b1": (1572.3, 1538.1, 1535.9),  # −2.2 / −2.3 %
+        "mla_latent_attention_b4": (444.8, 414.2, 411.8),  # −6.9 / −7.4 %
+        "moco_queue_2streams_b128": (156.4, 151.2, 156.3),  # −3.3 / −0.0 %
+        "muon_newton_schulz_12params": (1474.8, 1462.2, 1444.1),  # −0.9 / −2.1 %
+        "rnnt_joint_b4": (317.1, 315.0, 319.4),  # −0.6 / +0.7 %
+    },
 }
 #: The sets of the model before the built-in copy cost was set from their probes.
 PROBED_BEFORE = ("holdout17", "holdout17_rerun", "probe_rerecord", "probe_rerecord_rerun")
@@ -336,8 +366,9 @@ def test_every_probe_recording_carries_its_probes() -> None:
             assert w.host_costs is not None
             first, warm = w.host_costs
             # holdout20's machine copied fastest: 4.4-4.8 µs, half the built-in 9.2;
-            # holdout25's slowest: 10.9 µs warm, 12.0 µs first after a synchronize
-            assert 4_000 <= warm <= 11_000 and 4_000 <= first <= 12_500, (recording, w.name)
+            # holdout25's slowest: 10.9 µs warm, 12.0 µs first after a synchronize;
+            # holdout28_rerun's Muon step 12.6 µs first
+            assert 4_000 <= warm <= 11_000 and 4_000 <= first <= 13_000, (recording, w.name)
 
 
 @pytest.mark.parametrize(
@@ -392,6 +423,8 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
         "holdout26",
         "holdout26_rerun",
         "holdout27",
+        "holdout28",
+        "holdout28_rerun",
     )
     sets = [s for s in EXPECTED if s not in blind_sets]
     workloads = [w for s in sets for w in validation_workloads(VALIDATION_DIR / s)]
@@ -464,6 +497,12 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
     # holdout27: replay saved 46-86 %
     workloads = validation_workloads(VALIDATION_DIR / "holdout27")
     assert step_verdicts_agreeing_with_replay(workloads) == {"launch-bound": 8}
+    # holdout28: replay saved 24-88 %; on the rerun 11-86 %, the RNN-T joint's 11 % (24 % on
+    # the first recording, its graphed time within 5 % of it: the eager time moved) read mixed
+    workloads = validation_workloads(VALIDATION_DIR / "holdout28")
+    assert step_verdicts_agreeing_with_replay(workloads) == {"launch-bound": 8}
+    workloads = validation_workloads(VALIDATION_DIR / "holdout28_rerun")
+    assert step_verdicts_agreeing_with_replay(workloads) == {"launch-bound": 6, "mixed": 1}
 
 
 @pytest.mark.parametrize(
@@ -532,6 +571,13 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
         # dropout training step reads −10.9 % from the trace alone, −9.9 % with its probes
         ("holdout27", True, 7, 0.0519, 0.233),
         ("holdout27", False, 6, 0.0596, 0.232),
+        # blind for the model and for the one-wave tail candidate: from the trace alone the
+        # MoCo step reads −11.1 % on the first recording (−9.5 % with its probes, −0.0 % on
+        # the rerun)
+        ("holdout28", True, 8, 0.0304, 0.0946),
+        ("holdout28", False, 7, 0.0352, 0.1109),
+        ("holdout28_rerun", True, 7, 0.0224, 0.0687),
+        ("holdout28_rerun", False, 7, 0.0208, 0.0742),
     ],
 )
 def test_the_blind_set_after_the_copy_cost(
