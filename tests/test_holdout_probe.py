@@ -332,8 +332,8 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "sparsemax_tabnet_b256": (263.0, 276.3, 278.5),  # +5.1 / +5.9 %
     },
     # written and committed with the model unchanged since holdout25 and recorded twice on
-    # one lease: blind; also blind for the one-wave tail candidate (branch cand-tail), which
-    # predicts every row of both the same
+    # one lease: blind; also blind for the one-wave tail candidate (README), which predicts
+    # every row of both the same
     "holdout28": {
         "bert_mlm_head_b16": (246.2, 231.6, 228.4),  # −5.9 / −7.2 %
         "draft_target_2streams_b1": (531.4, 507.5, 509.7),  # −4.5 / −4.1 %
