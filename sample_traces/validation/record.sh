@@ -60,7 +60,7 @@ keep_candidate() {  # keep_candidate FROM TO [PREFIX]: results.json and the cand
     for f in "$from"/*.eager.json.gz "$from"/*.graphed.json.gz; do
         [ -f "$f" ] && cp "$f" "$to/$prefix$(basename "$f")"
     done
-    [ -f "$from.log" ] && cp "$from.log" "$to/${prefix}profile.log"
+    [ -f "$from.log" ] && gzip -n -9 -c "$from.log" >"$to/${prefix}profile.log.gz"
     return 0
 }
 
@@ -78,7 +78,7 @@ unannotated() {  # unannotated NAME
     for f in trace.json.gz results.json analysis.json; do
         [ -f "$work/u_$name/$f" ] && cp "$work/u_$name/$f" "$dest/"
     done
-    cp "$work/u_$name.log" "$dest/profile.log" 2>/dev/null
+    [ -f "$work/u_$name.log" ] && gzip -n -9 -c "$work/u_$name.log" >"$dest/profile.log.gz"
     # 2. the same run with Python stacks
     t0=$SECONDS
     timeout "$step_timeout" "$py" "$here/stack_cost.py" trace "$here/unannotated/$name.py" \

@@ -5,7 +5,7 @@
 #
 #   bash sample_traces/validation/record_holdout.sh OUT_DIR [NAME ...]
 #
-# Leaves OUT_DIR/pack/<name>/ (results.json, eager/graphed candidate traces, profile.log),
+# Leaves OUT_DIR/pack/<name>/ (results.json, eager/graphed candidate traces, profile.log.gz),
 # OUT_DIR/pack/environment.json and OUT_DIR/validation.tar (about 1.5 MB); unpack it into
 # sample_traces/validation/holdout/. Environment as for record.sh (SMOKE=1 checks it on a CPU).
 set -uo pipefail
