@@ -405,18 +405,19 @@ def _plain_path_ns(
             push(due, item)
         if started == n:
             break
-        if ready:
-            upcoming = ready[0][0]
-            if upcoming <= soon:
-                continue  # a node just unblocked is ready already
-            if running and running[0][0] < upcoming:
+        upcoming = ready[0][0] if ready else _NEVER
+        if upcoming <= soon:
+            continue  # a node just unblocked is ready already
+        # An end or freed room matters only to a node waiting for room: with none, the
+        # next event is the next node ready (the ends and room freed before it are then
+        # popped there, in the same order). A node waits for room only beside running ones.
+        if due:
+            if running[0][0] < upcoming:
                 upcoming = running[0][0]
-        elif running:
-            upcoming = running[0][0]
-        else:  # a dependency cycle: nothing can ever start (never from a trace)
+            if holding and holding[0][0] < upcoming:
+                upcoming = holding[0][0]
+        if upcoming == _NEVER:  # a dependency cycle: nothing can ever start (never from a trace)
             break
-        if holding and holding[0][0] < upcoming:
-            upcoming = holding[0][0]
         if upcoming > now:
             now = upcoming
     return end, started_at
