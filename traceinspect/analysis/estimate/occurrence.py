@@ -4,7 +4,7 @@ calls of a synchronized request (see the package docstring, points 1-5)."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Final
 
@@ -22,8 +22,8 @@ from traceinspect.analysis.estimate.columns import (
 from traceinspect.analysis.estimate.critical_path import PathLayout
 from traceinspect.analysis.estimate.dependencies import infer_dependencies
 from traceinspect.analysis.estimate.schedule import (
+    GraphSchedule,
     Packing,
-    scheduled_path_ns,
     slowing_roles,
     slows_any,
     solo_durations,
@@ -285,18 +285,14 @@ class _Graph:
             self.room_for_all and (self.matrix is None or not self._slows(duration, overhead))
         ):
             return self.layout.longest(duration + overhead)
-        return scheduled_path_ns(
-            self.keys,
-            duration,
-            overhead,
-            self.share,
-            self.deps,
-            matrix=self.matrix,
-            packing=(
-                self.packing
-                if one_wave_release or self.packing is None
-                else replace(self.packing, one_wave_release=False)
-            ),
+        return self.schedule.path_ns(duration, overhead, hold_one_wave=not one_wave_release)
+
+    @cached_property
+    def schedule(self) -> GraphSchedule:
+        """The multi-stream schedule (:func:`scheduled_path_ns`) of its nodes."""
+        assert self.share is not None
+        return GraphSchedule.of(
+            self.keys, self.share, self.deps, matrix=self.matrix, packing=self.packing
         )
 
     def _slows(self, duration: FloatArray, overhead: FloatArray) -> bool:

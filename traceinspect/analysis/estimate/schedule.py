@@ -55,7 +55,7 @@ from __future__ import annotations
 import heapq
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import numpy.typing as npt
@@ -233,54 +233,128 @@ def scheduled_path_ns(
     Event-driven: a node's ready time is known once its stream predecessor and its sources
     have started (their ends are then fixed); ready nodes start in order of ready time (then
     index) as room allows, a smaller one passing a larger one that does not fit."""
-    n = len(stream_key)
-    if n == 0:
-        return 0.0
-    stream_of = np.unique(stream_key, return_inverse=True)[1].tolist()
-    dur = np.asarray(duration, np.float64).tolist()
-    cost = np.asarray(overhead, np.float64).tolist()
-    need = np.clip(np.asarray(share, np.float64), 0.0, None).tolist()
-    # What each node unblocks once it has started: the next node of its stream and the
-    # nodes that depend on it; and how many such starts each node waits for.
-    unblocks: list[list[int]] = [[] for _ in range(n)]
-    waiting = [0] * n
-    last: dict[int, int] = {}
-    for i, s in enumerate(stream_of):
-        if s in last:
-            unblocks[last[s]].append(i)
-            waiting[i] += 1
-        last[s] = i
-    for src, dst in deps:
-        if src != dst:
-            unblocks[int(src)].append(int(dst))
-            waiting[int(dst)] += 1
-    roles = slowing_roles(matrix, share) if slowdown > 0 else None
-    # Each node at its own pace first: where no light node then runs beside a matrix node,
-    # nothing slows, and that schedule stands (the slowed one costs 1.4x the time to walk).
-    pack = packing.stretcher() if packing is not None else None
-    release = packing.releases() if packing is not None else [1.0] * n
-    end, started_at = _plain_path_ns(dur, cost, need, unblocks, list(waiting), pack, release)
-    if roles is None:
-        return end
-    heavy, slowed = roles
-    start = np.array(started_at)
-    if not slows_any(start, start + np.asarray(dur), heavy, slowed):
-        return end
-    cover = packing.cover(share) if packing is not None else np.clip(np.asarray(share, float), 0, 1)
-    return _slowed_path_ns(
-        dur,
-        cost,
-        need,
-        unblocks,
-        waiting,
-        heavy.tolist(),
-        slowed.tolist(),
-        slowdown,
-        pack,
-        release,
-        cover.tolist(),
-        matrix_contention(np.asarray(dur)).tolist(),
+    return GraphSchedule.of(stream_key, share, deps, matrix, slowdown, packing).path_ns(
+        duration, overhead
     )
+
+
+@dataclass(frozen=True)
+class GraphSchedule:
+    """What :func:`scheduled_path_ns` reads from a graph whatever its nodes' durations and
+    overheads, built once per graph and reused for every set of them (the estimate
+    schedules each graph four times)."""
+
+    #: Per node: the device share it holds while it runs (at least 0).
+    need: list[float]
+    #: What each node unblocks once it has started: the next node of its stream and the
+    #: nodes that depend on it; and how many such starts each node waits for.
+    unblocks: list[list[int]]
+    waiting: list[int]
+    #: The nodes that slow others and those they slow (:func:`slowing_roles`), where any
+    #: node slows another (else None), and the same as lists.
+    roles: tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_]] | None
+    heavy: list[bool]
+    slowed: list[bool]
+    slowdown: float
+    pack: Stretcher | None
+    #: :meth:`Packing.releases` as the packing has it, and with a kernel of one wave
+    #: holding its room to its end.
+    release: list[float]
+    release_held: list[float]
+    #: Per node, the share of the SMs its blocks spread over (:meth:`Packing.cover`).
+    cover: list[float]
+
+    @classmethod
+    def of(
+        cls,
+        stream_key: IntArray,
+        share: FloatArray,
+        deps: Sequence[tuple[int, int]],
+        matrix: npt.NDArray[np.bool_] | None = None,
+        slowdown: float = LIGHT_SLOWDOWN,
+        packing: Packing | None = None,
+    ) -> GraphSchedule:
+        """The schedule of nodes (in start order) on the streams ``stream_key``, each
+        holding ``share`` of the device, with dependencies ``deps`` (``(src, dst)``
+        indices); ``matrix``, ``slowdown`` and ``packing`` as :func:`scheduled_path_ns`
+        takes them."""
+        n = len(stream_key)
+        stream_of = np.unique(stream_key, return_inverse=True)[1].tolist() if n else []
+        unblocks: list[list[int]] = [[] for _ in range(n)]
+        waiting = [0] * n
+        last: dict[int, int] = {}
+        for i, s in enumerate(stream_of):
+            if s in last:
+                unblocks[last[s]].append(i)
+                waiting[i] += 1
+            last[s] = i
+        for src, dst in deps:
+            if src != dst:
+                unblocks[int(src)].append(int(dst))
+                waiting[int(dst)] += 1
+        roles = slowing_roles(matrix, share) if slowdown > 0 and n else None
+        cover: list[float] = []
+        if roles is not None:
+            spread = (
+                packing.cover(share)
+                if packing is not None
+                else np.clip(np.asarray(share, float), 0, 1)
+            )
+            cover = spread.tolist()
+        return cls(
+            need=np.clip(np.asarray(share, np.float64), 0.0, None).tolist(),
+            unblocks=unblocks,
+            waiting=waiting,
+            roles=roles,
+            heavy=roles[0].tolist() if roles is not None else [],
+            slowed=roles[1].tolist() if roles is not None else [],
+            slowdown=slowdown,
+            pack=packing.stretcher() if packing is not None else None,
+            release=packing.releases() if packing is not None else [1.0] * n,
+            release_held=(
+                replace(packing, one_wave_release=False).releases()
+                if packing is not None
+                else [1.0] * n
+            ),
+            cover=cover,
+        )
+
+    def path_ns(
+        self, duration: FloatArray, overhead: FloatArray, hold_one_wave: bool = False
+    ) -> float:
+        """:func:`scheduled_path_ns` with ``duration`` and ``overhead`` per node (ns); a
+        kernel of one wave holds its room to its end where ``hold_one_wave``."""
+        if not self.need:
+            return 0.0
+        dur = np.asarray(duration, np.float64).tolist()
+        cost = np.asarray(overhead, np.float64).tolist()
+        release = self.release_held if hold_one_wave else self.release
+        # Each node at its own pace first: where no light node then runs beside a matrix
+        # node, nothing slows, and that schedule stands (the slowed one costs 1.4x the time
+        # to walk).
+        end, started_at = _plain_path_ns(
+            dur, cost, self.need, self.unblocks, list(self.waiting), self.pack, release
+        )
+        if self.roles is None:
+            return end
+        heavy, slowed = self.roles
+        start = np.array(started_at)
+        if not slows_any(start, start + np.asarray(dur), heavy, slowed):
+            return end
+        return _slowed_path_ns(
+            dur,
+            cost,
+            self.need,
+            self.unblocks,
+            list(self.waiting),
+            self.heavy,
+            self.slowed,
+            self.slowdown,
+            self.pack,
+            release,
+            self.cover,
+            matrix_contention(np.asarray(dur)).tolist(),
+        )
 
 
 def slowing_roles(
