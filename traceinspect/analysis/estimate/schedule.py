@@ -589,20 +589,23 @@ def _slowed_path_ns(
             for item in blocked:
                 push(due, item)
         if changed:
-            held = covered = 0.0
-            for i in running:
-                if heavy[i]:
-                    held += need[i]
-                    if not packed[i]:
-                        covered += cover[i]
-            light_pace = 1.0 / (1.0 + slowdown * min(held, 1.0)) if held > _EPS else 1.0
-            for i in running:
-                if slowed[i]:
-                    pace[i] = light_pace
-                elif heavy[i] and not packed[i] and covered - cover[i] > _EPS:
-                    pace[i] = 1.0 / (1.0 + contention[i] * min(covered - cover[i], 1.0))
-                else:
-                    pace[i] = 1.0
+            if len(running) == 1:  # alone, nothing slows it
+                pace[running[0]] = 1.0
+            else:
+                held = covered = 0.0
+                for i in running:
+                    if heavy[i]:
+                        held += need[i]
+                        if not packed[i]:
+                            covered += cover[i]
+                light_pace = 1.0 / (1.0 + slowdown * min(held, 1.0)) if held > _EPS else 1.0
+                for i in running:
+                    if slowed[i]:
+                        pace[i] = light_pace
+                    elif heavy[i] and not packed[i] and covered - cover[i] > _EPS:
+                        pace[i] = 1.0 / (1.0 + contention[i] * min(covered - cover[i], 1.0))
+                    else:
+                        pace[i] = 1.0
         # The next event: an end, room freed, or a node ready.
         upcoming = ready[0][0] if ready else _NEVER
         for i in running:
