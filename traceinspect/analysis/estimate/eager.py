@@ -218,6 +218,7 @@ class EagerSimulation:
         points = np.concatenate(
             [[t0, t1], launched_at[known], launch_end[known], sync_start, sync_end]
         ).astype(np.int64)
+        copy_kind = cols.gpu("copy_kind")[rows]
         return cls(
             launch_end=launch_end,
             known=known,
@@ -225,7 +226,7 @@ class EagerSimulation:
             duration=(cols.gpu("end_ns")[rows] - cols.gpu("start_ns")[rows]).astype(np.float64),
             keys=stream_keys(cols.gpu("device")[rows], cols.gpu("stream")[rows]),
             transfer=(cols.gpu("kind")[rows] == "memcpy")
-            & np.isin(cols.gpu("copy_kind")[rows], ("HtoD", "DtoH")),
+            & ((copy_kind == "HtoD") | (copy_kind == "DtoH")),
             incoming=incoming,
             sync_start=sync_start,
             sync_end=sync_end,
@@ -330,10 +331,10 @@ def _run_gpu(
     """Run ``members`` (in launch order) on their streams: each starts when it is ready,
     its stream is free and its dependencies are done. Fills ``finish``, updates
     ``stream_free``."""
-    if any(int(j) in incoming for j in members):
+    member_list = members.tolist()
+    if not incoming.keys().isdisjoint(member_list):
         # Plain Python numbers: the same IEEE sums as numpy's, without per-element boxing.
         done = finish.tolist()
-        member_list = members.tolist()
         for j, at, key, took in zip(
             member_list,
             ready.tolist(),
@@ -341,7 +342,10 @@ def _run_gpu(
             duration[members].tolist(),
             strict=True,
         ):
-            start = max([at, stream_free.get(key, 0.0)] + [done[i] for i in incoming.get(j, [])])
+            start = max(at, stream_free.get(key, 0.0))
+            for i in incoming.get(j, ()):
+                if done[i] > start:
+                    start = done[i]
             done[j] = stream_free[key] = start + took
         finish[members] = [done[j] for j in member_list]
         return
