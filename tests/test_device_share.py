@@ -191,3 +191,19 @@ def test_a_second_fork_after_a_join_waits_on_the_origin_too() -> None:
         assert sorted(deps) == sorted(
             [(13, 7), (17, 7), (21, 7), (7, 13), (7, 17), (7, 21), (13, 7), (17, 7), (21, 7)]
         )
+
+
+def test_branches_joined_on_a_stream_that_launched_nothing_fork_from_it() -> None:
+    """A prefill chunk (stream 13) and a decode batch (stream 17), each forked from the
+    current stream with ``wait_stream`` and joined back with nothing launched after the
+    join (holdout29): the current stream launches nothing in the step. Taken as the origin,
+    the stream of the last launch (the decode stream) read its own fork as waiting on the
+    whole prefill, and the step was predicted +41 to +46 %. Its first wait came before its
+    first launch and the first wait after the last launch is on another stream: the
+    origin is that stream, and neither branch waits on the other."""
+    trace = "holdout29/prefill_decode_2streams/step.b1.eager.json.gz"
+    occurrences = _step_dependencies(load_trace(SAMPLES / "validation" / trace))
+    assert len(occurrences) == 5
+    for streams, index_pairs in occurrences:
+        assert set(streams.tolist()) == {13, 17}
+        assert _stream_pairs(streams, index_pairs) == []

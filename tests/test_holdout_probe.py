@@ -369,8 +369,9 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "multi_lora_bgmv_b16": (396.1, 388.6, 390.6),  # −1.9 / −1.4 %
         "patchtst_b32": (1054.8, 1049.5, 1049.6),  # −0.5 / −0.5 %
         # a prefill chunk and a decode batch forked onto two streams, nothing after the
-        # join: the decode stream's fork was read as waiting on the whole prefill
-        "prefill_decode_2streams": (516.9, 754.2, 753.4),  # +45.9 / +45.8 %
+        # join: blind, the decode stream's fork was read as waiting on the whole prefill
+        # (+45.9 / +45.8 %); forked from the stream that joins them since
+        "prefill_decode_2streams": (516.9, 532.2, 531.4),  # +3.0 / +2.8 %
     },
     "holdout29_rerun": {
         "adamw_fused_capturable_48params": (1514.8, 1455.9, 1430.1),  # −3.9 / −5.6 %
@@ -380,7 +381,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "informer_probsparse_b16": (5236.0, 5209.7, 5206.2),  # −0.5 / −0.6 %
         "multi_lora_bgmv_b16": (395.5, 393.7, 390.8),  # −0.5 / −1.2 %
         "patchtst_b32": (1102.8, 1047.8, 1045.5),  # −5.0 / −5.2 %
-        "prefill_decode_2streams": (536.3, 757.1, 753.3),  # +41.2 / +40.5 %
+        "prefill_decode_2streams": (536.3, 534.3, 530.4),  # −0.4 / −1.1 % (blind: +41 %)
     },
 }
 #: The sets of the model before the built-in copy cost was set from their probes.
@@ -619,12 +620,14 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
         ("holdout28", False, 7, 0.0352, 0.1109),
         ("holdout28_rerun", True, 7, 0.0224, 0.0687),
         ("holdout28_rerun", False, 7, 0.0208, 0.0742),
-        # blind: the miss is the prefill chunk beside a decode batch, both forked onto side
-        # streams with nothing after the join (+40 to +46 %)
-        ("holdout29", True, 7, 0.0194, 0.459),
-        ("holdout29", False, 7, 0.0199, 0.4576),
-        ("holdout29_rerun", True, 7, 0.0086, 0.4118),
-        ("holdout29_rerun", False, 7, 0.0185, 0.4046),
+        # blind, 7 of 8 on each: the miss was the prefill chunk beside a decode batch,
+        # both forked onto side streams with nothing after the join (+40 to +46 %, medians
+        # 1.9 / 2.0 / 0.9 / 1.9 %); since forks come from the stream that joins them there,
+        # −1.1 to +3.0 %
+        ("holdout29", True, 8, 0.0194, 0.0649),
+        ("holdout29", False, 8, 0.0199, 0.0744),
+        ("holdout29_rerun", True, 8, 0.0049, 0.0498),
+        ("holdout29_rerun", False, 8, 0.0123, 0.0559),
     ],
 )
 def test_the_blind_set_after_the_copy_cost(
@@ -647,8 +650,6 @@ def test_the_blind_set_after_the_copy_cost(
         for conv_beside_mlp in ("holdout26", "holdout26_rerun"):
             outside[conv_beside_mlp, mode] = {"conv_beside_mlp_2streams_b16"}
         outside["holdout27", mode] = {"lstm_pair_2streams_b32"}
-        for prefill_decode in ("holdout29", "holdout29_rerun"):
-            outside[prefill_decode, mode] = {"prefill_decode_2streams"}
     inside = {n for n, r in rows.items() if not r.graphed_inside}
     assert inside == outside.get((recording, probe), set())
 

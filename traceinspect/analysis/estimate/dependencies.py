@@ -45,7 +45,9 @@ def infer_dependencies(
       each other stream launched before the preceding ``cudaEventRecord`` of that thread
       (before the wait call when no record precedes it). A *fork* — a stream's first wait,
       made before its first launch, where the trace names the waiting stream — depends on
-      the origin stream's work only (:func:`_forks`).
+      the origin stream's work only (:func:`_forks`): the stream of the occurrence's last
+      launch, or the stream its branches are joined on when they all ran on side streams
+      and nothing follows the join (:func:`_origin`).
     * **Timing.** Activity ``j`` on stream B depends on activity ``i`` on stream A when
       ``i`` ended at most :data:`DEPENDENCY_WINDOW_NS` before ``j`` started, B was idle
       when ``i`` ended (B's previous activity ended before), and ``j`` had been launched
@@ -250,14 +252,10 @@ def _event_dependencies(
     before = np.searchsorted(launch_times, cutoff[used], side="left")
     launch_keys = keys[by_launch]
     # A fork's record is on the origin stream, where the occurrence's work returns to.
-    origin = int(launch_keys[-1])
-    fork = _forks(
-        _waiting_streams(cols, lo, hi)[waits[used]],
-        call_start[waits[used]],
-        launch_keys,
-        launch_times,
-        origin,
-    )
+    waiting = _waiting_streams(cols, lo, hi)[waits[used]]
+    wait_at = call_start[waits[used]]
+    origin = _origin(cols, hi, launch_keys, launch_times, launch_pid, launch_tid, waiting, wait_at)
+    fork = _forks(waiting, wait_at, launch_keys, launch_times, origin)
 
     # Per other stream, its last activity launched before the cutoff; one still running
     # when dst started cannot be what dst waited for.
@@ -375,6 +373,51 @@ def _waiting_streams(cols: TimelineColumns, lo: int, hi: int) -> IntArray:
 #: How far back before an occurrence's first launch its fork's record and wait are looked
 #: for, in host calls.
 FORK_LOOKBACK_CALLS: Final = 64
+
+
+def _origin(
+    cols: TimelineColumns,
+    hi: int,
+    launch_keys: IntArray,
+    launch_times: IntArray,
+    launch_pid: IntArray,
+    launch_tid: IntArray,
+    waiting: IntArray,
+    wait_at: IntArray,
+) -> int:
+    """The stream an occurrence's forks come from and its joins return to: that of its last
+    launch (``launch_keys``, in launch order) — unless that stream was forked itself (its
+    first wait, on a stream the trace names, came before its first launch) and the first
+    wait its thread makes after the occurrence's last launch, before the next launch, is on
+    a stream that launched nothing in it: every branch ran on a side stream, and the
+    current stream, which launched nothing, joined them (then that stream, or -2 where the
+    trace does not name it). A prefill chunk and a decode batch forked onto two streams
+    with nothing after the join (``holdout29``): read with the decode stream as the origin,
+    its fork waited for the whole prefill and the step read +41 to +46 %."""
+    origin = int(launch_keys[-1])
+    own_first = int(launch_times[launch_keys == origin].min())
+    if not ((waiting == origin) & (wait_at < own_first)).any():
+        return origin
+    stop = _before_next_launch(cols, hi)
+    trailing = np.flatnonzero(cols.host_flag("wait")[hi:stop])
+    pid = cols.host("pid")[hi:stop][trailing]
+    tid = cols.host("tid")[hi:stop][trailing]
+    mine = trailing[np.isin(pid, launch_pid) & np.isin(tid, launch_tid)]
+    if not len(mine):
+        return origin
+    joined = int(_waiting_streams(cols, hi, stop)[mine[0]])
+    if joined in set(launch_keys.tolist()):
+        return origin
+    return joined if joined >= 0 else -2
+
+
+def _before_next_launch(cols: TimelineColumns, hi: int) -> int:
+    """The first launch call's host row from row ``hi`` on (at most
+    :data:`FORK_LOOKBACK_CALLS` ahead; the end of that range where none is)."""
+    kind = cols.host("kind")
+    stop = min(len(kind), hi + FORK_LOOKBACK_CALLS)
+    launches = np.flatnonzero(np.isin(kind[hi:stop], list(LAUNCH_KINDS)))
+    return hi + int(launches[0]) if len(launches) else stop
 
 
 def _after_previous_launch(cols: TimelineColumns, lo: int) -> int:
