@@ -207,3 +207,15 @@ def test_branches_joined_on_a_stream_that_launched_nothing_fork_from_it() -> Non
     for streams, index_pairs in occurrences:
         assert set(streams.tolist()) == {13, 17}
         assert _stream_pairs(streams, index_pairs) == []
+
+
+def test_heads_forked_after_a_trunk_fork_from_the_trunk_stream() -> None:
+    """A trunk on the current stream (7), then a metrics branch (13) and a deeper head (17)
+    forked onto side streams and joined with nothing launched after (holdout20). In the
+    first occurrence the trace names both forks' waiting streams: the stream of the last
+    launch (17) was forked itself, and the current stream launched before any wait of its
+    own, so both branches fork from it (read from 17, the metrics branch lost its wait on
+    the trunk and the deeper head waited on the metrics)."""
+    trace = "holdout20/metrics_side_stream_b512/step.b512.eager.json.gz"
+    streams, index_pairs = _step_dependencies(load_trace(SAMPLES / "validation" / trace))[0]
+    assert sorted(_stream_pairs(streams, index_pairs)) == [(7, 13), (7, 17)]

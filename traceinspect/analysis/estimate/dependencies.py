@@ -387,17 +387,28 @@ def _origin(
 ) -> int:
     """The stream an occurrence's forks come from and its joins return to: that of its last
     launch (``launch_keys``, in launch order) — unless that stream was forked itself (its
-    first wait, on a stream the trace names, came before its first launch) and the first
-    wait its thread makes after the occurrence's last launch, before the next launch, is on
-    a stream that launched nothing in it: every branch ran on a side stream, and the
-    current stream, which launched nothing, joined them (then that stream, or -2 where the
-    trace does not name it). A prefill chunk and a decode batch forked onto two streams
-    with nothing after the join (``holdout29``): read with the decode stream as the origin,
-    its fork waited for the whole prefill and the step read +41 to +46 %."""
+    first wait, on a stream the trace names, came before its first launch). Then forks come
+    from the stream that launched before any wait of its own, the latest to launch where
+    several did (a backbone on the current stream, then heads forked onto side streams with
+    nothing after the join); where none did, from the stream that the first wait after the
+    occurrence's last launch (before the next launch) is on, if it launched nothing in the
+    occurrence: every branch ran on a side stream and the current stream joined them (-2
+    where the trace does not name it). A prefill chunk and a decode batch forked onto two
+    streams with nothing after the join (``holdout29``): read with the decode stream as the
+    origin, its fork waited for the whole prefill and the step read +41 to +46 %."""
     origin = int(launch_keys[-1])
     own_first = int(launch_times[launch_keys == origin].min())
     if not ((waiting == origin) & (wait_at < own_first)).any():
         return origin
+    unforked, unforked_last = None, -1
+    for key in np.unique(launch_keys).tolist():
+        times = launch_times[launch_keys == key]
+        if ((waiting == key) & (wait_at < int(times.min()))).any():
+            continue
+        if int(times.max()) > unforked_last:
+            unforked, unforked_last = int(key), int(times.max())
+    if unforked is not None:
+        return unforked
     stop = _before_next_launch(cols, hi)
     trailing = np.flatnonzero(cols.host_flag("wait")[hi:stop])
     pid = cols.host("pid")[hi:stop][trailing]
