@@ -21,10 +21,10 @@ def _rows(path: Path) -> dict[str, dict]:
 
 def test_the_set_has_the_families_and_sizes() -> None:
     assert len(ANNOTATED) == 17 and len(UNANNOTATED) == 6
-    # 59 MB: every hold-out set adds 0.2-2 MB of gzipped traces and logs (58.3 MB with
-    # holdout29 and the six H100 sets); the working tree must stay under 64 MiB with what a
-    # device run carries
-    assert sum(f.stat().st_size for f in ROOT.rglob("*") if f.is_file()) <= 59_000_000
+    # 60 MB: every hold-out set adds 0.2-2 MB of gzipped traces and logs (59.6 MB with
+    # holdout30 and the six H100 sets); the working tree must stay under 64 MiB with what a
+    # device run carries (the next set needs room made first)
+    assert sum(f.stat().st_size for f in ROOT.rglob("*") if f.is_file()) <= 60_000_000
     assert not list(ROOT.rglob("*.log")), "run logs are kept gzipped (record.sh)"
     for trace in ROOT.rglob("*.json.gz"):
         assert trace.stat().st_size <= 1_500_000, trace
