@@ -46,8 +46,9 @@ def infer_dependencies(
       (before the wait call when no record precedes it). A *fork* — a stream's first wait,
       made before its first launch, where the trace names the waiting stream — depends on
       the origin stream's work only (:func:`_forks`): the stream of the occurrence's last
-      launch, or the stream its branches are joined on when they all ran on side streams
-      and nothing follows the join (:func:`_origin`).
+      launch unless that stream was forked itself; then the stream that launched before it
+      waited (a trunk), or else the stream the side-stream branches are joined on
+      (:func:`_origin`).
     * **Timing.** Activity ``j`` on stream B depends on activity ``i`` on stream A when
       ``i`` ended at most :data:`DEPENDENCY_WINDOW_NS` before ``j`` started, B was idle
       when ``i`` ended (B's previous activity ended before), and ``j`` had been launched
@@ -397,27 +398,32 @@ def _origin(
     streams with nothing after the join (``holdout29``): read with the decode stream as the
     origin, its fork waited for the whole prefill and the step read +41 to +46 %."""
     origin = int(launch_keys[-1])
-    own_first = int(launch_times[launch_keys == origin].min())
-    if not ((waiting == origin) & (wait_at < own_first)).any():
-        return origin
-    unforked, unforked_last = None, -1
+    # per stream: whether its first wait came before its first launch, and its last launch
+    forked: dict[int, bool] = {}
+    last_launch: dict[int, int] = {}
     for key in np.unique(launch_keys).tolist():
         times = launch_times[launch_keys == key]
-        if ((waiting == key) & (wait_at < int(times.min()))).any():
-            continue
-        if int(times.max()) > unforked_last:
-            unforked, unforked_last = int(key), int(times.max())
-    if unforked is not None:
-        return unforked
+        forked[key] = bool(((waiting == key) & (wait_at < int(times.min()))).any())
+        last_launch[key] = int(times.max())
+    if not forked[origin]:
+        return origin
+    unforked = [key for key, was_forked in forked.items() if not was_forked]
+    if unforked:
+        return max(unforked, key=last_launch.__getitem__)
     stop = _before_next_launch(cols, hi)
     trailing = np.flatnonzero(cols.host_flag("wait")[hi:stop])
-    pid = cols.host("pid")[hi:stop][trailing]
-    tid = cols.host("tid")[hi:stop][trailing]
-    mine = trailing[np.isin(pid, launch_pid) & np.isin(tid, launch_tid)]
-    if not len(mine):
+    launching = set(zip(launch_pid.tolist(), launch_tid.tolist(), strict=True))
+    pids = cols.host("pid")[hi:stop][trailing].tolist()
+    tids = cols.host("tid")[hi:stop][trailing].tolist()
+    mine = [
+        row
+        for row, pid, tid in zip(trailing.tolist(), pids, tids, strict=True)
+        if (pid, tid) in launching
+    ]
+    if not mine:
         return origin
     joined = int(_waiting_streams(cols, hi, stop)[mine[0]])
-    if joined in set(launch_keys.tolist()):
+    if joined in forked:
         return origin
     return joined if joined >= 0 else -2
 
