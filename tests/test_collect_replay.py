@@ -258,6 +258,42 @@ def test_wrong_graph_output_is_flagged_and_never_recommended(tmp_path: Path) -> 
     assert result.request_mix["measured"]["fallback_requests"] == 20
 
 
+def test_a_step_that_changes_its_own_state_is_not_judged_incorrect(tmp_path: Path) -> None:
+    """A step that updates state of its own on every call (a training step's parameters, a
+    spectral-norm layer's power-iteration vectors) gives other outputs on every call, eager
+    or replayed: two eager calls on the same inputs and draws differ, so the replay is not
+    checked against eager (neither correct nor incorrect) and stays usable."""
+    fake = FakeTorch()
+    state = torch.zeros(4)
+
+    def update(x: Any) -> Any:
+        state.add_(1.0)
+        return x + state
+
+    candidate = _candidate(
+        capturable(fake.cuda, update), (torch.ones(2, 4),), buckets=(2,), request_mix={2: 1.0}
+    )
+    result, lines = _measure(candidate, fake, tmp_path)
+    eager, graphed = result.rows[:2]
+    assert (eager["repeatable"], eager["repeat_max_abs_error"]) == (False, 1.0)
+    assert (graphed["status"], graphed["correct"], graphed["max_abs_error"]) == ("ok", None, None)
+    assert graphed["repeatable"] is None  # a graphed row has no repeat check
+    assert any("two eager calls on the same inputs differ (max |error| 1)" in x for x in lines)
+    # the bucket takes part in the recommendation (an incorrect one never does)
+    assert (2,) in [s.buckets for s in result.recommendation.shown]
+
+
+def test_a_repeatable_step_says_so(tmp_path: Path) -> None:
+    fake = FakeTorch()
+    candidate = _candidate(
+        capturable(fake.cuda, lambda x: x * 3), (torch.ones(2, 4),), buckets=(2,)
+    )
+    result, _ = _measure(candidate, fake, tmp_path)
+    eager, graphed = result.rows[:2]
+    assert (eager["repeatable"], eager["repeat_max_abs_error"]) == (True, 0.0)
+    assert (graphed["correct"], graphed["max_abs_error"]) == (True, 0.0)
+
+
 def test_a_step_that_draws_random_numbers_compares_the_same_draws(tmp_path: Path) -> None:
     """Dropout-like sampling: the replay and the eager reference each draw right after the
     same seed, so they compare equal; the caller's generator goes on as if nothing drew."""

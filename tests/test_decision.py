@@ -302,6 +302,25 @@ def test_failed_and_wrong_captures_are_not_enabled() -> None:
     assert unmeasured.choice == "undecided"
 
 
+def test_a_step_that_changes_its_own_state_is_decided_on_its_timings() -> None:
+    # GIVEN tiny_mlp's measurements, where two eager calls on the same inputs differed (as
+    # a training step's do: its parameters move): the collector did not check the replay
+    candidate, rows = measured_candidate("tiny_mlp")
+    rows[0].update(repeatable=False, repeat_max_abs_error=0.0123)
+    rows[1].update(correct=None)
+    decision = decide_candidate(candidate, rows)
+    # THEN enabled on its saving, saying that nothing vouched for its outputs
+    assert decision.choice == "enable"
+    assert decision.saving_us.value == pytest.approx(1_287.491)
+    assert decision.reasons[-1] == (
+        "outputs not checked: two eager calls on the same inputs differ (max |error| 0.0123), "
+        "so the step changes its own state (parameters, buffers, optimizer moments) or runs "
+        "nondeterministic kernels; compare the replay with eager yourself"
+    )
+    rows[0].update(repeatable=True, repeat_max_abs_error=0.0)
+    assert not any("not checked" in r for r in decide_candidate(candidate, rows).reasons)
+
+
 def test_decisions_on_the_terminal() -> None:
     import io
 

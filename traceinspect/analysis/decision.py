@@ -367,6 +367,18 @@ def decide_candidate(
     if frac < MIN_SAVING_FRAC:
         reasons.insert(0, f"the saving is below {MIN_SAVING_FRAC:.0%}")
         choice = "do not enable"
+    unchecked = [
+        e
+        for b, e in eager.items()
+        if e.get("repeatable") is False and (not buckets or b in buckets)
+    ]
+    if unchecked:
+        worst = max(float(e.get("repeat_max_abs_error") or 0.0) for e in unchecked)
+        reasons.append(
+            f"outputs not checked: two eager calls on the same inputs differ (max |error| "
+            f"{worst:.3g}), so the step changes its own state (parameters, buffers, optimizer "
+            "moments) or runs nondeterministic kernels; compare the replay with eager yourself"
+        )
     failed = [r for r in graphed if r.get("status") != "ok"]
     if failed and choice == "enable":
         reasons.append(

@@ -112,6 +112,8 @@ ROW_FIELDS: Final = (
     "correct",
     "max_abs_error",
     "tolerance",
+    "repeatable",
+    "repeat_max_abs_error",
     "failure",
     "trace",
     "predicted_ns",
@@ -188,6 +190,15 @@ class CandidateResult:
             if self.recommendation is None
             else self.recommendation.to_json(),
         }
+
+
+def repeatable(eager: Mapping[str, Any]) -> bool:
+    """Whether two eager calls of a row's step on the same inputs and random draws gave the
+    same outputs (within the check's tolerance), so that its replay can be checked against
+    eager: a step that changes its own state (parameters, buffers such as spectral norm's
+    power-iteration vectors, an optimizer's moments) or runs nondeterministic kernels does
+    not. Rows recorded before the check read as repeatable."""
+    return eager.get("repeatable") is not False
 
 
 def new_row(name: str, bucket: int | None, mode: str, *, in_bucket_set: bool) -> dict[str, Any]:
@@ -350,6 +361,8 @@ class _Measurement:
         if eager["status"] != "ok":
             _fail(graphed, "skipped", "eager", "eager_failed", "the eager call failed")
             return [eager, graphed]
+        if not repeatable(eager):
+            expected = None  # nothing to check the replay against
         self._graphed(graphed, bucket, inputs, new_inputs, expected, rounds=rounds)
         self._more_rounds(rounds)
         for row in (eager, graphed):
@@ -404,11 +417,24 @@ class _Measurement:
             with _same_draws(torch):
                 expected = clone_tensors(fn(*inputs), torch)
                 torch.cuda.synchronize()
+            # The same call again, with the same draws: a step that changes its own state
+            # (parameters, buffers, an optimizer's moments) or runs nondeterministic kernels
+            # differs from itself, and its replay cannot be checked against it.
+            with _same_draws(torch):
+                again = clone_tensors(fn(*inputs), torch)
+                torch.cuda.synchronize()
         except Exception as exc:  # noqa: BLE001 - reported in the row
             _fail_exc(row, "eager", exc)
             self._check_context()
             return None
         _fill_timing(row, host, gpu)
+        same, repeat_error, _ = compare_outputs(expected, again, torch)
+        row["repeatable"], row["repeat_max_abs_error"] = same, repeat_error
+        if same is False:
+            self.log(
+                f"  {self.c.name}: two eager calls on the same inputs differ (max |error| "
+                f"{repeat_error:.3g}): the replay's outputs are not checked"
+            )
         if rounds is not None:
             rounds["eager"] = _Rounds(lambda: fn(*inputs), [host], [gpu])
         else:
@@ -485,7 +511,11 @@ class _Measurement:
             with _same_draws(torch):  # the random numbers the eager reference drew
                 step()
                 torch.cuda.synchronize()
-            correct, max_error, tolerance = compare_outputs(expected, static_out, torch)
+            correct, max_error, tolerance = (
+                compare_outputs(expected, static_out, torch)
+                if expected is not None
+                else (None, None, None)
+            )
         except Exception as exc:  # noqa: BLE001
             _fail_exc(row, "replay", exc)
             self._check_context()
