@@ -10,7 +10,14 @@ workload (what a model of the trace could learn) and how much to the process tha
 Then least-squares fits in log space, in-sample, of the measured eager p50 on what a
 trace holds: the traced host span, the time outside the outermost operators and inside
 them, the operators (outermost and nested), the CUDA calls and their time, the kernels. The
-best of them bounds what any per-event profiler-cost model could reach on these steps::
+best of them bounds what any per-event profiler-cost model could reach on these steps.
+
+Last, over every pair of recordings of one workload (any two sets, host-bound or not), how far
+the measured eager p50 and the measured saving of one recording are from the other's: with
+recordings equally noisy, ``|log ratio| / sqrt(2)`` is what one recording's eager time strays
+from the workload's, the floor of any eager time read from one trace, and a measured saving
+that differs by more than ``15 * sqrt(2)`` points between two recordings strays by more than
+15 from the workload's::
 
     python bench/eager_noise.py --sets holdout4,holdout5,...   # the sets in the README
 """
@@ -106,6 +113,7 @@ def main() -> int:
         f["eager"] = w.eager_us * 1000
         cal = calibration_for(prepared.timeline)
         f["model"] = prepared.eager_ns(profiler_cost_for(prepared.timeline, cal), cal.sync_ns)
+        f["graphed"] = w.graphed_us * 1000
         table[w.name] = f
     bound = {k: f for k, f in table.items() if f["eager"] >= HOST_BOUND * f["gpu"]}
     print(f"{len(table)} recordings, {len(bound)} host-bound")
@@ -144,7 +152,42 @@ def main() -> int:
             f"  {' + '.join(keys):58s} median |log error| {np.median(err):.3f}, "
             f"mean {np.mean(err):.3f}"
         )
+    between_recordings(table)
     return 0
+
+
+def between_recordings(table: dict[str, dict[str, float]]) -> None:
+    """How the measured eager p50 and saving of one workload differ between its recordings
+    (every pair), against the eager simulation's error on them."""
+    by_workload: dict[str, list[dict[str, float]]] = {}
+    for name, f in table.items():
+        by_workload.setdefault(name.split("/", 1)[1], []).append(f)
+    eager, saving = [], []
+    for recordings in by_workload.values():
+        for i, a in enumerate(recordings):
+            for b in recordings[i + 1 :]:
+                eager.append(abs(np.log(a["eager"] / b["eager"])))
+                saving.append(100 * abs(b["graphed"] / b["eager"] - a["graphed"] / a["eager"]))
+    if not eager:
+        return
+    e, sv = np.array(eager), np.array(saving)
+    twice = sum(len(r) > 1 for r in by_workload.values())
+    model = np.abs(np.log(np.array([f["model"] / f["eager"] for f in table.values()])))
+    print(f"{len(e)} pairs of recordings of {twice} workloads:")
+    print(
+        f"  measured eager p50, |log ratio|: median {np.median(e):.3f} "
+        f"(one recording from the workload's: {np.median(e) / np.sqrt(2):.3f}), "
+        f"over 10 % apart on {np.mean(e > np.log(1.1)):.0%} of pairs"
+    )
+    print(
+        f"  eager simulation, |log error| on all {len(model)} recordings: median "
+        f"{np.median(model):.3f}"
+    )
+    far = 15 * np.sqrt(2)
+    print(
+        f"  measured saving, points apart: median {np.median(sv):.1f}, over 15 on "
+        f"{np.mean(sv > 15):.0%} of pairs, over {far:.1f} on {np.mean(sv > far):.0%}"
+    )
 
 
 if __name__ == "__main__":
