@@ -283,6 +283,54 @@ def test_a_step_that_changes_its_own_state_is_not_judged_incorrect(tmp_path: Pat
     assert (2,) in [s.buckets for s in result.recommendation.shown]
 
 
+def test_a_step_that_drifts_slowly_is_checked_against_eager_right_after_the_replay(
+    tmp_path: Path,
+) -> None:
+    """Two eager calls one step apart agree within tolerance, but the step moves its state on
+    every call (spectral norm's power iteration, an optimizer at a small learning rate), so by
+    the time of the checked replay it has drifted past the first reference. An eager call
+    made right after the replay is one step away again: the replay is correct against it."""
+    fake = FakeTorch()
+    state = torch.zeros(4)
+
+    def drift(x: Any) -> Any:
+        state.add_(4e-6)  # below float32's atol 1e-5 per call, past it within three calls
+        return x + state
+
+    candidate = _candidate(capturable(fake.cuda, drift), (torch.ones(2, 4),), buckets=(2,))
+    result, lines = _measure(candidate, fake, tmp_path)
+    eager, graphed = result.rows[:2]
+    assert eager["repeatable"] is True
+    assert eager["repeat_max_abs_error"] == pytest.approx(4e-6, rel=0.05)
+    assert (graphed["status"], graphed["correct"]) == ("ok", True)
+    assert graphed["checked_against"] == "eager_after_replay"
+    assert graphed["max_abs_error"] == pytest.approx(4e-6, rel=0.05)
+    assert any("matches an eager call made right after it" in x for x in lines)
+
+
+def test_a_graph_that_baked_in_a_value_still_fails_the_second_check(tmp_path: Path) -> None:
+    """The re-check does not excuse a real mismatch: a drifting step whose graph also froze a
+    value misses the eager call right after the replay as well."""
+    fake = FakeTorch()
+    state = torch.zeros(4)
+
+    def drift_and_bake(x: Any) -> Any:
+        state.add_(4e-6)
+        bias = 1.0 if fake.cuda.capturing is not None else 0.0
+        out = x + state + bias
+        graph = fake.cuda.capturing
+        if graph is not None:
+            graph.replay_fn = lambda: out.copy_(x + state.add_(4e-6) + bias)
+        return out
+
+    candidate = _candidate(drift_and_bake, (torch.ones(2, 4),), buckets=(2,))
+    result, _ = _measure(candidate, fake, tmp_path)
+    graphed = result.rows[1]
+    assert (graphed["status"], graphed["correct"]) == ("incorrect", False)
+    assert graphed["checked_against"] == "eager"
+    assert graphed["max_abs_error"] == pytest.approx(1.0, abs=1e-3)
+
+
 def test_a_repeatable_step_says_so(tmp_path: Path) -> None:
     fake = FakeTorch()
     candidate = _candidate(
@@ -292,6 +340,7 @@ def test_a_repeatable_step_says_so(tmp_path: Path) -> None:
     eager, graphed = result.rows[:2]
     assert (eager["repeatable"], eager["repeat_max_abs_error"]) == (True, 0.0)
     assert (graphed["correct"], graphed["max_abs_error"]) == (True, 0.0)
+    assert graphed["checked_against"] == "eager"
 
 
 def test_a_step_that_draws_random_numbers_compares_the_same_draws(tmp_path: Path) -> None:
