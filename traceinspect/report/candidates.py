@@ -38,13 +38,25 @@ def render_candidates(results: dict[str, Any], console: Console) -> None:
 
 
 def _rows_table(rows: list[dict[str, Any]], host_costs: Any = None) -> Table:
-    caption = (
-        "✗ capture failed (kind); fallback: eager at a request size that is not a "
-        "bucket; predicted: the estimator's graphed time from the eager trace"
-    )
-    costs = valid_host_costs(host_costs)
-    if costs is not None:
-        caption += f", input copies at {costs[1] / 1e3:.1f} µs of host each (measured here)"
+    notes = []
+    if any(r["status"] == "capture_failed" for r in rows):
+        notes.append("✗ capture failed (kind)")
+    if any(not r["in_bucket_set"] for r in rows):
+        notes.append("fallback: eager at a request size that is not a bucket")
+    if any(r.get("checked_against") == "eager_after_replay" for r in rows):
+        notes.append(
+            "yes*: checked against an eager call made right after the replay (the step "
+            "drifts a little on every call)"
+        )
+    if any(r.get("repeatable") is False for r in rows):
+        notes.append("correct -: two eager calls differ, the replay is not checked")
+    if any(r["predicted_ns"] is not None for r in rows):
+        predicted = "predicted: the estimator's graphed time from the eager trace"
+        costs = valid_host_costs(host_costs)
+        if costs is not None:
+            predicted += f", input copies at {costs[1] / 1e3:.1f} µs of host each (measured here)"
+        notes.append(predicted)
+    caption = "; ".join(notes) or None
     table = Table(
         title="CUDA graph candidates: µs per step, unprofiled (host wall clock unless GPU)",
         title_justify="left",
@@ -79,11 +91,19 @@ def _rows_table(rows: list[dict[str, Any]], host_costs: Any = None) -> Table:
             _num(row["host_p95_ns"], 1e3, ".1f"),
             _num(row["gpu_p50_ns"], 1e3, ".1f"),
             _num(row["graph_pool_bytes"], 2**20, ".1f"),
-            "-" if row["correct"] is None else ("yes" if row["correct"] else "NO"),
+            _correct(row),
             _num(row["predicted_ns"], 1e3, ".1f"),
             "-" if row["prediction_error"] is None else f"{row['prediction_error']:+.0%}",
         )
     return table
+
+
+def _correct(row: dict[str, Any]) -> str:
+    if row["correct"] is None:
+        return "-"
+    if not row["correct"]:
+        return "NO"
+    return "yes*" if row.get("checked_against") == "eager_after_replay" else "yes"
 
 
 def _status(row: dict[str, Any]) -> str:
