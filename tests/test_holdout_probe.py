@@ -611,10 +611,24 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
     # 2.7x slower than the rerun's (aten::t 15.7 µs against 5.0): the trace reads
     # launch-bound, its saving 51 %, where both fresh timing processes measured ~405 µs eager
     assert gcn.saving == pytest.approx(0.076, abs=0.001)
-    step = diagnose(load_trace(gcn.trace)).region(gcn.region)
+    analysis = diagnose(load_trace(gcn.trace))
+    step = analysis.region(gcn.region)
     assert step.verdict == "launch-bound"
     assert step.estimate is not None
     assert step.estimate.saving_frac == pytest.approx(0.51, abs=0.01)
+    # and the trace says its host ran slow (median launch call 13.2 µs), where the rerun's
+    # does not
+    slow = [w.message for w in analysis.warnings if w.kind == "slow_host"]
+    assert len(slow) == 1 and "median 13.2 µs" in slow[0] and "--eager-us" in slow[0]
+    rerun_gcn = next(w for w in rerun if w.name == "sparse_gcn_csr_b1")
+    assert not [w for w in diagnose(load_trace(rerun_gcn.trace)).warnings if w.kind == "slow_host"]
+    # holdout32: replay saved 49-90 % on seven (launch-bound) and 12 % on the GAT layers
+    # (compute-bound, predicted 6 %); 16 % on the rerun, where they read launch-bound
+    # (predicted 21 %)
+    workloads = validation_workloads(VALIDATION_DIR / "holdout32")
+    assert step_verdicts_agreeing_with_replay(workloads) == {"launch-bound": 7, "compute-bound": 1}
+    workloads = validation_workloads(VALIDATION_DIR / "holdout32_rerun")
+    assert step_verdicts_agreeing_with_replay(workloads) == {"launch-bound": 8}
 
 
 @pytest.mark.parametrize(

@@ -24,6 +24,12 @@ NORMAL_LAUNCH_CALL_NS: Final = 5_000
 #: Median launch call this many times the normal one means the profiler (or a slow host)
 #: inflates launches: launch gaps in the trace overstate the unprofiled ones.
 LAUNCH_INFLATION_FACTOR: Final = 2.0
+#: Median launch call at or above this under the profiler: the process's host ran slow, not
+#: just profiled. Over the 405 H200 recordings timed in a fresh process the median launch call
+#: took 4.9-9.7 µs (5th to 95th percentile); the three at 12.6-13.2 µs read their eager time
+#: from the trace 89-125 % high (a GCN whose rerun, at 6-8 µs, read it 6 % low), where those
+#: under 8 µs read it a median 4 % high and those at 8-10 µs 18 %.
+SLOW_LAUNCH_CALL_NS: Final = 12_000
 #: Share of activities starting on the GPU before their launch call started above which the
 #: host and GPU clocks disagree (launch latencies and gap causes become unreliable).
 CLOCK_SKEW_SHARE: Final = 0.01
@@ -144,7 +150,7 @@ def _launch_inflation(timeline: Timeline) -> list[HealthWarning]:
     median = float(np.median(launches["end_ns"].to_numpy() - launches["start_ns"].to_numpy()))
     if median <= LAUNCH_INFLATION_FACTOR * NORMAL_LAUNCH_CALL_NS:
         return []
-    return [
+    out = [
         HealthWarning(
             "launch_inflated",
             f"median kernel launch call takes {median / 1000:,.1f} µs on the host (about "
@@ -152,6 +158,17 @@ def _launch_inflation(timeline: Timeline) -> list[HealthWarning]:
             "so traced launch gaps overstate real ones",
         )
     ]
+    if median >= SLOW_LAUNCH_CALL_NS:
+        out.append(
+            HealthWarning(
+                "slow_host",
+                f"launch calls this slow (median {median / 1000:,.1f} µs, where a profiled "
+                f"process usually takes 5-10) mean this process's host ran slow while "
+                "profiled: an eager time estimated from the trace, and the saving against "
+                "it, may read far too high; time the step unprofiled and pass --eager-us",
+            )
+        )
+    return out
 
 
 def _reader_notes(timeline: Timeline) -> list[HealthWarning]:
