@@ -834,3 +834,19 @@ def test_a_step_that_drifts_is_checked_against_the_eager_call_after_its_replay()
         assert graphed["tolerance"].endswith("or 2 x one eager step's drift (7.5e-06)")
         (decision,) = decide_candidates(results)
         assert decision.choice == "enable"
+
+
+def test_the_gemms_beside_the_convolution_started_without_room_and_ran_in_two_waves() -> None:
+    """holdout32's miss, measured in its replay (``bench/overfull_starts.py``): the MLP's
+    GEMMs (one 225-232 KB block per SM) started beside the patchify convolution although
+    their device share and the convolution's add up to more than 1, and ran 1.6-1.9x their
+    time alone on the 0.61 of the device it left; the schedule has them wait."""
+    from overfull_starts import starts
+
+    rows = starts(VALIDATION_DIR / "holdout32" / "conv_beside_gemm_2streams_b8")
+    kinds = statistics.multimode(r[1] for r in rows)
+    assert len(rows) == 68 and sorted(kinds) == ["light", "matrix-1"]
+    beside = [r[4] for r in rows if r[1] == "matrix-1" and r[2] == pytest.approx(0.606, abs=0.001)]
+    assert len(beside) == 26
+    assert statistics.median(beside) == pytest.approx(1.74, abs=0.01)
+    assert sum(1.6 <= x <= 1.9 for x in beside) == 24
