@@ -840,7 +840,8 @@ def test_the_gemms_beside_the_convolution_started_without_room_and_ran_in_two_wa
     """holdout32's miss, measured in its replay (``bench/overfull_starts.py``): the MLP's
     GEMMs (one 225-232 KB block per SM) started beside the patchify convolution although
     their device share and the convolution's add up to more than 1, and ran 1.6-1.9x their
-    time alone on the 0.61 of the device it left; the schedule has them wait."""
+    time alone on the 0.61 of the device it left (24 of 26 starts over five steps, two
+    2.3-2.5x); the schedule has them wait."""
     from overfull_starts import starts
 
     rows = starts(VALIDATION_DIR / "holdout32" / "conv_beside_gemm_2streams_b8")
