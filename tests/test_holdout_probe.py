@@ -851,3 +851,19 @@ def test_the_gemms_beside_the_convolution_started_without_room_and_ran_in_two_wa
     assert len(beside) == 26
     assert statistics.median(beside) == pytest.approx(1.74, abs=0.01)
     assert sum(1.6 <= x <= 1.9 for x in beside) == 24
+
+
+def test_a_step_on_several_streams_says_the_estimate_is_least_sure_there() -> None:
+    """holdout32's convolution beside an MLP on two streams read +22.8 % from the trace: its
+    decision says kernels of several streams side by side are what the estimate models least
+    well; its one-stream TCN's does not."""
+    from traceinspect.analysis.diagnose import diagnose
+    from traceinspect.parse import load_trace
+
+    def reasons(name: str) -> tuple[str, ...]:
+        (w,) = [w for w in validation_workloads(VALIDATION_DIR / "holdout32") if w.name == name]
+        return diagnose(load_trace(w.trace)).region(w.region).decision.reasons
+
+    (said,) = [r for r in reasons("conv_beside_gemm_2streams_b8") if "least well" in r]
+    assert said.startswith("its graph runs kernels of 3 streams side by side")
+    assert not [r for r in reasons("tcn_dilated_b16") if "least well" in r]
