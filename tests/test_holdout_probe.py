@@ -102,6 +102,11 @@
   channels-last at batch 16, the next batch normalized on a side stream beside a conv net),
   written and committed with no model change since holdout30 and recorded twice on one
   lease: blind.
+* ``holdout34`` and ``holdout34_rerun``: eight more (an N-BEATS forecaster, a HiFi-GAN
+  generator, a Soft Actor-Critic update, a Tacotron 2 decoder loop, TimeSformer's divided
+  space-time attention, a BERT-style training step with ``clip_grad_norm_``, segmentation
+  and depth heads on two side streams with a fused output after the join, audio and text
+  encoders on two side streams fused by cross-attention after the join), likewise: blind.
 
 The probe read 6.2 to 10.7 µs per small copy (median 9.2 µs) on the sets before holdout18:
 between machines, between processes on one machine and within one process (6.5 before a
@@ -486,6 +491,28 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "vit_b16_b1": (686.7, 690.0, 691.9),  # +0.5 / +0.8 %
         "whisper_encoder_b1": (491.0, 498.3, 499.5),  # +1.5 / +1.7 %
     },
+    # written and committed with the model unchanged since holdout30 and recorded twice on
+    # one lease: blind
+    "holdout34": {
+        "audio_text_fusion_2streams_b8": (209.3, 218.9, 224.9),  # +4.6 / +7.5 %
+        "bert_small_train_clipgrad_b16": (3239.3, 3279.0, 3280.2),  # +1.2 / +1.3 %
+        "hifigan_generator_b1": (1279.0, 1336.0, 1335.0),  # +4.5 / +4.4 %
+        "nbeats_stack_b256": (972.9, 947.6, 946.6),  # −2.6 / −2.7 %
+        "sac_update_b256": (1076.4, 1063.3, 1061.3),  # −1.2 / −1.4 %
+        "seg_depth_heads_2streams_b4": (758.6, 942.9, 944.9),  # +24.3 / +24.6 %
+        "tacotron_attention_decode_b4": (1201.7, 1193.0, 1196.1),  # −0.7 / −0.5 %
+        "timesformer_divided_attn_b2": (1713.3, 1739.5, 1742.2),  # +1.5 / +1.7 %
+    },
+    "holdout34_rerun": {
+        "audio_text_fusion_2streams_b8": (214.3, 219.0, 224.3),  # +2.2 / +4.7 %
+        "bert_small_train_clipgrad_b16": (3265.1, 3280.5, 3279.3),  # +0.5 / +0.4 %
+        "hifigan_generator_b1": (1251.8, 1334.4, 1336.7),  # +6.6 / +6.8 %
+        "nbeats_stack_b256": (959.3, 943.7, 946.9),  # −1.6 / −1.3 %
+        "sac_update_b256": (1031.1, 1049.1, 1062.4),  # +1.8 / +3.0 %
+        "seg_depth_heads_2streams_b4": (759.8, 942.8, 943.4),  # +24.1 / +24.1 %
+        "tacotron_attention_decode_b4": (1206.0, 1192.6, 1194.2),  # −1.1 / −1.0 %
+        "timesformer_divided_attn_b2": (1708.2, 1738.8, 1741.8),  # +1.8 / +2.0 %
+    },
 }
 #: The sets of the model before the built-in copy cost was set from their probes.
 PROBED_BEFORE = ("holdout17", "holdout17_rerun", "probe_rerecord", "probe_rerecord_rerun")
@@ -568,6 +595,8 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
         "holdout32_rerun",
         "holdout33",
         "holdout33_rerun",
+        "holdout34",
+        "holdout34_rerun",
     )
     sets = [s for s in EXPECTED if s not in blind_sets]
     workloads = [w for s in sets for w in validation_workloads(VALIDATION_DIR / s)]
@@ -694,6 +723,14 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
     for recording in ("holdout33", "holdout33_rerun"):
         workloads = validation_workloads(VALIDATION_DIR / recording)
         assert step_verdicts_agreeing_with_replay(workloads) == {"launch-bound": 8}
+    # holdout34: replay saved 47-89 % on seven (launch-bound) and 12 and 6 % on TimeSformer's
+    # divided attention (compute-bound, predicted 4 and 6 %)
+    for recording in ("holdout34", "holdout34_rerun"):
+        workloads = validation_workloads(VALIDATION_DIR / recording)
+        assert step_verdicts_agreeing_with_replay(workloads) == {
+            "launch-bound": 7,
+            "compute-bound": 1,
+        }
 
 
 @pytest.mark.parametrize(
@@ -803,6 +840,15 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
         ("holdout33", False, 8, 0.0231, 0.0359),
         ("holdout33_rerun", True, 8, 0.0214, 0.0639),
         ("holdout33_rerun", False, 8, 0.0209, 0.0650),
+        # blind as well, 7 of 8 on each: the miss is segmentation and depth heads on two side
+        # streams with a fused output after the join (+24.1 to +24.6 %, below its range): in
+        # the replay the heads' kernels started side by side where the schedule counts no room
+        # (about 120 such starts over five steps) and ran only 1.1x (matrix) to 1.4x (light)
+        # their time alone; the schedule has them wait
+        ("holdout34", True, 7, 0.0206, 0.2430),
+        ("holdout34", False, 7, 0.0219, 0.2456),
+        ("holdout34_rerun", True, 7, 0.0177, 0.2408),
+        ("holdout34_rerun", False, 7, 0.0250, 0.2415),
     ],
 )
 def test_the_blind_set_after_the_copy_cost(
@@ -828,6 +874,8 @@ def test_the_blind_set_after_the_copy_cost(
         outside["holdout31_rerun", mode] = {"clip_towers_2streams_b32"}
         for conv_beside_gemm in ("holdout32", "holdout32_rerun"):
             outside[conv_beside_gemm, mode] = {"conv_beside_gemm_2streams_b8"}
+        for seg_depth in ("holdout34", "holdout34_rerun"):
+            outside[seg_depth, mode] = {"seg_depth_heads_2streams_b4"}
     inside = {n for n, r in rows.items() if not r.graphed_inside}
     assert inside == outside.get((recording, probe), set())
 
@@ -908,3 +956,30 @@ def test_a_step_on_several_streams_says_the_estimate_is_least_sure_there() -> No
     (said,) = [r for r in reasons("conv_beside_gemm_2streams_b8") if "least well" in r]
     assert said.startswith("its graph runs kernels of 3 streams side by side")
     assert not [r for r in reasons("tcn_dilated_b16") if "least well" in r]
+
+
+def test_the_heads_beside_each_other_started_without_room_and_barely_slowed() -> None:
+    """holdout34's miss, measured in its replay (``bench/overfull_starts.py``): the
+    segmentation and depth heads' kernels started side by side on their two streams where the
+    schedule counts no room (121 starts over five steps), and ran a median 1.09x (matrix
+    kernels of one block per SM) and 1.36x (light kernels) their time alone, where the
+    schedule has them wait: +24.6 % from the trace, and its decision says so."""
+    from overfull_starts import starts
+
+    from traceinspect.analysis.diagnose import diagnose
+    from traceinspect.parse import load_trace
+
+    rows = starts(VALIDATION_DIR / "holdout34" / "seg_depth_heads_2streams_b4")
+    by_kind: dict[str, list[float]] = {}
+    for row in rows:
+        by_kind.setdefault(row[1], []).append(float(row[4]))
+    assert {k: len(v) for k, v in by_kind.items()} == {"light": 88, "matrix-1": 23, "matrix-k": 10}
+    assert statistics.median(by_kind["matrix-1"]) == pytest.approx(1.09, abs=0.01)
+    assert statistics.median(by_kind["light"]) == pytest.approx(1.36, abs=0.01)
+    (w,) = [
+        w
+        for w in validation_workloads(VALIDATION_DIR / "holdout34")
+        if w.name == "seg_depth_heads_2streams_b4"
+    ]
+    reasons = diagnose(load_trace(w.trace)).region(w.region).decision.reasons
+    assert [r for r in reasons if r.startswith("its graph runs kernels of 3 streams side by side")]
