@@ -633,13 +633,10 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
     assert min(w.saving for w in workloads) >= 0.20
     assert step_verdicts_agreeing_with_replay(workloads) == {"launch-bound": 64}
     # holdout21: replay saved 18 % on the Performer layers (predicted 7 %: compute-bound)
-    # and 13 % on the Point Transformer layer (predicted 11 %: mixed), 26-77 % on the rest
+    # and 13 % on the Point Transformer layer (predicted 9 %: compute-bound; 11 % and mixed
+    # before a slow profiled host was brought to a typical pace), 26-77 % on the rest
     blind = validation_workloads(VALIDATION_DIR / "holdout21")
-    assert step_verdicts_agreeing_with_replay(blind) == {
-        "launch-bound": 5,
-        "compute-bound": 1,
-        "mixed": 1,
-    }
+    assert step_verdicts_agreeing_with_replay(blind) == {"launch-bound": 5, "compute-bound": 2}
     # holdout22: replay saved 1 % on the probe heads (compute-bound), 29 % on the
     # neighborhood attention and 49-86 % on the rest (launch-bound); on the rerun 13 % on the
     # neighborhood attention (compute-bound, predicted 7 %)
@@ -673,17 +670,17 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
     # more (launch-bound); the retention layer 7 % on the rerun (compute-bound, predicted 4 %)
     rerun = validation_workloads(VALIDATION_DIR / "holdout24_rerun")
     assert step_verdicts_agreeing_with_replay(rerun) == {"launch-bound": 7, "compute-bound": 1}
+    # and 9.3 % on the first recording, where the trace read mixed (its saving 19 %, its eager
+    # time from the trace 389 µs against the 342 µs measured, 335 on the rerun) until its
+    # profiled host, launch calls a median 8.0 µs, was brought to a typical pace: 8 %,
+    # compute-bound
     first = validation_workloads(VALIDATION_DIR / "holdout24")
+    assert step_verdicts_agreeing_with_replay(first) == {"launch-bound": 7, "compute-bound": 1}
     retention = next(w for w in first if w.name == "retention_decay_b4")
-    others = [w for w in first if w is not retention]
-    assert step_verdicts_agreeing_with_replay(others) == {"launch-bound": 7}
-    # and 9.3 % on the first recording, where the trace reads mixed: its saving 19 %, its
-    # eager time from the trace 389 µs against the 342 µs measured (335 on the rerun)
     assert retention.saving == pytest.approx(0.093, abs=0.001)
     step = diagnose(load_trace(retention.trace)).region(retention.region)
-    assert step.verdict == "mixed"
     assert step.estimate is not None
-    assert step.estimate.saving_frac == pytest.approx(0.19, abs=0.01)
+    assert step.estimate.saving_frac == pytest.approx(0.085, abs=0.01)
     # holdout25: replay saved 15-17 % on the three FP32 GEMM chains (compute-bound,
     # predicted 10 and 16 %), 27-92 % on the rest (launch-bound)
     for recording in ("holdout25", "holdout25_rerun"):
@@ -700,20 +697,38 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
     workloads = validation_workloads(VALIDATION_DIR / "holdout27")
     assert step_verdicts_agreeing_with_replay(workloads) == {"launch-bound": 8}
     # holdout28: replay saved 24-88 %; on the rerun 11-86 %, the RNN-T joint's 11 % (24 % on
-    # the first recording, its graphed time within 5 % of it: the eager time moved) read mixed
+    # the first recording, its graphed time within 5 % of it: the eager time moved) read mixed.
+    # On the first recording the RNN-T joint reads mixed too (predicted 16 %; 25 % and
+    # launch-bound before its profiled host, launch calls a median 9.6 µs, was brought to a
+    # typical pace), where replay saved 24 %
     workloads = validation_workloads(VALIDATION_DIR / "holdout28")
-    assert step_verdicts_agreeing_with_replay(workloads) == {"launch-bound": 8}
+    joint = next(w for w in workloads if w.name == "rnnt_joint_b4")
+    others = [w for w in workloads if w is not joint]
+    assert step_verdicts_agreeing_with_replay(others) == {"launch-bound": 7}
+    assert joint.saving == pytest.approx(0.245, abs=0.001)
+    step = diagnose(load_trace(joint.trace)).region(joint.region)
+    assert step.verdict == "mixed"
+    assert step.estimate is not None
+    assert step.estimate.saving_frac == pytest.approx(0.16, abs=0.01)
     workloads = validation_workloads(VALIDATION_DIR / "holdout28_rerun")
     assert step_verdicts_agreeing_with_replay(workloads) == {"launch-bound": 6, "mixed": 1}
     # holdout29: replay saved 33-89 % on five (launch-bound) and 3-6 % on EGNN and Informer's
     # layers (compute-bound); it made the AdamW step 24-37 % slower, as the graph copies its
     # 48 gradients in (compute-bound: the step's own kernels take most of its time)
-    for recording in ("holdout29", "holdout29_rerun"):
-        workloads = validation_workloads(VALIDATION_DIR / recording)
-        assert step_verdicts_agreeing_with_replay(workloads) == {
-            "launch-bound": 5,
-            "compute-bound": 3,
-        }
+    workloads = validation_workloads(VALIDATION_DIR / "holdout29")
+    assert step_verdicts_agreeing_with_replay(workloads) == {"launch-bound": 5, "compute-bound": 3}
+    # on the rerun PatchTST, where replay saved 43 %, reads mixed (predicted 17 %; 27 % and
+    # launch-bound before its profiled host, launch calls a median 8.9 µs, was brought to a
+    # typical pace): its measured eager p50 moved more than any other step of the set
+    workloads = validation_workloads(VALIDATION_DIR / "holdout29_rerun")
+    patchtst = next(w for w in workloads if w.name == "patchtst_b32")
+    others = [w for w in workloads if w is not patchtst]
+    assert step_verdicts_agreeing_with_replay(others) == {"launch-bound": 4, "compute-bound": 3}
+    assert patchtst.saving == pytest.approx(0.426, abs=0.001)
+    step = diagnose(load_trace(patchtst.trace)).region(patchtst.region)
+    assert step.verdict == "mixed"
+    assert step.estimate is not None
+    assert step.estimate.saving_frac == pytest.approx(0.17, abs=0.01)
     # holdout30: replay saved 75-88 % on six (launch-bound), 3 % on the int4 unpacking and 9 %
     # on the segmentation loss (compute-bound)
     workloads = validation_workloads(VALIDATION_DIR / "holdout30")
@@ -722,19 +737,18 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
     # on the rerun (compute-bound, predicted 0 %)
     rerun = validation_workloads(VALIDATION_DIR / "holdout31_rerun")
     assert step_verdicts_agreeing_with_replay(rerun) == {"launch-bound": 7, "compute-bound": 1}
-    first = validation_workloads(VALIDATION_DIR / "holdout31")
-    gcn = next(w for w in first if w.name == "sparse_gcn_csr_b1")
-    others = [w for w in first if w is not gcn]
-    assert step_verdicts_agreeing_with_replay(others) == {"launch-bound": 7}
     # and 7.6 % on the first recording, whose profiled process ran every host call about
-    # 2.7x slower than the rerun's (aten::t 15.7 µs against 5.0): the trace reads
-    # launch-bound, its saving 51 %, where both fresh timing processes measured ~405 µs eager
+    # 2.7x slower than the rerun's (aten::t 15.7 µs against 5.0): the trace read launch-bound,
+    # its saving 51 %, where both fresh timing processes measured ~405 µs eager, until a
+    # slow profiled host was brought to a typical pace: 8 %, compute-bound
+    first = validation_workloads(VALIDATION_DIR / "holdout31")
+    assert step_verdicts_agreeing_with_replay(first) == {"launch-bound": 7, "compute-bound": 1}
+    gcn = next(w for w in first if w.name == "sparse_gcn_csr_b1")
     assert gcn.saving == pytest.approx(0.076, abs=0.001)
     analysis = diagnose(load_trace(gcn.trace))
     step = analysis.region(gcn.region)
-    assert step.verdict == "launch-bound"
     assert step.estimate is not None
-    assert step.estimate.saving_frac == pytest.approx(0.51, abs=0.01)
+    assert step.estimate.saving_frac == pytest.approx(0.08, abs=0.01)
     # and the trace says its host ran slow (median launch call 13.2 µs), where the rerun's
     # does not
     slow = [w.message for w in analysis.warnings if w.kind == "slow_host"]
@@ -742,12 +756,15 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
     rerun_gcn = next(w for w in rerun if w.name == "sparse_gcn_csr_b1")
     assert not [w for w in diagnose(load_trace(rerun_gcn.trace)).warnings if w.kind == "slow_host"]
     # holdout32: replay saved 49-90 % on seven (launch-bound) and 12 % on the GAT layers
-    # (compute-bound, predicted 6 %); 16 % on the rerun, where they read launch-bound
-    # (predicted 21 %)
-    workloads = validation_workloads(VALIDATION_DIR / "holdout32")
-    assert step_verdicts_agreeing_with_replay(workloads) == {"launch-bound": 7, "compute-bound": 1}
-    workloads = validation_workloads(VALIDATION_DIR / "holdout32_rerun")
-    assert step_verdicts_agreeing_with_replay(workloads) == {"launch-bound": 8}
+    # (compute-bound, predicted 6 %); 16 % on the rerun, where they read compute-bound
+    # (predicted 10 %; 21 % and launch-bound before a slow profiled host was brought to a
+    # typical pace)
+    for recording in ("holdout32", "holdout32_rerun"):
+        workloads = validation_workloads(VALIDATION_DIR / recording)
+        assert step_verdicts_agreeing_with_replay(workloads) == {
+            "launch-bound": 7,
+            "compute-bound": 1,
+        }
     # holdout33: replay saved 46 % on the side-stream normalization beside a conv net (29 % on
     # the rerun) and 63-85 % on the rest: launch-bound, all 16
     for recording in ("holdout33", "holdout33_rerun"):
@@ -763,9 +780,10 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
         }
     # holdout35: replay saved 38-88 % on seven (launch-bound) and 14.5 % on DGCNN (compute-bound,
     # predicted 2 %); on the rerun 33-88 % on seven (launch-bound) and 7.9 % on DGCNN, where
-    # the trace reads mixed (predicted 13 %): its eager time from the trace 10 % high on the
-    # rerun and 11 % low on the first recording, whose measured eager p50s were 3,788 and
-    # 4,141 µs (graphed 3,489 and 3,540)
+    # the trace reads mixed (predicted 9 %, 13 % before a slow profiled host was brought to a
+    # typical pace): its eager time from the trace 5 % high on the rerun (10 % before) and
+    # 11 % low on the first recording, whose measured eager p50s were 3,788 and 4,141 µs
+    # (graphed 3,489 and 3,540)
     workloads = validation_workloads(VALIDATION_DIR / "holdout35")
     assert step_verdicts_agreeing_with_replay(workloads) == {"launch-bound": 7, "compute-bound": 1}
     rerun = validation_workloads(VALIDATION_DIR / "holdout35_rerun")
@@ -776,7 +794,7 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
     step = diagnose(load_trace(dgcnn.trace)).region(dgcnn.region)
     assert step.verdict == "mixed"
     assert step.estimate is not None
-    assert step.estimate.saving_frac == pytest.approx(0.13, abs=0.01)
+    assert step.estimate.saving_frac == pytest.approx(0.09, abs=0.01)
 
 
 @pytest.mark.parametrize(

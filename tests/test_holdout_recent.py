@@ -176,14 +176,14 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
         # (181.4 µs against 187.1-213.2)
         "elementwise_chains": (181.4, 174.0, 0.736, 0.7734),  # −4.1 %
         "fork_join_streams": (105.3, 99.5, 0.5887, 0.6462),  # −5.5 %
-        "gemm_large_2s": (674.6, 674.0, 0.0753, 0.0763),  # compute-bound: −0.1 %
+        "gemm_large_2s": (674.6, 674.0, 0.0753, 0.0651),  # compute-bound: −0.1 %
         "gemm_small_2s": (76.0, 81.4, 0.8386, 0.8776),  # +7.1 %
         "gemm_small_4s": (84.7, 92.6, 0.872, 0.8551),  # +9.4 %
         "multistream_events": (87.8, 97.2, 0.8252, 0.8354),  # +10.7 %
         "streams_pipeline": (127.8, 120.6, 0.753, 0.7453),  # −5.6 %
     },
     "holdout6": {
-        "conformer_block_b2": (102.9, 114.7, 0.8091, 0.8616),  # +11.5 %
+        "conformer_block_b2": (102.9, 114.7, 0.8091, 0.8465),  # +11.5 %
         "diffusion_sampler_b4": (281.0, 306.6, 0.8271, 0.8198),  # +9.1 %
         "draft_decode_b1": (648.8, 694.8, 0.8302, 0.8225),  # +7.1 %
         "moe_streams_b8": (141.6, 150.2, 0.8117, 0.7987),  # three streams: +6.1 %
@@ -193,7 +193,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
         "wavenet_b4": (642.1, 688.2, 0.6046, 0.638),  # +7.2 %
     },
     "holdout6_rerun": {
-        "conformer_block_b2": (102.3, 114.7, 0.7973, 0.8758),  # +12.1 %
+        "conformer_block_b2": (102.3, 114.7, 0.7973, 0.8567),  # +12.1 %
         "diffusion_sampler_b4": (285.6, 306.9, 0.8468, 0.8197),  # +7.4 %
         "draft_decode_b1": (649.7, 695.3, 0.8417, 0.8276),  # +7.0 %
         "moe_streams_b8": (139.9, 148.8, 0.7918, 0.7904),  # three streams: +6.4 %
@@ -211,7 +211,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
         "kv_cache_prefill_chunks_b2": (746.0, 798.6, 0.8101, 0.8048),  # +7.0 %
         "perceiver_io_b4": (161.2, 162.9, 0.7569, 0.8225),  # +1.0 %
         "ssd_heads_b4": (392.9, 417.7, 0.6011, 0.6429),  # +6.3 %
-        "vae_decoder_b2": (347.7, 353.4, 0.7801, 0.8101),  # +1.7 %
+        "vae_decoder_b2": (347.7, 353.4, 0.7801, 0.8008),  # +1.7 %
     },
     "holdout8": {
         # weights dequantized on a side stream, joined per layer by an event: a 43 µs graph
@@ -226,16 +226,16 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
         # twelve inputs (8 MiB) copied in before every replay: the copies under-charged
         "input_heavy_b32": (233.2, 223.3, 0.5402, 0.4799),  # −4.2 %
         "layernorm_softmax_chain_b64": (208.6, 217.5, 0.7082, 0.7143),  # +4.3 %
-        "mamba_scan_b2": (329.9, 350.9, 0.8450, 0.8879),  # +6.3 %
-        "rope_attention_b4": (296.6, 310.7, 0.8020, 0.8725),  # +4.7 %
+        "mamba_scan_b2": (329.9, 350.9, 0.8450, 0.878),  # +6.3 %
+        "rope_attention_b4": (296.6, 310.7, 0.8020, 0.8401),  # +4.7 %
         # its eager time from the trace is high: the saving reads 18.5 points high
-        "tabular_transformer_b256": (365.1, 372.8, 0.5887, 0.7594),  # +2.1 %
+        "tabular_transformer_b256": (365.1, 372.8, 0.5887, 0.7127),  # +2.1 %
         "two_stream_prefetch_b16": (68.5, 61.1, 0.8694, 0.8394),  # two streams: −10.7 %
         "unet_down_up_b1": (298.1, 316.5, 0.7535, 0.7392),  # +6.2 %
         "vq_codebook_b8": (290.6, 300.0, 0.5989, 0.6643),  # +3.3 %
     },
     "holdout10": {
-        "causal_sdpa_encoder_b2": (340.0, 326.5, 0.8259, 0.8307),  # −4.0 %
+        "causal_sdpa_encoder_b2": (340.0, 326.5, 0.8259, 0.7719),  # −4.0 %
         # 48 EMA kernels on a side stream beside eight GEMMs: measured under the range (736.4
         # µs against 759.1-863.2) until the GEMMs' two-wave neighbours made room in their
         # last wave
@@ -244,54 +244,54 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
         # profiled replay ran the routing only after the shared expert's four kernels (from
         # 41 µs on), where the schedule lets it slip into the last waves of the expert's
         # two-wave elementwise kernels
-        "expert_choice_moe_b16": (168.0, 144.8, 0.7263, 0.8187),  # −13.8 % (−8.1 % before tails)
+        "expert_choice_moe_b16": (168.0, 144.8, 0.7263, 0.7632),  # −13.8 % (−8.1 % before tails)
         "gru_cell_loop_b32": (581.8, 594.3, 0.7906, 0.6584),  # +2.1 %
-        "kv_decode_b4": (327.2, 318.0, 0.8414, 0.8895),  # −2.8 %
-        "lamb_update_b1": (2627.1, 2565.0, 0.7841, 0.7902),  # −2.4 %
+        "kv_decode_b4": (327.2, 318.0, 0.8414, 0.8515),  # −2.8 %
+        "lamb_update_b1": (2627.1, 2565.0, 0.7841, 0.7789),  # −2.4 %
         # its eager time from the trace is 148 % high: the saving reads 22.8 points high
-        "recsys_embed_mlp_b512": (162.6, 189.3, 0.6339, 0.8009),  # +16.4 %
-        "resnet_basic_b16": (502.9, 505.8, 0.7557, 0.8395),  # +0.6 %
+        "recsys_embed_mlp_b512": (162.6, 189.3, 0.6339, 0.7235),  # +16.4 %
+        "resnet_basic_b16": (502.9, 505.8, 0.7557, 0.8078),  # +0.6 %
     },
     "holdout10_rerun": {
-        "causal_sdpa_encoder_b2": (324.1, 326.9, 0.7052, 0.8141),  # +0.9 %
-        "ema_side_stream_b32": (753.7, 699.0, 0.4339, 0.5335),  # −7.2 %
-        "expert_choice_moe_b16": (164.4, 145.0, 0.7331, 0.8422),  # −11.8 %
+        "causal_sdpa_encoder_b2": (324.1, 326.9, 0.7052, 0.773),  # +0.9 %
+        "ema_side_stream_b32": (753.7, 699.0, 0.4339, 0.4775),  # −7.2 %
+        "expert_choice_moe_b16": (164.4, 145.0, 0.7331, 0.786),  # −11.8 %
         "gru_cell_loop_b32": (569.1, 593.9, 0.7313, 0.7304),  # +4.4 %
-        "kv_decode_b4": (325.9, 317.3, 0.8398, 0.8579),  # −2.6 %
-        "lamb_update_b1": (2601.3, 2568.4, 0.7752, 0.8063),  # −1.3 %
+        "kv_decode_b4": (325.9, 317.3, 0.8398, 0.8274),  # −2.6 %
+        "lamb_update_b1": (2601.3, 2568.4, 0.7752, 0.7995),  # −1.3 %
         # 162.6 µs on the first lease: measured above the range (136.7-189.4) here
-        "recsys_embed_mlp_b512": (189.7, 189.2, 0.7009, 0.7457),  # −0.3 %
+        "recsys_embed_mlp_b512": (189.7, 189.2, 0.7009, 0.7167),  # −0.3 %
         "resnet_basic_b16": (503.2, 503.6, 0.7476, 0.7029),  # +0.1 %
     },
     "holdout11": {
-        "beam_search_step_b8": (577.4, 568.7, 0.7500, 0.7543),  # −1.5 %
-        "cross_entropy_train_b64": (661.4, 660.4, 0.7160, 0.7442),  # −0.2 %
+        "beam_search_step_b8": (577.4, 568.7, 0.7500, 0.7113),  # −1.5 %
+        "cross_entropy_train_b64": (661.4, 660.4, 0.7160, 0.7097),  # −0.2 %
         # eager from the trace +89 %: the saving reads 21.5 points high
-        "deformable_offsets_b4": (394.3, 410.8, 0.5301, 0.7404),  # +4.2 %
+        "deformable_offsets_b4": (394.3, 410.8, 0.5301, 0.6879),  # +4.2 %
         # eager from the trace +79 %: the saving reads 18.9 points high
-        "group_norm_unet_block_b4": (749.8, 780.5, 0.5592, 0.7439),  # +4.1 %
-        "quantile_loss_ops_b256": (454.6, 480.7, 0.7742, 0.8557),  # +5.7 %
-        "sparse_attention_mask_b2": (388.8, 375.7, 0.7755, 0.7843),  # −3.4 %
+        "group_norm_unet_block_b4": (749.8, 780.5, 0.5592, 0.6444),  # +4.1 %
+        "quantile_loss_ops_b256": (454.6, 480.7, 0.7742, 0.8353),  # +5.7 %
+        "sparse_attention_mask_b2": (388.8, 375.7, 0.7755, 0.7367),  # −3.4 %
         "spectral_conv_b8": (537.4, 549.4, 0.6469, 0.7273),  # +2.2 %
         # 8 x 8 MiB copies on a side stream beside six GEMM layers; eager from the trace +34 %:
         # the saving reads 21.7 points high
-        "two_stream_allgather_sim_b16": (602.9, 572.5, 0.2556, 0.4725),  # −5.1 %
+        "two_stream_allgather_sim_b16": (602.9, 572.5, 0.2556, 0.3317),  # −5.1 %
     },
     "holdout12": {
-        "capsule_routing_b64": (1229.4, 1234.7, 0.2629, 0.2091),  # +0.4 %
+        "capsule_routing_b64": (1229.4, 1234.7, 0.2629, 0.0675),  # +0.4 %
         # replay saved 6 %: compute-bound
         "gat_edge_softmax_b1": (2962.6, 2959.2, 0.0647, -0.0047),  # −0.1 %
         "nerf_mlp_b4096": (1692.5, 1693.0, 0.1648, 0.1234),  # +0.0 %
-        "quartznet_ctc_b4": (1453.3, 1493.3, 0.6790, 0.7956),  # +2.8 %
+        "quartznet_ctc_b4": (1453.3, 1493.3, 0.6790, 0.7104),  # +2.8 %
         "simclr_infonce_b256": (167.3, 169.2, 0.6982, 0.7329),  # +1.1 %
         # replay saved 8 %: compute-bound
         "sliding_window_attn_b2": (2692.9, 2751.8, 0.0774, -0.0089),  # +2.2 %
-        "transformer_xl_relpos_b2": (1191.4, 1220.0, 0.6240, 0.5884),  # +2.4 %
+        "transformer_xl_relpos_b2": (1191.4, 1220.0, 0.6240, 0.543),  # +2.4 %
         "two_stream_norm_chain_b32": (314.7, 308.9, 0.6092, 0.7216),  # −1.8 %
     },
     "holdout13": {
-        "deepfm_streams_b2048": (139.0, 135.7, 0.8638, 0.8879),  # −2.3 %
-        "gumbel_softmax_vae_b256": (117.5, 118.2, 0.8746, 0.886),  # +0.5 %
+        "deepfm_streams_b2048": (139.0, 135.7, 0.8638, 0.8347),  # −2.3 %
+        "gumbel_softmax_vae_b256": (117.5, 118.2, 0.8746, 0.856),  # +0.5 %
         "hyena_fftconv_b8": (3712.8, 3778.7, 0.0365, -0.0099),  # +1.8 %
         # 537 small nodes, 64 of them DtoD copies: +12.2 % while each was charged a 2 µs
         # hand-off to the kernel after it (0.29 µs in its profiled replay, as after a kernel)
@@ -301,22 +301,22 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
         # its cuDNN attention calls are its own work, not the profiler's; reads mixed
         "set_transformer_b64": (1129.9, 1072.1, 0.5093, 0.113),  # −5.1 %
         # eager measured 1,498 µs (2,665 on the rerun's lease), from the trace 2,708
-        "tcn_b32": (1075.3, 1131.9, 0.2823, 0.582),  # +5.3 %
-        "yolo_head_decode_b16": (1293.6, 1322.8, 0.0679, 0.0399),  # +2.3 %
+        "tcn_b32": (1075.3, 1131.9, 0.2823, 0.5689),  # +5.3 %
+        "yolo_head_decode_b16": (1293.6, 1322.8, 0.0679, 0.0178),  # +2.3 %
     },
     "holdout13_rerun": {
-        "deepfm_streams_b2048": (142.3, 135.9, 0.8561, 0.8565),  # −4.5 %
-        "gumbel_softmax_vae_b256": (123.0, 118.3, 0.8907, 0.8955),  # −3.9 %
+        "deepfm_streams_b2048": (142.3, 135.9, 0.8561, 0.8122),  # −4.5 %
+        "gumbel_softmax_vae_b256": (123.0, 118.3, 0.8907, 0.8565),  # −3.9 %
         "hyena_fftconv_b8": (3750.1, 3775.1, 0.0512, -0.0092),  # +0.7 %
-        "kalman_filter_b1024": (1315.2, 1370.9, 0.8965, 0.8957),  # +4.2 %
-        "neural_ode_rk4_b512": (2062.6, 2097.2, 0.8338, 0.8394),  # +1.7 %
-        "set_transformer_b64": (1065.3, 1070.8, 0.5683, 0.3749),  # +0.5 %
-        "tcn_b32": (1126.4, 1133.5, 0.5774, 0.6166),  # +0.6 %
+        "kalman_filter_b1024": (1315.2, 1370.9, 0.8965, 0.8771),  # +4.2 %
+        "neural_ode_rk4_b512": (2062.6, 2097.2, 0.8338, 0.8094),  # +1.7 %
+        "set_transformer_b64": (1065.3, 1070.8, 0.5683, 0.2891),  # +0.5 %
+        "tcn_b32": (1126.4, 1133.5, 0.5774, 0.5653),  # +0.6 %
         # replay saved 6 %; predicted 14 % (eager from the trace +9 %): reads mixed
-        "yolo_head_decode_b16": (1299.7, 1320.7, 0.0613, 0.1211),  # +1.6 %
+        "yolo_head_decode_b16": (1299.7, 1320.7, 0.0613, 0.0655),  # +1.6 %
     },
     "holdout14": {
-        "compiled_gpt_block_b4": (74.2, 76.9, 0.7688, 0.8282),  # Triton kernels: +3.6 %
+        "compiled_gpt_block_b4": (74.2, 76.9, 0.7688, 0.791),  # Triton kernels: +3.6 %
         # eager measured 992 µs here, 625 on the rerun's lease (from the trace 604 and 598):
         # replay saved 35 % here, 5 % there; reads compute-bound
         "convnext_block_b8": (641.8, 604.1, 0.3532, -0.0011),  # −5.9 %
@@ -324,9 +324,9 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
         # the replay overlapped the other branches more than the schedule lets them (+15.1 %
         # while the second module's forks were read as waits on the branch before)
         # +15.6 % until a kernel of several waves made room in its last one
-        "inception_streams_b16": (280.4, 288.5, 0.739, 0.8209),  # +2.9 %
-        "int8_mm_dequant_b64": (235.1, 247.6, 0.8194, 0.8503),  # +5.3 %
-        "nucleus_sampling_b16": (293.3, 290.1, 0.4767, 0.5316),  # −1.1 %
+        "inception_streams_b16": (280.4, 288.5, 0.739, 0.7971),  # +2.9 %
+        "int8_mm_dequant_b64": (235.1, 247.6, 0.8194, 0.8371),  # +5.3 %
+        "nucleus_sampling_b16": (293.3, 290.1, 0.4767, 0.4713),  # −1.1 %
         "raft_corr_update_b2": (1439.8, 1489.0, 0.6262, 0.6673),  # +3.4 %
         "realnvp_flow_b512": (385.5, 401.9, 0.851, 0.8338),  # +4.3 %
         "sinkhorn_ot_b8": (1517.7, 1614.4, 0.7644, 0.785),  # +6.4 %
@@ -344,49 +344,49 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
     "holdout16": {
         # recorded once the replay latency was no longer hidden behind the input copies, never
         # fitted on; the misses are the two steps fed four and six small inputs
-        "clip_two_tower_streams_b64": (87.3, 94.4, 0.8153, 0.8822),  # +8.2 %
+        "clip_two_tower_streams_b64": (87.3, 94.4, 0.8153, 0.8683),  # +8.2 %
         "feature_fusion_6in_b32": (103.7, 97.4, 0.7629, 0.675),  # −6.0 %
-        "lion_foreach_update": (700.9, 856.3, -0.3382, 0.3376),  # +22.2 %
+        "lion_foreach_update": (700.9, 856.3, -0.3382, 0.1545),  # +22.2 %
         "mbconv_se_b1": (209.9, 227.4, 0.8162, 0.7978),  # +8.3 %
         "retrieval_topk_b16": (135.1, 131.8, 0.6895, 0.7061),  # −2.5 %
         "rwkv_timemix_loop_b4": (1901.8, 1919.0, 0.8695, 0.8812),  # +0.9 %
         "stft_melspec_b8": (57.0, 59.0, 0.7885, 0.8042),  # +3.6 %
-        "wide_deep_4in_streams_b256": (84.7, 78.8, 0.8615, 0.8387),  # −6.9 %
+        "wide_deep_4in_streams_b256": (84.7, 78.8, 0.8615, 0.8138),  # −6.9 %
     },
     "holdout16_rerun": {
-        "clip_two_tower_streams_b64": (90.5, 94.5, 0.8379, 0.8894),  # +4.5 %
+        "clip_two_tower_streams_b64": (90.5, 94.5, 0.8379, 0.8746),  # +4.5 %
         "feature_fusion_6in_b32": (81.8, 97.4, 0.7051, 0.6194),  # +19.1 %
         "lion_foreach_update": (694.7, 856.3, -0.3536, -0.2182),  # +23.3 %
         "mbconv_se_b1": (215.6, 226.9, 0.8558, 0.8104),  # +5.2 %
-        "retrieval_topk_b16": (138.8, 131.3, 0.7282, 0.8011),  # −5.4 %
+        "retrieval_topk_b16": (138.8, 131.3, 0.7282, 0.7692),  # −5.4 %
         "rwkv_timemix_loop_b4": (1857.8, 1919.4, 0.8235, 0.8243),  # +3.3 %
         "stft_melspec_b8": (61.1, 59.1, 0.8499, 0.7597),  # −3.3 %
-        "wide_deep_4in_streams_b256": (84.0, 78.8, 0.816, 0.8525),  # −6.1 %
+        "wide_deep_4in_streams_b256": (84.0, 78.8, 0.816, 0.8229),  # −6.1 %
     },
     "holdout15": {
         # cross layers beside the deep MLP on a side stream: a 15 µs GEMM alone ran 20-47 µs
         # beside the other stream's GEMMs; the schedule slows two side by side 1.45x each
         # (−3.3 and −9.2 % while it slowed no matrix kernel beside another)
-        "dcn_v2_streams_b1024": (156.3, 157.8, 0.7142, 0.8246),  # +1.0 %
-        "haar_wavelet_b8": (209.6, 200.0, 0.8634, 0.8737),  # −4.6 %
+        "dcn_v2_streams_b1024": (156.3, 157.8, 0.7142, 0.724),  # +1.0 %
+        "haar_wavelet_b8": (209.6, 200.0, 0.8634, 0.8644),  # −4.6 %
         "kv_ring_buffer_decode_b8": (405.9, 382.5, 0.8921, 0.8563),  # −5.8 %
         "lora_mlp_b16": (509.2, 516.5, 0.382, 0.3633),  # +1.5 %
-        "pipeline_microbatch_streams_b4": (86.8, 89.4, 0.8795, 0.9593),  # +2.9 %
-        "ppo_update_b2048": (424.9, 430.0, 0.8686, 0.8772),  # +1.2 %
+        "pipeline_microbatch_streams_b4": (86.8, 89.4, 0.8795, 0.9338),  # +2.9 %
+        "ppo_update_b2048": (424.9, 430.0, 0.8686, 0.8566),  # +1.2 %
         "scatter_histogram_b64": (75.8, 78.6, 0.7178, 0.6573),  # +3.7 %
         # towers forked and joined at each of three layers: −8.9 % with the second and third
         # layers' forks read as waits on the tower launched before (the rule before holdout14)
         "siamese_streams_b32": (90.0, 79.1, 0.9357, 0.8905),  # −12.2 %
     },
     "holdout15_rerun": {
-        "dcn_v2_streams_b1024": (166.5, 157.8, 0.8069, 0.8087),  # −5.2 %
+        "dcn_v2_streams_b1024": (166.5, 157.8, 0.8069, 0.7403),  # −5.2 %
         "haar_wavelet_b8": (202.3, 200.2, 0.8007, 0.8182),  # −1.1 %
-        "kv_ring_buffer_decode_b8": (411.1, 383.1, 0.9111, 0.8866),  # −6.8 %
-        "lora_mlp_b16": (510.0, 517.5, 0.4136, 0.6293),  # +1.5 %
-        "pipeline_microbatch_streams_b4": (98.6, 89.9, 0.9272, 0.9384),  # −8.9 %
-        "ppo_update_b2048": (444.2, 429.0, 0.9019, 0.8693),  # −3.4 %
-        "scatter_histogram_b64": (79.1, 78.3, 0.7738, 0.8332),  # −1.1 %
-        "siamese_streams_b32": (89.4, 78.7, 0.9382, 0.918),  # −11.9 %
+        "kv_ring_buffer_decode_b8": (411.1, 383.1, 0.9111, 0.8536),  # −6.8 %
+        "lora_mlp_b16": (510.0, 517.5, 0.4136, 0.5453),  # +1.5 %
+        "pipeline_microbatch_streams_b4": (98.6, 89.9, 0.9272, 0.9001),  # −8.9 %
+        "ppo_update_b2048": (444.2, 429.0, 0.9019, 0.8529),  # −3.4 %
+        "scatter_histogram_b64": (79.1, 78.3, 0.7738, 0.7749),  # −1.1 %
+        "siamese_streams_b32": (89.4, 78.7, 0.9382, 0.907),  # −11.9 %
     },
 }
 #: Outside ±10 %: the expert-choice MoE low since a kernel of several waves makes room in
@@ -422,19 +422,19 @@ GRAPHED_MISSES = {
 OUTSIDE_RANGE: dict[str, set[str]] = {}
 #: Saving without --eager-us more than 15 points off: the twelve-input step of holdout8
 #: (+15.2 points: replay lost 54 %, its eager time from the trace 39 % high).
+#: Since a profiled process whose host ran slow is brought to a typical one's pace
+#: (eager.host_speed), holdout9's tabular Transformer (+18.5 points before), holdout10's
+#: recommender (+16.7), holdout11's GroupNorm U-Net block and simulated all-gather and
+#: holdout15_rerun's LoRA adapters (eager rounds spread ±39 %) read within 15 points; the
+#: capsule routing reads −19.5 (−14.4 before: its launch calls took a median 7.9 µs, yet its
+#: measured eager time was not shorter than the trace's).
 SAVING_MISSES = {
     "holdout8": {"input_heavy_b32"},
-    "holdout9": {"tabular_transformer_b256"},
-    "holdout10": {"recsys_embed_mlp_b512"},  # +16.7 points
-    "holdout11": {
-        "deformable_offsets_b4",
-        "group_norm_unet_block_b4",
-        "two_stream_allgather_sim_b16",
-    },
+    "holdout11": {"deformable_offsets_b4"},
+    "holdout12": {"capsule_routing_b64"},
     "holdout13": {"set_transformer_b64", "tcn_b32"},
     "holdout13_rerun": {"set_transformer_b64"},
     "holdout14": {"convnext_block_b8"},  # eager 992 µs on this lease, 625 next
-    "holdout15_rerun": {"lora_mlp_b16"},  # eager rounds spread ±39 %
     # Lion fed its 60 gradients (45 MB): replay lost 34-35 %, as the graph copies them in;
     # its eager time from the traces reads 147 % and 37 % high (+67.6 points here, +13.5 on
     # the rerun)
@@ -557,14 +557,16 @@ def test_recent_verdicts_agree_with_what_replay_did() -> None:
     replay lost 34-35 % and the trace, which does not say what the static inputs would be,
     reads launch-bound at 76 % and 56 %) and three
     whose eager time is off: holdout13's Set Transformer (replay saved 51 %; eager from the
-    trace 48 % low, 12 % predicted: mixed), on the rerun's lease the YOLO decode (6 %; 14 %
-    predicted: mixed), and holdout14's ConvNeXt blocks on the first lease (35 %, where the
-    same step's eager p50 was 992 µs against 625 µs on the next lease, graphed 642 and 592;
-    1 % predicted: compute-bound)."""
+    trace 48 % low, 12 % predicted: mixed), holdout14's ConvNeXt blocks on the first lease
+    (35 %, where the same step's eager p50 was 992 µs against 625 µs on the next lease,
+    graphed 642 and 592; 1 % predicted: compute-bound), and holdout12's capsule routing
+    (26 %; 7 % predicted: compute-bound, 21 % and launch-bound until its profiled host, launch
+    calls a median 8.3 µs, was brought to a typical process's pace). The YOLO decode on the
+    rerun's lease (6 %) read mixed at 13 % before that, compute-bound at 8 % since."""
     disagree = {
         ("holdout8", "input_heavy_b32"),
+        ("holdout12", "capsule_routing_b64"),
         ("holdout13", "set_transformer_b64"),
-        ("holdout13_rerun", "yolo_head_decode_b16"),
         ("holdout14", "convnext_block_b8"),
         ("holdout16", "lion_foreach_update"),
         ("holdout16_rerun", "lion_foreach_update"),
@@ -577,8 +579,8 @@ def test_recent_verdicts_agree_with_what_replay_did() -> None:
     ]
     assert len(workloads) == 135
     assert step_verdicts_agreeing_with_replay(workloads) == {
-        "launch-bound": 127,
-        "compute-bound": 7,
+        "launch-bound": 126,
+        "compute-bound": 8,
         "mixed": 1,
     }
 

@@ -264,9 +264,10 @@ def test_cross_rank_view_of_the_real_ranks(report: dict[str, Any]) -> None:
     savings = [by_file["nccl.json.gz"], by_file["control.json.gz"]]
     assert view["saving_frac"]["min"] == min(savings)
     assert view["saving_frac"]["max"] == max(savings)
-    # The launch-bound-ish NCCL rank would gain most (about 0.63 of its step), the
-    # compute-heavy rank 3 almost nothing.
-    assert by_file["nccl.json.gz"] == pytest.approx(0.63, abs=0.1)
+    # The launch-bound-ish NCCL rank would gain most (about half of its step: 0.63 before its
+    # host, whose launch calls took a median 9.7 µs, was brought to a typical process's
+    # pace), the compute-heavy rank 3 almost nothing.
+    assert by_file["nccl.json.gz"] == pytest.approx(0.48, abs=0.1)
     assert by_file["control.json.gz"] < 0.1
     assert "replay would save" in report["_text"].replace("\n", " ")
     assert "rank 0: step 222.44 ms (2.90× median) — more than the median rank in launch gaps" in (

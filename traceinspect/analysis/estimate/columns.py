@@ -76,6 +76,17 @@ class TimelineColumns:
             self._shapes_recorded = shapes_recorded(self.timeline)
         return self._shapes_recorded
 
+    @property
+    def host_speed(self) -> float:
+        """:func:`~traceinspect.analysis.estimate.eager.host_speed` of the timeline, computed
+        once (it reads every launch call)."""
+        if "host_speed" not in self.memo:
+            from traceinspect.analysis.estimate.eager import host_speed
+
+            self.memo["host_speed"] = host_speed(self.timeline)
+        speed: float = self.memo["host_speed"]
+        return speed
+
     def preload(
         self,
         gpu: Mapping[str, npt.NDArray[Any]],
