@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Final
 import numpy as np
 
 from traceinspect.analysis.arrays import TimelineArrays
+from traceinspect.analysis.estimate.eager import median_launch_call_ns
 from traceinspect.analysis.regions import base_name
 from traceinspect.model import Timeline
 
@@ -143,12 +144,8 @@ def _unmatched_gpu_ranges(
 
 
 def _launch_inflation(timeline: Timeline) -> list[HealthWarning]:
-    host = timeline.host
-    launches = host[host["kind"] == "launch"]
-    if len(launches) < 10:
-        return []
-    median = float(np.median(launches["end_ns"].to_numpy() - launches["start_ns"].to_numpy()))
-    if median <= LAUNCH_INFLATION_FACTOR * NORMAL_LAUNCH_CALL_NS:
+    median = median_launch_call_ns(timeline)
+    if median is None or median <= LAUNCH_INFLATION_FACTOR * NORMAL_LAUNCH_CALL_NS:
         return []
     out = [
         HealthWarning(

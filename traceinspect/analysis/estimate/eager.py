@@ -93,6 +93,16 @@ def profiler_cost_for(timeline: Timeline, calibration: Calibration) -> ProfilerC
     return calibration.profiler_cost
 
 
+def median_launch_call_ns(timeline: Timeline) -> float | None:
+    """The median host duration of the trace's kernel launch calls; ``None`` where it holds
+    fewer than ``MIN_LAUNCHES_FOR_SPEED`` of them (too few to say how fast its host ran)."""
+    host = timeline.host
+    launches = host[host["kind"] == "launch"]
+    if len(launches) < MIN_LAUNCHES_FOR_SPEED:
+        return None
+    return float(np.median(launches["end_ns"].to_numpy() - launches["start_ns"].to_numpy()))
+
+
 def host_speed(timeline: Timeline) -> float:
     """How much of its traced host time (what is left once the profiler's costs are taken
     off) a step keeps when run at a typical process's pace: ``TYPICAL_LAUNCH_CALL_NS`` over
@@ -111,12 +121,8 @@ def host_speed(timeline: Timeline) -> float:
     the eager time's median |log error| 0.152 against 0.158. Those recordings were not
     fitted on, but the trend that led here (eager error against the launch call's median)
     was first seen over all 453."""
-    host = timeline.host
-    launches = host[host["kind"] == "launch"]
-    if len(launches) < MIN_LAUNCHES_FOR_SPEED:
-        return 1.0
-    median = float(np.median(launches["end_ns"].to_numpy() - launches["start_ns"].to_numpy()))
-    if median <= TYPICAL_LAUNCH_CALL_NS:
+    median = median_launch_call_ns(timeline)
+    if median is None or median <= TYPICAL_LAUNCH_CALL_NS:
         return 1.0
     return TYPICAL_LAUNCH_CALL_NS / median
 
