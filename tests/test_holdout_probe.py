@@ -605,6 +605,33 @@ def test_probe_sets_summary(probe: bool, within: int, median_error: float, insid
     assert sum(r.graphed_inside for r in all_rows) == inside
 
 
+def assert_one_step_reads(
+    recording: str,
+    name: str,
+    others: dict[str, int],
+    saving: float,
+    verdict: str,
+    predicted: float,
+) -> None:
+    """In ``recording``, every step but ``name`` reads as replay did (``others``: their
+    verdicts), and ``name``, where replay saved ``saving``, reads ``verdict`` at a predicted
+    saving of ``predicted``."""
+    from conftest import step_verdicts_agreeing_with_replay
+
+    from traceinspect.analysis.diagnose import diagnose
+    from traceinspect.parse import load_trace
+
+    workloads = validation_workloads(VALIDATION_DIR / recording)
+    odd = next(w for w in workloads if w.name == name)
+    rest = [w for w in workloads if w is not odd]
+    assert step_verdicts_agreeing_with_replay(rest) == others
+    assert odd.saving == pytest.approx(saving, abs=0.001)
+    step = diagnose(load_trace(odd.trace)).region(odd.region)
+    assert step.verdict == verdict
+    assert step.estimate is not None
+    assert step.estimate.saving_frac == pytest.approx(predicted, abs=0.01)
+
+
 def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
     """Replay saved 20 % or more on all 64 (holdout9's twelve-input step, 7.9 MB of input
     copies, 58 %): each step reads launch-bound, and no region's verdict contradicts its
@@ -655,21 +682,20 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
     # neighborhood attention (compute-bound, predicted 7 %)
     blind = validation_workloads(VALIDATION_DIR / "holdout22")
     assert step_verdicts_agreeing_with_replay(blind) == {"launch-bound": 6, "compute-bound": 1}
-    rerun = validation_workloads(VALIDATION_DIR / "holdout22_rerun")
-    heads = next(w for w in rerun if w.name == "aux_probes_side_stream_b16")
-    others = [w for w in rerun if w is not heads]
-    assert step_verdicts_agreeing_with_replay(others) == {"launch-bound": 5, "compute-bound": 1}
     # the probe heads on the rerun: replay saved 34 %, where the same step's eager p50 was
     # 1,232 µs against the first process's 802 (graphed 814 and 793): the trace reads mixed,
     # its saving 18 % (its eager time from the trace 910 µs)
+    assert_one_step_reads(
+        "holdout22_rerun",
+        "aux_probes_side_stream_b16",
+        {"launch-bound": 5, "compute-bound": 1},
+        saving=0.339,
+        verdict="mixed",
+        predicted=0.18,
+    )
     from traceinspect.analysis.diagnose import diagnose
     from traceinspect.parse import load_trace
 
-    assert heads.saving == pytest.approx(0.339, abs=0.001)
-    step = diagnose(load_trace(heads.trace)).region(heads.region)
-    assert step.verdict == "mixed"
-    assert step.estimate is not None
-    assert step.estimate.saving_frac == pytest.approx(0.18, abs=0.01)
     # holdout23: replay saved 1-2 % on the bilinear pooling and the GPU augmentation
     # (compute-bound), 23 % on the SSIM loss and 50-74 % on the rest (launch-bound); on the
     # rerun the augmentation saved 21 % (launch-bound) and the SSIM loss 16 %
@@ -714,15 +740,14 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
     # On the first recording the RNN-T joint reads mixed too (predicted 16 %; 25 % and
     # launch-bound before its profiled host, launch calls a median 9.6 µs, was brought to a
     # typical pace), where replay saved 24 %
-    workloads = validation_workloads(VALIDATION_DIR / "holdout28")
-    joint = next(w for w in workloads if w.name == "rnnt_joint_b4")
-    others = [w for w in workloads if w is not joint]
-    assert step_verdicts_agreeing_with_replay(others) == {"launch-bound": 7}
-    assert joint.saving == pytest.approx(0.245, abs=0.001)
-    step = diagnose(load_trace(joint.trace)).region(joint.region)
-    assert step.verdict == "mixed"
-    assert step.estimate is not None
-    assert step.estimate.saving_frac == pytest.approx(0.16, abs=0.01)
+    assert_one_step_reads(
+        "holdout28",
+        "rnnt_joint_b4",
+        {"launch-bound": 7},
+        saving=0.245,
+        verdict="mixed",
+        predicted=0.16,
+    )
     workloads = validation_workloads(VALIDATION_DIR / "holdout28_rerun")
     assert step_verdicts_agreeing_with_replay(workloads) == {"launch-bound": 6, "mixed": 1}
     # holdout29: replay saved 33-89 % on five (launch-bound) and 3-6 % on EGNN and Informer's
@@ -733,15 +758,14 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
     # on the rerun PatchTST, where replay saved 43 %, reads mixed (predicted 17 %; 27 % and
     # launch-bound before its profiled host, launch calls a median 8.9 µs, was brought to a
     # typical pace): its measured eager p50 moved more than any other step of the set
-    workloads = validation_workloads(VALIDATION_DIR / "holdout29_rerun")
-    patchtst = next(w for w in workloads if w.name == "patchtst_b32")
-    others = [w for w in workloads if w is not patchtst]
-    assert step_verdicts_agreeing_with_replay(others) == {"launch-bound": 4, "compute-bound": 3}
-    assert patchtst.saving == pytest.approx(0.426, abs=0.001)
-    step = diagnose(load_trace(patchtst.trace)).region(patchtst.region)
-    assert step.verdict == "mixed"
-    assert step.estimate is not None
-    assert step.estimate.saving_frac == pytest.approx(0.17, abs=0.01)
+    assert_one_step_reads(
+        "holdout29_rerun",
+        "patchtst_b32",
+        {"launch-bound": 4, "compute-bound": 3},
+        saving=0.426,
+        verdict="mixed",
+        predicted=0.17,
+    )
     # holdout30: replay saved 75-88 % on six (launch-bound), 3 % on the int4 unpacking and 9 %
     # on the segmentation loss (compute-bound)
     workloads = validation_workloads(VALIDATION_DIR / "holdout30")
@@ -799,15 +823,14 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
     # (graphed 3,489 and 3,540)
     workloads = validation_workloads(VALIDATION_DIR / "holdout35")
     assert step_verdicts_agreeing_with_replay(workloads) == {"launch-bound": 7, "compute-bound": 1}
-    rerun = validation_workloads(VALIDATION_DIR / "holdout35_rerun")
-    dgcnn = next(w for w in rerun if w.name == "dgcnn_edgeconv_b8")
-    others = [w for w in rerun if w is not dgcnn]
-    assert step_verdicts_agreeing_with_replay(others) == {"launch-bound": 7}
-    assert dgcnn.saving == pytest.approx(0.079, abs=0.001)
-    step = diagnose(load_trace(dgcnn.trace)).region(dgcnn.region)
-    assert step.verdict == "mixed"
-    assert step.estimate is not None
-    assert step.estimate.saving_frac == pytest.approx(0.09, abs=0.01)
+    assert_one_step_reads(
+        "holdout35_rerun",
+        "dgcnn_edgeconv_b8",
+        {"launch-bound": 7},
+        saving=0.079,
+        verdict="mixed",
+        predicted=0.09,
+    )
     # holdout36: replay saved 57-88 %: launch-bound, all four
     workloads = validation_workloads(VALIDATION_DIR / "holdout36")
     assert step_verdicts_agreeing_with_replay(workloads) == {"launch-bound": 4}
