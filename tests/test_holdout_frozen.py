@@ -41,11 +41,11 @@ HOLDOUT = SAMPLES / "validation" / "holdout"
 # workload: (measured graphed p50 µs, predicted µs, measured saving, predicted saving)
 EXPECTED = {
     "bottleneck_b16": (1302.4, 1263.7, 0.7284, 0.7783),  # −3.0 %
-    "compiled_block": (171.6, 168.7, 0.5435, 0.4906),  # −1.7 %
-    "decoder_b4": (1207.4, 1097.0, 0.7705, 0.7742),  # −9.2 %
-    "encoder_b32": (1722.9, 1814.1, 0.0249, -0.02),  # compute-bound: +5.3 %
-    "gru_loop": (977.4, 983.7, 0.6431, 0.6155),  # +0.7 %
-    "sgd_update": (1301.9, 1130.3, 0.7631, 0.8485),  # 601 nodes: −13.2 %
+    "compiled_block": (171.6, 165.3, 0.5435, 0.5009),  # −3.7 %
+    "decoder_b4": (1207.4, 1093.5, 0.7705, 0.7749),  # −9.4 %
+    "encoder_b32": (1722.9, 1810.7, 0.0249, -0.02),  # compute-bound: +5.1 %
+    "gru_loop": (977.4, 980.3, 0.6431, 0.6169),  # +0.3 %
+    "sgd_update": (1301.9, 1129.3, 0.7631, 0.8487),  # 601 nodes: −13.3 %
 }
 #: Workloads whose graphed prediction misses ±10 % against each mode's least disturbed
 #: round: sgd_update (1,122.3 µs predicted against 1,301.9 measured in the profiled process,
@@ -85,4 +85,4 @@ def test_the_clean_model_sits_below_the_profiled_process(rows: dict[str, Validat
     below = {name for name, row in rows.items() if row.error_frac < 0}
     assert below == {"bottleneck_b16", "compiled_block", "decoder_b4", "sgd_update"}
     errors = sorted(row.error_frac for row in rows.values())
-    assert (errors[2] + errors[3]) / 2 == pytest.approx(-0.0232, abs=0.001)  # median
+    assert (errors[2] + errors[3]) / 2 == pytest.approx(-0.0331, abs=0.001)  # median

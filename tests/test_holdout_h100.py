@@ -39,56 +39,56 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "adamw_many_small_params": (368.8, 375.5, 373.8),  # +1.8 / +1.4 %
         "ctr_dense_sparse_8in_b64": (93.1, 97.5, 100.0),  # +4.7 / +7.4 %
         "depthwise_sep_4in_b8": (234.4, 240.9, 242.3),  # +2.8 / +3.4 %
-        "graph_conv_2in_b1": (63.2, 66.3, 67.2),  # +5.0 / +6.4 %
+        "graph_conv_2in_b1": (63.2, 66.3, 66.7),  # +4.9 / +5.5 %
         "kv_append_decode_4in": (84.2, 88.7, 87.9),  # +5.3 / +4.4 %
         "multimodal_3in_b16": (102.7, 103.4, 93.7),  # +0.8 / −8.7 %
         "tabular_resnet_b512": (173.5, 177.4, 176.5),  # +2.2 / +1.7 %
         "triplet_loss_3in_b32": (283.4, 277.7, 267.3),  # −2.0 / −5.7 %
     },
     "h100_holdout18": {
-        "focal_loss_detection_4in_b4": (115.8, 116.9, 114.7),  # +1.0 / −0.9 %
+        "focal_loss_detection_4in_b4": (115.8, 116.9, 114.2),  # +0.9 / −1.4 %
         "mixture_density_head_2in_b256": (122.0, 131.0, 129.7),  # +7.4 / +6.4 %
         "pointnet_b8": (186.6, 188.4, 188.5),  # +1.0 / +1.0 %
         "seq2seq_gru_decoder_5in_b16": (168.5, 170.3, 170.6),  # +1.1 / +1.3 %
-        "sgd_momentum_loop_40params": (243.5, 255.7, 255.9),  # +5.0 / +5.1 %
+        "sgd_momentum_loop_40params": (243.5, 255.7, 254.7),  # +5.0 / +4.6 %
         "swin_window_attn_b4": (207.0, 211.0, 210.3),  # +1.9 / +1.6 %
         "token_type_pos_embed_3in_b32": (110.9, 111.8, 110.0),  # +0.9 / −0.7 %
         "unet_tiny_b2": (259.0, 271.5, 270.9),  # +4.9 / +4.6 %
     },
     "h100_holdout15": {
-        "dcn_v2_streams_b1024": (143.8, 150.5, 153.9),  # +4.7 / +7.1 % (−16.2 / −13.8 % unpacked)
-        "haar_wavelet_b8": (212.4, 201.1, 201.9),  # −5.3 / −4.9 %
+        "dcn_v2_streams_b1024": (143.8, 150.5, 150.9),  # +4.7 / +7.1 % (+4.7 / +4.9 % unpacked)
+        "haar_wavelet_b8": (212.4, 201.1, 200.8),  # −5.3 / −5.5 %
         "kv_ring_buffer_decode_b8": (398.4, 392.1, 394.2),  # −1.6 / −1.1 %
-        "lora_mlp_b16": (544.6, 545.7, 546.4),  # +0.2 / +0.3 %
-        "pipeline_microbatch_streams_b4": (87.3, 88.1, 89.4),  # +1.0 / +2.5 %
-        "ppo_update_b2048": (419.4, 424.6, 430.8),  # +1.2 / +2.7 %
-        "scatter_histogram_b64": (71.9, 77.0, 78.2),  # +7.2 / +8.9 %
-        "siamese_streams_b32": (73.9, 74.7, 77.4),  # +1.1 / +4.7 %
+        "lora_mlp_b16": (544.6, 545.7, 545.2),  # +0.2 / +0.1 %
+        "pipeline_microbatch_streams_b4": (87.3, 88.1, 88.7),  # +0.9 / +1.6 %
+        "ppo_update_b2048": (419.4, 424.6, 430.2),  # +1.2 / +2.6 %
+        "scatter_histogram_b64": (71.9, 77.0, 77.2),  # +7.1 / +7.4 %
+        "siamese_streams_b32": (73.9, 74.7, 75.9),  # +1.1 / +2.7 %
     },
     "h100_holdout16": {
-        "clip_two_tower_streams_b64": (84.9, 86.5, 87.7),  # +1.8 / +3.3 %
-        "feature_fusion_6in_b32": (78.4, 83.4, 86.0),  # +6.3 / +9.7 %
-        "lion_foreach_update": (730.1, 736.5, 787.1),  # +0.9 / +7.8 %
-        "mbconv_se_b1": (212.9, 223.9, 224.7),  # +5.1 / +5.5 %
-        "retrieval_topk_b16": (135.0, 135.3, 136.3),  # +0.3 / +1.0 %
-        "rwkv_timemix_loop_b4": (1876.9, 1920.0, 1921.2),  # +2.3 / +2.4 %
+        "clip_two_tower_streams_b64": (84.9, 86.5, 86.5),  # +1.9 / +1.9 %
+        "feature_fusion_6in_b32": (78.4, 83.4, 77.9),  # +6.4 / −0.6 %
+        "lion_foreach_update": (730.1, 736.5, 743.4),  # +0.9 / +1.8 %
+        "mbconv_se_b1": (212.9, 223.9, 224.5),  # +5.2 / +5.4 %
+        "retrieval_topk_b16": (135.0, 135.3, 135.2),  # +0.2 / +0.1 %
+        "rwkv_timemix_loop_b4": (1876.9, 1920.0, 1919.3),  # +2.3 / +2.3 %
         "stft_melspec_b8": (56.2, 59.3, 59.3),  # +5.6 / +5.5 %
         "wide_deep_4in_streams_b256": (67.0, 70.0, 72.8),  # +4.4 / +8.6 %
     },
     "h100_holdout14": {
         "compiled_gpt_block_b4": (81.7, 80.4, 80.6),  # −1.5 / −1.4 %
-        "convnext_block_b8": (598.8, 607.7, 607.4),  # +1.5 / +1.4 %
+        "convnext_block_b8": (598.8, 607.7, 607.3),  # +1.5 / +1.4 %
         # +13.8 / +13.2 % until a kernel of several waves made room in its last wave
-        "inception_streams_b16": (289.0, 295.7, 293.7),  # +2.3 / +1.6 %
+        "inception_streams_b16": (289.0, 295.4, 293.4),  # +2.2 / +1.5 %
     },
     "h100_holdout13": {
         "deepfm_streams_b2048": (129.0, 132.6, 134.4),  # +2.7 / +4.2 %
-        "gumbel_softmax_vae_b256": (108.1, 114.9, 114.7),  # +6.3 / +6.2 %
+        "gumbel_softmax_vae_b256": (108.1, 114.9, 113.5),  # +6.3 / +5.0 %
         "hyena_fftconv_b8": (4096.4, 4168.1, 4168.6),  # +1.8 / +1.8 %
         "kalman_filter_b1024": (1308.5, 1355.6, 1354.5),  # +3.6 / +3.5 %
         "neural_ode_rk4_b512": (2034.0, 2065.6, 2066.0),  # +1.6 / +1.6 %
         "set_transformer_b64": (1152.7, 1163.4, 1163.9),  # +0.9 / +1.0 %
-        "tcn_b32": (1099.0, 1121.8, 1121.7),  # +2.1 / +2.1 %
+        "tcn_b32": (1099.0, 1121.8, 1121.0),  # +2.1 / +2.0 %
         "yolo_head_decode_b16": (1446.5, 1458.4, 1458.2),  # +0.8 / +0.8 %
     },
 }
@@ -123,13 +123,15 @@ def test_h100_prediction(recording: str, name: str) -> None:
         # median 1.4 % (3.2 % from the trace alone) while matrix kernels side by side did
         # not slow each other: its four multi-stream steps now read 1.0-4.7 % high
         (True, "", 16, 0.0205, 16),
-        # from the trace alone, each copy at the profile's 6.8 µs (15 of 16, 5.2 %, DCN-v2
-        # −13.8 %, at freeze)
-        (False, "", 16, 0.048, 16),
+        # from the trace alone (15 of 16, 5.2 %, DCN-v2 −13.8 %, at freeze); median 4.8 %
+        # while each copy was charged the profile's 6.8 µs, 2.4 % since a fast host's copies
+        # follow its pace (eager.COPY_PER_LAUNCH_CALL: launch calls a median 4.6-5.8 µs)
+        (False, "", 16, 0.0241, 16),
         # the same traces with the H200 profile, as every H100 trace was predicted before:
-        # each copy at the H200's 9.2 µs, every launch and replay at the H200's costs
+        # every launch and replay at the H200's costs, each copy at the H200's 9.2 µs (6 of
+        # 16 within from the trace alone, median 10.7 %) or at the trace's pace (13 of 16)
         (True, "nvidia-h200", 14, 0.0362, 16),
-        (False, "nvidia-h200", 6, 0.1072, 16),
+        (False, "nvidia-h200", 13, 0.0436, 16),
     ],
 )
 def test_the_blind_h100_sets(
@@ -188,8 +190,8 @@ def test_h100_verdicts_agree_with_what_replay_did() -> None:
         "mixed": 1,
     }
     for name, verdict, measured, predicted in (
-        ("lora_mlp_b16", "mixed", 0.231, 0.161),
-        ("lion_foreach_update", "launch-bound", -0.618, 0.332),
+        ("lora_mlp_b16", "mixed", 0.231, 0.163),
+        ("lion_foreach_update", "launch-bound", -0.618, 0.333),
     ):
         step = diagnose(load_trace(odd[name].trace)).region(odd[name].region)
         assert step.verdict == verdict

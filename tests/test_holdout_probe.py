@@ -142,44 +142,44 @@ from validation_table import (  # noqa: E402
 # predicted µs from the trace alone); the comments give both errors
 EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
     "holdout17": {
-        "adamw_many_small_params": (358.8, 363.6, 365.8),  # +1.3 / +2.0 %
+        "adamw_many_small_params": (358.8, 363.6, 364.0),  # +1.3 / +1.4 %
         "ctr_dense_sparse_8in_b64": (100.4, 119.4, 115.2),  # +19.0 / +14.8 %
         "depthwise_sep_4in_b8": (230.6, 248.4, 252.5),  # +7.7 / +9.5 %
         "graph_conv_2in_b1": (71.6, 65.4, 69.7),  # −8.6 / −2.6 %
-        "kv_append_decode_4in": (83.5, 83.3, 94.6),  # −0.2 / +13.4 %
+        "kv_append_decode_4in": (83.5, 83.3, 89.4),  # −0.2 / +7.1 %
         "multimodal_3in_b16": (105.3, 101.0, 98.4),  # −4.1 / −6.6 %
         "tabular_resnet_b512": (183.8, 177.8, 176.9),  # −3.3 / −3.8 %
         "triplet_loss_3in_b32": (281.2, 274.8, 273.9),  # −2.3 / −2.6 %
     },
     "holdout17_rerun": {
-        "adamw_many_small_params": (363.2, 363.9, 365.4),  # +0.2 / +0.6 %
+        "adamw_many_small_params": (363.2, 363.9, 365.3),  # +0.2 / +0.6 %
         "ctr_dense_sparse_8in_b64": (133.3, 120.3, 115.2),  # −9.8 / −13.6 %
-        "depthwise_sep_4in_b8": (248.2, 254.5, 252.2),  # +2.6 / +1.6 %
-        "graph_conv_2in_b1": (67.9, 69.0, 69.6),  # +1.6 / +2.6 %
-        "kv_append_decode_4in": (99.0, 94.9, 94.7),  # −4.2 / −4.4 %
-        "multimodal_3in_b16": (102.2, 99.9, 98.3),  # −2.3 / −3.9 %
+        "depthwise_sep_4in_b8": (248.2, 254.5, 244.7),  # +2.5 / −1.4 %
+        "graph_conv_2in_b1": (67.9, 69.0, 65.4),  # +1.6 / −3.7 %
+        "kv_append_decode_4in": (99.0, 94.9, 92.2),  # −4.1 / −6.9 %
+        "multimodal_3in_b16": (102.2, 99.9, 97.6),  # −2.3 / −4.5 %
         "tabular_resnet_b512": (175.9, 176.2, 176.8),  # +0.1 / +0.5 %
         "triplet_loss_3in_b32": (268.9, 272.1, 273.6),  # +1.2 / +1.8 %
     },
     "probe_rerecord": {
-        "dcn_v2_streams_b1024": (147.9, 152.9, 157.9),  # +3.4 / +6.8 % (−17.6 / −14.2 % unpacked)
-        "feature_fusion_6in_b32": (102.1, 99.1, 96.6),  # −2.9 / −5.3 %
-        "siamese_streams_b32": (76.1, 72.8, 78.7),  # −4.3 / +3.4 %
-        "wide_deep_4in_streams_b256": (86.5, 79.9, 79.2),  # −7.7 / −8.4 %
+        "dcn_v2_streams_b1024": (147.9, 152.9, 155.5),  # +3.4 / +6.8 % (+3.4 / +5.1 % unpacked)
+        "feature_fusion_6in_b32": (102.1, 99.1, 83.5),  # −2.9 / −18.2 %
+        "siamese_streams_b32": (76.1, 72.8, 75.0),  # −4.3 / −1.4 %
+        "wide_deep_4in_streams_b256": (86.5, 79.9, 74.9),  # −7.6 / −13.4 %
     },
     "probe_rerecord_rerun": {
-        "dcn_v2_streams_b1024": (158.1, 159.2, 158.0),  # +0.7 / −0.0 % (−18.9 / −19.7 % unpacked)
+        "dcn_v2_streams_b1024": (158.1, 159.2, 157.1),  # +0.7 / −0.0 % (+0.7 / −0.6 % unpacked)
         # +21.9 / +26.2 % while every layer's wait was tied to the last dequantization
         "dequant_prefetch_b16": (44.7, 48.0, 49.9),  # +7.4 / +11.7 %
-        "expert_choice_moe_b16": (168.1, 143.5, 144.2),  # −14.6 / −14.2 %
-        "feature_fusion_6in_b32": (84.3, 85.4, 96.6),  # +1.3 / +14.6 %
+        "expert_choice_moe_b16": (168.1, 143.5, 142.6),  # −14.6 / −15.2 %
+        "feature_fusion_6in_b32": (84.3, 85.4, 85.6),  # +1.3 / +1.5 %
         "gumbel_softmax_vae_b256": (120.4, 118.6, 118.1),  # −1.5 / −1.9 %
         "input_heavy_b32": (222.5, 221.7, 223.2),  # −0.4 / +0.3 %
-        "lm_head_topk_b8": (128.9, 124.6, 127.8),  # −3.3 / −0.9 %
+        "lm_head_topk_b8": (128.9, 124.6, 124.5),  # −3.3 / −3.4 %
         "recsys_embed_mlp_b512": (164.1, 186.5, 189.2),  # +13.7 / +15.3 %
-        "rmsprop_loop": (1465.5, 1561.9, 1495.8),  # +6.6 / +2.1 %
+        "rmsprop_loop": (1465.5, 1561.9, 1445.3),  # +6.6 / −1.4 %
         "siamese_streams_b32": (88.8, 77.3, 78.7),  # −13.0 / −11.3 %
-        "streams_pipeline": (132.0, 118.3, 118.7),  # −10.4 / −10.1 %
+        "streams_pipeline": (132.0, 118.3, 116.5),  # −10.4 / −11.7 %
         "wide_deep_4in_streams_b256": (69.0, 74.0, 79.1),  # +7.3 / +14.7 %
     },
     "holdout18": {
@@ -187,88 +187,88 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "mixture_density_head_2in_b256": (129.0, 128.4, 128.6),  # −0.5 / −0.4 %
         "pointnet_b8": (177.8, 175.4, 174.7),  # −1.4 / −1.7 %
         "seq2seq_gru_decoder_5in_b16": (191.6, 185.5, 178.4),  # −3.1 / −6.9 %
-        "sgd_momentum_loop_40params": (240.0, 245.1, 244.3),  # +2.1 / +1.8 %
+        "sgd_momentum_loop_40params": (240.0, 245.1, 244.0),  # +2.1 / +1.7 %
         "swin_window_attn_b4": (199.3, 203.3, 205.0),  # +2.0 / +2.9 %
-        "token_type_pos_embed_3in_b32": (102.0, 108.8, 115.5),  # +6.6 / +13.3 %
+        "token_type_pos_embed_3in_b32": (102.0, 108.8, 111.7),  # +6.7 / +9.5 %
         "unet_tiny_b2": (265.2, 278.7, 278.3),  # +5.1 / +5.0 %
     },
     "holdout18_rerun": {
-        "focal_loss_detection_4in_b4": (113.7, 116.9, 120.8),  # +2.8 / +6.3 %
-        "mixture_density_head_2in_b256": (132.0, 129.2, 128.0),  # −2.1 / −3.0 %
+        "focal_loss_detection_4in_b4": (113.7, 116.9, 114.8),  # +2.8 / +1.0 %
+        "mixture_density_head_2in_b256": (132.0, 129.2, 127.6),  # −2.1 / −3.3 %
         "pointnet_b8": (168.6, 170.0, 173.1),  # +0.8 / +2.7 %
-        "seq2seq_gru_decoder_5in_b16": (171.4, 173.7, 177.3),  # +1.4 / +3.5 %
-        "sgd_momentum_loop_40params": (237.2, 242.1, 243.8),  # +2.1 / +2.8 %
+        "seq2seq_gru_decoder_5in_b16": (171.4, 173.7, 175.4),  # +1.3 / +2.3 %
+        "sgd_momentum_loop_40params": (237.2, 242.1, 241.7),  # +2.1 / +1.9 %
         "swin_window_attn_b4": (202.0, 202.7, 204.3),  # +0.4 / +1.2 %
-        "token_type_pos_embed_3in_b32": (100.5, 108.1, 115.0),  # +7.6 / +14.5 %
-        "unet_tiny_b2": (253.1, 272.7, 276.4),  # +7.7 / +9.2 %
+        "token_type_pos_embed_3in_b32": (100.5, 108.1, 114.5),  # +7.6 / +13.9 %
+        "unet_tiny_b2": (253.1, 272.7, 273.5),  # +7.7 / +8.1 %
     },
     "holdout19": {
-        "adagrad_loop_60params": (666.3, 663.0, 662.8),  # −0.5 / −0.5 %
+        "adagrad_loop_60params": (666.3, 663.0, 662.7),  # −0.5 / −0.5 %
         "deberta_relpos_attn_b4": (218.4, 221.5, 224.4),  # +1.4 / +2.8 %
-        "edsr_pixelshuffle_b4": (887.2, 900.5, 901.0),  # +1.5 / +1.6 %
-        "encoder_train_step_b8": (615.3, 616.5, 621.7),  # +0.2 / +1.1 %
-        "medusa_heads_decode_b1": (513.2, 486.0, 485.8),  # −5.3 / −5.3 %
-        "shared_expert_streams_b16": (346.8, 361.2, 363.6),  # +4.2 / +4.8 %
-        "timestep_film_resblock_b8": (251.5, 255.3, 253.9),  # +1.5 / +0.9 %
-        "wav2vec_feature_encoder_b2": (260.1, 274.6, 276.2),  # +5.5 / +6.2 %
+        "edsr_pixelshuffle_b4": (887.2, 900.5, 898.2),  # +1.5 / +1.2 %
+        "encoder_train_step_b8": (615.3, 616.5, 619.7),  # +0.2 / +0.7 %
+        "medusa_heads_decode_b1": (513.2, 486.0, 485.3),  # −5.3 / −5.4 %
+        "shared_expert_streams_b16": (346.8, 361.3, 361.4),  # +4.2 / +4.2 %
+        "timestep_film_resblock_b8": (251.5, 255.3, 251.0),  # +1.5 / −0.2 %
+        "wav2vec_feature_encoder_b2": (260.1, 274.6, 273.9),  # +5.6 / +5.3 %
     },
     "holdout20": {
         # two chains of ~120 small kernels side by side: the replay (550-605 µs profiled)
         # overlapped them less than the schedule, which pays node costs per chain
-        "bidir_gru_cells_2streams_b16": (543.0, 567.2, 572.1),  # +4.5 / +5.4 %
-        "ensemble_mlp_4streams_b16": (90.6, 86.0, 91.2),  # −5.1 / +0.7 %
+        "bidir_gru_cells_2streams_b16": (543.0, 567.2, 566.9),  # +4.5 / +4.4 %
+        "ensemble_mlp_4streams_b16": (90.6, 86.0, 86.7),  # −5.1 / −4.3 %
         # the four levels' NCHW/NHWC transposes and 3x3 convolutions overlap in the replay
         # (114 µs of GPU time profiled, 137 predicted at the freeze, 121 now); four inputs of
         # 7.8 MB copied in
-        "fpn_lateral_streams_b2": (135.8, 150.1, 169.4),  # +10.5 / +24.7 %
-        "metrics_side_stream_b512": (110.9, 105.6, 115.4),  # −4.8 / +4.1 %
-        "multitask_heads_4streams_b64": (40.6, 40.2, 45.4),  # −0.9 / +12.0 %
-        "parallel_attn_mlp_streams_b8": (157.1, 150.6, 155.8),  # −4.1 / −0.8 %
-        "vision_text_towers_streams_b4": (294.3, 318.9, 328.1),  # +8.4 / +11.5 %
-        "weight_prefetch_copy_stream_b8": (132.6, 139.3, 144.5),  # +5.0 / +8.9 %
+        "fpn_lateral_streams_b2": (135.8, 150.4, 152.6),  # +10.8 / +12.4 %
+        "metrics_side_stream_b512": (110.9, 105.6, 106.9),  # −4.8 / −3.6 %
+        "multitask_heads_4streams_b64": (40.6, 40.2, 40.8),  # −1.0 / +0.5 %
+        "parallel_attn_mlp_streams_b8": (157.1, 150.6, 151.6),  # −4.1 / −3.5 %
+        "vision_text_towers_streams_b4": (294.3, 318.9, 319.8),  # +8.4 / +8.7 %
+        "weight_prefetch_copy_stream_b8": (132.6, 139.3, 139.8),  # +5.1 / +5.4 %
     },
     "holdout21": {
         # measured just under its range (516.0 µs against 522-610) until a kernel of one wave
         # made room at 80 or 90 % of its run (+7.9 / +8.4 % then)
         "grouped_conv_branches_4streams_b8": (516.0, 532.2, 534.7),  # +3.2 / +3.6 %
-        "moe_gelu_4streams_b32": (290.3, 278.8, 279.7),  # −4.0 / −3.7 %
-        "performer_linear_attn_b4": (1868.1, 1852.5, 1851.9),  # −0.8 / −0.9 %
+        "moe_gelu_4streams_b32": (290.3, 278.8, 278.9),  # −4.0 / −3.9 %
+        "performer_linear_attn_b4": (1868.1, 1852.5, 1851.3),  # −0.8 / −0.9 %
         "point_transformer_knn_b4": (1487.2, 1446.4, 1445.2),  # −2.7 / −2.8 %
-        "r2plus1d_video_b2": (577.9, 600.3, 602.8),  # +3.9 / +4.3 %
-        "t5_relative_bias_encoder_b8": (454.5, 461.9, 463.5),  # +1.6 / +2.0 %
+        "r2plus1d_video_b2": (577.9, 600.3, 600.8),  # +3.9 / +4.0 %
+        "t5_relative_bias_encoder_b8": (454.5, 461.9, 461.8),  # +1.6 / +1.6 %
         "unet_skip_side_stream_b2": (740.7, 742.0, 744.9),  # +0.2 / +0.6 %
     },
     # recorded twice on one lease, each in its own processes
     "holdout22": {
-        "aux_probes_side_stream_b16": (792.5, 741.1, 744.8),  # −6.5 / −6.0 %
+        "aux_probes_side_stream_b16": (792.5, 741.1, 742.0),  # −6.5 / −6.4 %
         "ctc_greedy_decode_b16": (58.0, 60.5, 63.2),  # +4.2 / +8.9 %
-        "fake_quant_absmax_b32": (176.8, 188.1, 191.7),  # +6.4 / +8.4 %
+        "fake_quant_absmax_b32": (176.8, 188.1, 188.7),  # +6.4 / +6.7 %
         # its process's copies probed 6.0-6.3 µs against the built-in 9.2 (two inputs)
-        "hypernet_per_sample_mlp_b64": (61.7, 66.4, 72.8),  # +7.5 / +18.0 %
-        "layer_copy_prefetch_b8": (55.1, 54.2, 55.2),  # −1.7 / +0.2 %
+        "hypernet_per_sample_mlp_b64": (61.7, 66.4, 66.2),  # +7.6 / +7.3 %
+        "layer_copy_prefetch_b8": (55.1, 54.2, 53.1),  # −1.6 / −3.6 %
         "neighborhood_attn_unfold_b2": (622.9, 597.3, 597.8),  # −4.1 / −4.0 %
         "speculative_verify_b4": (136.8, 132.6, 134.9),  # −3.1 / −1.4 %
     },
     "holdout22_rerun": {
-        "aux_probes_side_stream_b16": (814.1, 746.6, 747.4),  # −8.3 / −8.2 %
-        "ctc_greedy_decode_b16": (57.2, 59.4, 63.1),  # +3.8 / +10.2 %
-        "fake_quant_absmax_b32": (177.0, 187.9, 191.3),  # +6.2 / +8.1 %
-        "hypernet_per_sample_mlp_b64": (69.4, 72.1, 72.8),  # +4.0 / +5.0 %
-        "layer_copy_prefetch_b8": (51.6, 52.0, 55.4),  # +0.9 / +7.4 %
-        "neighborhood_attn_unfold_b2": (580.2, 594.0, 597.3),  # +2.4 / +3.0 %
+        "aux_probes_side_stream_b16": (814.1, 746.6, 746.6),  # −8.3 / −8.3 %
+        "ctc_greedy_decode_b16": (57.2, 59.4, 61.1),  # +3.8 / +6.8 %
+        "fake_quant_absmax_b32": (177.0, 187.9, 188.5),  # +6.2 / +6.5 %
+        "hypernet_per_sample_mlp_b64": (69.4, 72.1, 70.1),  # +3.9 / +1.0 %
+        "layer_copy_prefetch_b8": (51.6, 52.0, 53.0),  # +0.8 / +2.7 %
+        "neighborhood_attn_unfold_b2": (580.2, 594.0, 594.1),  # +2.4 / +2.4 %
         # four inputs, its process's copies probed 5.5-6.0 µs; 117.8 µs here, 136.8 in the
         # first recording's process
-        "speculative_verify_b4": (117.8, 120.4, 134.6),  # +2.3 / +14.3 %
+        "speculative_verify_b4": (117.8, 120.4, 124.2),  # +2.2 / +5.4 %
     },
     # recorded twice on one lease with no model change since holdout22
     "holdout23": {
         "bilinear_pool_b32": (633.7, 627.5, 632.8),  # −1.0 / −0.1 %
         "dense_moe_bmm_b16": (115.6, 112.2, 112.7),  # −2.9 / −2.5 %
         "glu_conv_stack_b8": (515.2, 525.5, 525.7),  # +2.0 / +2.0 %
-        "gpu_augment_b32": (309.1, 321.8, 332.8),  # +4.1 / +7.7 %
-        "masked_sparse_mlp_b64": (48.4, 49.1, 50.3),  # +1.5 / +3.9 %
+        "gpu_augment_b32": (309.1, 321.8, 325.6),  # +4.1 / +5.3 %
+        "masked_sparse_mlp_b64": (48.4, 49.1, 49.7),  # +1.4 / +2.7 %
         "ssim_loss_b8": (483.2, 459.7, 458.0),  # −4.9 / −5.2 %
-        "teacher_kl_side_stream_b32": (177.3, 171.4, 172.2),  # −3.3 / −2.9 %
+        "teacher_kl_side_stream_b32": (177.3, 171.4, 169.2),  # −3.3 / −4.6 %
         # three encoders on three streams: their GEMMs and convolutions fit side by side
         # (device shares 0.16-0.76); the replay ran them 2.3-3x as long (the text GEMM 18 ->
         # 52 µs, the audio convolution 43 -> 97 µs), the schedule 1.3-1.5x beside each other
@@ -276,12 +276,12 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "tri_encoder_3streams_b16": (345.8, 277.6, 276.9),  # −19.7 / −19.9 %
     },
     "holdout23_rerun": {
-        "bilinear_pool_b32": (638.3, 631.3, 631.8),  # −1.1 / −1.0 %
+        "bilinear_pool_b32": (638.3, 631.3, 631.6),  # −1.1 / −1.0 %
         "dense_moe_bmm_b16": (113.6, 110.5, 112.2),  # −2.7 / −1.2 %
         "glu_conv_stack_b8": (514.1, 527.5, 526.8),  # +2.6 / +2.5 %
         "gpu_augment_b32": (335.1, 330.1, 333.2),  # −1.5 / −0.6 %
-        "masked_sparse_mlp_b64": (44.7, 47.3, 50.2),  # +5.9 / +12.4 %
-        "ssim_loss_b8": (493.5, 457.5, 457.7),  # −7.3 / −7.2 %
+        "masked_sparse_mlp_b64": (44.7, 47.3, 47.6),  # +5.8 / +6.5 %
+        "ssim_loss_b8": (493.5, 457.5, 455.4),  # −7.3 / −7.7 %
         "teacher_kl_side_stream_b32": (168.0, 166.6, 172.3),  # −0.9 / +2.5 %
         "tri_encoder_3streams_b16": (335.0, 271.1, 277.0),  # −19.1 / −17.3 %
     },
@@ -289,10 +289,10 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
     # twin_fp32_mlp_2streams_b64 +24.2 / +24.6 % and +25.7 % (14 of 16 within ±10 %); the
     # per-kernel fit adopted then (0.5 past 1 µs) had been measured before the recording
     "holdout24": {
-        "conv_kernel_sizes_2streams_b4": (165.3, 168.3, 170.6),  # +1.8 / +3.2 %
-        "cross_stitch_multitask_2streams_b32": (105.5, 106.7, 109.4),  # +1.1 / +3.7 %
+        "conv_kernel_sizes_2streams_b4": (165.3, 168.3, 170.4),  # +1.8 / +3.1 %
+        "cross_stitch_multitask_2streams_b32": (105.5, 106.7, 107.8),  # +1.1 / +2.2 %
         "ema_teacher_update_side_stream_b32": (254.6, 244.5, 244.5),  # −4.0 / −4.0 %
-        "kan_spline_layer_b64": (287.6, 309.2, 310.0),  # +7.5 / +7.8 %
+        "kan_spline_layer_b64": (287.6, 309.2, 307.4),  # +7.5 / +6.9 %
         "mixture_of_depths_b8": (414.1, 415.2, 418.4),  # +0.3 / +1.0 %
         "qkv_proj_3streams_bf16_b8": (71.2, 66.9, 66.4),  # −6.0 / −6.7 %
         "retention_decay_b4": (310.2, 313.3, 315.0),  # +1.0 / +1.5 %
@@ -304,17 +304,17 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "conv_kernel_sizes_2streams_b4": (175.2, 170.3, 170.2),  # −2.9 / −2.9 %
         "cross_stitch_multitask_2streams_b32": (111.9, 108.7, 109.3),  # −2.9 / −2.3 %
         "ema_teacher_update_side_stream_b32": (254.8, 244.7, 243.8),  # −4.0 / −4.3 %
-        "kan_spline_layer_b64": (282.4, 308.7, 310.0),  # +9.3 / +9.8 %
+        "kan_spline_layer_b64": (282.4, 308.7, 307.5),  # +9.3 / +8.9 %
         "mixture_of_depths_b8": (418.0, 416.6, 417.8),  # −0.3 / −0.1 %
         "qkv_proj_3streams_bf16_b8": (67.6, 65.6, 66.2),  # −2.9 / −2.0 %
-        "retention_decay_b4": (310.2, 311.4, 313.9),  # +0.4 / +1.2 %
+        "retention_decay_b4": (310.2, 311.4, 312.3),  # +0.4 / +0.7 %
         "twin_fp32_mlp_2streams_b64": (177.0, 181.5, 184.2),  # +2.5 / +4.1 %
     },
     # recorded twice after the model of holdout24's pins was committed: blind
     "holdout25": {
         "attn_beside_conv_2streams_b4": (196.5, 205.6, 201.7),  # +4.6 / +2.6 %
         "bf16_experts_2streams_b256": (61.1, 57.5, 57.3),  # −5.9 / −6.2 %
-        "conv_towers_bf16_2streams_b8": (189.8, 198.8, 198.2),  # +4.8 / +4.4 %
+        "conv_towers_bf16_2streams_b8": (189.8, 198.8, 197.0),  # +4.7 / +3.8 %
         "delta_rule_scan_loop_b4": (967.9, 975.0, 975.6),  # +0.7 / +0.8 %
         "dynamic_conv_b16": (122.1, 123.7, 126.4),  # +1.3 / +3.5 %
         # three chains of FP32 GEMMs (256 blocks, 0.48 of the block slots, every SM) on three
@@ -322,25 +322,25 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         # of the six GEMMs' time alone; the schedule runs two at once, each 1.5x, and the
         # eager trace, where they overlapped too, is taken back by as little
         "fp32_gemm_chains_3streams_b512": (711.9, 566.8, 565.7),  # −20.4 / −20.5 %
-        "transformer_decoder_layer_b8": (473.1, 473.7, 479.9),  # +0.1 / +1.4 %
+        "transformer_decoder_layer_b8": (473.1, 473.7, 477.2),  # +0.1 / +0.9 %
         "vicreg_loss_b256": (550.5, 533.6, 531.7),  # −3.1 / −3.4 %
     },
     "holdout25_rerun": {
         "attn_beside_conv_2streams_b4": (189.9, 202.9, 202.5),  # +6.8 / +6.6 %
         "bf16_experts_2streams_b256": (60.6, 57.7, 57.9),  # −4.8 / −4.5 %
-        "conv_towers_bf16_2streams_b8": (186.0, 195.3, 198.5),  # +5.0 / +6.7 %
+        "conv_towers_bf16_2streams_b8": (186.0, 195.3, 196.0),  # +5.0 / +5.4 %
         "delta_rule_scan_loop_b4": (946.8, 974.3, 975.7),  # +2.9 / +3.0 %
         "dynamic_conv_b16": (120.9, 124.3, 127.2),  # +2.9 / +5.3 %
         "fp32_gemm_chains_3streams_b512": (733.4, 670.0, 668.0),  # −8.6 / −8.9 %
-        "transformer_decoder_layer_b8": (495.9, 481.5, 480.9),  # −2.9 / −3.0 %
-        "vicreg_loss_b256": (545.3, 532.7, 532.1),  # −2.3 / −2.4 %
+        "transformer_decoder_layer_b8": (495.9, 481.5, 478.8),  # −2.9 / −3.4 %
+        "vicreg_loss_b256": (545.3, 532.7, 529.5),  # −2.3 / −2.9 %
     },
     # written and committed with the model unchanged since holdout25, recorded on two leases:
     # blind. The MAE encoder has no graphed row: its step draws torch.rand, and the check
     # then drew eager and replay apart ("incorrect"; measured 134.5 µs, predicted −4.1 %)
     "holdout26": {
-        "adafactor_loop_30params": (2426.0, 2415.6, 2503.8),  # −0.4 / +3.2 %
-        "alibi_decoder_b4": (302.8, 308.6, 311.9),  # +1.9 / +3.0 %
+        "adafactor_loop_30params": (2426.0, 2415.6, 2400.4),  # −0.4 / −1.1 %
+        "alibi_decoder_b4": (302.8, 308.6, 310.6),  # +1.9 / +2.6 %
         # two towers of bf16 GEMMs (1,024 rows, 4.2-16.8 M weights) on two streams
         "bf16_gemm_pairs_2streams_b1024": (207.1, 185.2, 185.2),  # −10.6 / −10.5 %
         "chamfer_loss_b8": (317.8, 315.3, 320.3),  # −0.8 / +0.8 %
@@ -349,43 +349,43 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         # the replay ran the GEMMs in among them (79 µs of GPU span); the schedule has them
         # wait for room (94 µs)
         "conv_beside_mlp_2streams_b16": (101.3, 121.1, 126.5),  # +19.4 / +24.8 %
-        "convlstm_loop_b4": (410.1, 439.4, 442.4),  # +7.1 / +7.9 %
-        "crf_viterbi_loop_b16": (590.4, 620.5, 623.6),  # +5.1 / +5.6 %
+        "convlstm_loop_b4": (410.1, 439.4, 441.4),  # +7.1 / +7.6 %
+        "crf_viterbi_loop_b16": (590.4, 620.5, 620.3),  # +5.1 / +5.1 %
     },
     "holdout26_rerun": {
-        "adafactor_loop_30params": (2636.5, 2484.7, 2511.7),  # −5.8 / −4.7 %
+        "adafactor_loop_30params": (2636.5, 2484.7, 2506.4),  # −5.8 / −4.9 %
         "alibi_decoder_b4": (311.3, 313.4, 311.7),  # +0.7 / +0.1 %
         "bf16_gemm_pairs_2streams_b1024": (206.6, 184.8, 185.2),  # −10.6 / −10.3 %
         "chamfer_loss_b8": (339.1, 318.9, 319.9),  # −6.0 / −5.7 %
-        "conv_beside_mlp_2streams_b16": (100.3, 121.2, 127.1),  # +20.8 / +26.7 %
-        "convlstm_loop_b4": (411.1, 440.4, 444.1),  # +7.1 / +8.0 %
-        "crf_viterbi_loop_b16": (586.2, 612.5, 616.1),  # +4.5 / +5.1 %
+        "conv_beside_mlp_2streams_b16": (100.3, 121.2, 124.1),  # +20.8 / +23.7 %
+        "convlstm_loop_b4": (411.1, 440.4, 441.0),  # +7.1 / +7.3 %
+        "crf_viterbi_loop_b16": (586.2, 612.5, 613.7),  # +4.5 / +4.7 %
     },
     # written and committed with the model unchanged since holdout25, recorded once: blind;
     # every graph compares equal with eager, the mixup + dropout training step too (its
     # random draws from one seed on both sides)
     "holdout27": {
         "convmixer_block_b8": (276.1, 290.6, 292.7),  # +5.3 / +6.0 %
-        "detr_matching_cost_b8": (177.6, 183.6, 187.8),  # +3.4 / +5.8 %
-        "laplacian_pyramid_b8": (267.4, 268.7, 270.5),  # +0.5 / +1.2 %
+        "detr_matching_cost_b8": (177.6, 183.6, 184.0),  # +3.4 / +3.6 %
+        "laplacian_pyramid_b8": (267.4, 268.7, 269.3),  # +0.5 / +0.7 %
         # two cuDNN LSTMs (their layers on cuDNN's own streams) on two side streams: the
         # replay ran them more side by side than the schedule
-        "lstm_pair_2streams_b32": (932.6, 1149.6, 1149.2),  # +23.3 / +23.2 %
+        "lstm_pair_2streams_b32": (932.6, 1149.6, 1146.3),  # +23.3 / +22.9 %
         "mixup_dropout_train_b64": (310.8, 280.1, 276.9),  # −9.9 / −10.9 %
-        "pixelcnn_masked_conv_b16": (668.3, 669.4, 672.2),  # +0.2 / +0.6 %
-        "soft_dtw_loop_b16": (1936.7, 2073.0, 2075.6),  # +7.0 / +7.2 %
+        "pixelcnn_masked_conv_b16": (668.3, 669.4, 670.2),  # +0.2 / +0.3 %
+        "soft_dtw_loop_b16": (1936.7, 2073.0, 2075.1),  # +7.0 / +7.1 %
         "sparsemax_tabnet_b256": (263.0, 276.3, 278.5),  # +5.1 / +5.9 %
     },
     # written and committed with the model unchanged since holdout25 and recorded twice on
     # one lease: blind; also blind for the one-wave tail candidate (README), which predicts
     # every row of both the same
     "holdout28": {
-        "bert_mlm_head_b16": (246.2, 231.6, 228.4),  # −5.9 / −7.2 %
-        "draft_target_2streams_b1": (531.4, 507.5, 509.7),  # −4.5 / −4.1 %
+        "bert_mlm_head_b16": (246.2, 231.6, 224.5),  # −5.9 / −8.8 %
+        "draft_target_2streams_b1": (531.4, 507.5, 509.0),  # −4.5 / −4.2 %
         "gaussian_splat_project_b1": (1533.9, 1538.1, 1536.2),  # +0.3 / +0.1 %
-        "mla_latent_attention_b4": (414.4, 411.1, 411.4),  # −0.8 / −0.7 %
+        "mla_latent_attention_b4": (414.4, 411.1, 410.0),  # −0.8 / −1.1 %
         "moco_queue_2streams_b128": (176.1, 159.5, 156.6),  # −9.5 / −11.1 %
-        "muon_newton_schulz_12params": (1474.3, 1450.6, 1444.7),  # −1.6 / −2.0 %
+        "muon_newton_schulz_12params": (1474.3, 1450.6, 1438.8),  # −1.6 / −2.4 %
         "paged_kv_decode_b8": (487.0, 473.1, 471.7),  # −2.9 / −3.1 %
         "rnnt_joint_b4": (331.7, 321.0, 318.8),  # −3.2 / −3.9 %
     },
@@ -393,7 +393,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "bert_mlm_head_b16": (230.4, 225.3, 228.9),  # −2.2 / −0.7 %
         "draft_target_2streams_b1": (533.6, 508.8, 509.1),  # −4.6 / −4.6 %
         "gaussian_splat_project_b1": (1572.3, 1538.1, 1535.9),  # −2.2 / −2.3 %
-        "mla_latent_attention_b4": (444.8, 414.2, 411.8),  # −6.9 / −7.4 %
+        "mla_latent_attention_b4": (444.8, 414.2, 410.8),  # −6.9 / −7.6 %
         "moco_queue_2streams_b128": (156.4, 151.2, 156.3),  # −3.3 / −0.0 %
         "muon_newton_schulz_12params": (1474.8, 1462.2, 1444.1),  # −0.9 / −2.1 %
         "rnnt_joint_b4": (317.1, 315.0, 319.4),  # −0.6 / +0.7 %
@@ -430,8 +430,8 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "llama_decode_static_cache_b1": (724.8, 700.7, 697.4),  # −3.3 / −3.8 %
         "mobilevit_block_b8": (760.6, 774.3, 774.1),  # +1.8 / +1.8 %
         "pointer_net_decode_loop_b8": (3818.4, 3947.1, 3945.3),  # +3.4 / +3.3 %
-        "resnet18_b1": (371.3, 370.8, 371.3),  # −0.1 / +0.0 %
-        "seg_dice_focal_loss_b8": (1149.2, 1140.2, 1138.7),  # −0.8 / −0.9 %
+        "resnet18_b1": (371.3, 370.8, 370.1),  # −0.1 / −0.3 %
+        "seg_dice_focal_loss_b8": (1149.2, 1140.2, 1138.5),  # −0.8 / −0.9 %
         "three_towers_sidestreams_b16": (423.3, 412.7, 417.4),  # −2.5 / −1.4 %
         "trunk_heads_3streams_b64": (66.1, 67.6, 68.6),  # +2.2 / +3.8 %
     },
@@ -440,7 +440,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
     "holdout31": {
         "bucketize_preprocess_b4096": (278.2, 272.7, 271.2),  # −2.0 / −2.5 %
         "ckpt_mlp_train_b32": (1396.6, 1383.4, 1383.0),  # −0.9 / −1.0 %
-        "clip_towers_2streams_b32": (1026.7, 897.2, 898.9),  # −12.6 / −12.4 %
+        "clip_towers_2streams_b32": (1026.7, 897.2, 896.0),  # −12.6 / −12.7 %
         "gan_train_step_b64": (499.0, 493.9, 494.6),  # −1.0 / −0.9 %
         "grad_bucket_side_stream_b32": (653.6, 607.5, 612.5),  # −7.1 / −6.3 %
         "sparse_gcn_csr_b1": (376.9, 374.1, 375.6),  # −0.7 / −0.3 %
@@ -453,8 +453,8 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "clip_towers_2streams_b32": (1062.2, 907.3, 904.0),  # −14.6 / −14.9 %
         "gan_train_step_b64": (498.9, 494.1, 494.4),  # −1.0 / −0.9 %
         "grad_bucket_side_stream_b32": (671.1, 618.7, 617.7),  # −7.8 / −8.0 %
-        "sparse_gcn_csr_b1": (374.3, 374.3, 377.0),  # −0.0 / +0.7 %
-        "spectral_norm_disc_b16": (350.6, 369.2, 372.3),  # +5.3 / +6.2 %
+        "sparse_gcn_csr_b1": (374.3, 374.3, 376.3),  # +0.0 / +0.5 %
+        "spectral_norm_disc_b16": (350.6, 369.2, 369.9),  # +5.3 / +5.5 %
         "unet3d_b1": (1252.4, 1250.2, 1252.6),  # −0.2 / +0.0 %
     },
     # written and committed with the model unchanged since holdout30 and recorded twice on
@@ -463,86 +463,86 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "adamw_train_no_reset_b64": (319.5, 315.9, 315.7),  # −1.1 / −1.2 %
         "beam_search_step_b4": (155.3, 153.4, 158.2),  # −1.2 / +1.9 %
         "conv_beside_gemm_2streams_b8": (314.4, 382.1, 386.1),  # +21.6 / +22.8 %
-        "gat_edge_softmax_b1": (1076.8, 1057.1, 1057.2),  # −1.8 / −1.8 %
+        "gat_edge_softmax_b1": (1076.8, 1057.1, 1055.7),  # −1.8 / −2.0 %
         "realnvp_coupling_b256": (544.3, 554.2, 556.4),  # +1.8 / +2.2 %
-        "selective_scan_loop_b4": (946.5, 952.5, 951.3),  # +0.6 / +0.5 %
+        "selective_scan_loop_b4": (946.5, 952.5, 948.7),  # +0.6 / +0.2 %
         "tcn_dilated_b16": (838.9, 853.3, 853.2),  # +1.7 / +1.7 %
         "transformer_decoder_xattn_b2": (394.1, 379.3, 381.6),  # −3.8 / −3.2 %
     },
     "holdout32_rerun": {
         "adamw_train_no_reset_b64": (324.1, 314.3, 314.7),  # −3.0 / −2.9 %
-        "beam_search_step_b4": (167.5, 161.8, 158.4),  # −3.4 / −5.4 %
-        "conv_beside_gemm_2streams_b8": (317.8, 382.2, 386.5),  # +20.2 / +21.6 %
+        "beam_search_step_b4": (167.5, 161.8, 155.5),  # −3.4 / −7.2 %
+        "conv_beside_gemm_2streams_b8": (317.8, 382.2, 381.7),  # +20.3 / +20.1 %
         "gat_edge_softmax_b1": (1057.3, 1059.6, 1059.1),  # +0.2 / +0.2 %
-        "realnvp_coupling_b256": (542.0, 554.3, 556.2),  # +2.3 / +2.6 %
-        "selective_scan_loop_b4": (913.8, 949.8, 951.5),  # +3.9 / +4.1 %
+        "realnvp_coupling_b256": (542.0, 554.3, 554.2),  # +2.3 / +2.3 %
+        "selective_scan_loop_b4": (913.8, 949.8, 950.0),  # +3.9 / +4.0 %
         "tcn_dilated_b16": (824.6, 849.1, 852.1),  # +3.0 / +3.3 %
-        "transformer_decoder_xattn_b2": (386.9, 377.5, 381.5),  # −2.4 / −1.4 %
+        "transformer_decoder_xattn_b2": (386.9, 377.5, 378.8),  # −2.4 / −2.1 %
     },
     # written and committed with the model unchanged since holdout30 and recorded twice on
     # one lease: blind
     "holdout33": {
-        "gpt2_greedy_decode_kv_b4": (373.5, 363.7, 363.3),  # −2.6 / −2.7 %
+        "gpt2_greedy_decode_kv_b4": (373.5, 363.7, 361.0),  # −2.6 / −3.3 %
         "llama_prefill_gqa_b1": (614.0, 633.9, 635.2),  # +3.2 / +3.4 %
         "mlp_train_autocast_b256": (505.6, 496.2, 493.5),  # −1.9 / −2.4 %
         "prefetch_normalize_side_stream_b32": (521.6, 513.2, 510.1),  # −1.6 / −2.2 %
         "resnet50_channels_last_b16": (1593.7, 1621.9, 1620.9),  # +1.8 / +1.7 %
-        "sd_unet_midblock_b2": (463.7, 449.0, 447.1),  # −3.2 / −3.6 %
+        "sd_unet_midblock_b2": (463.7, 449.0, 443.1),  # −3.2 / −4.4 %
         "vit_b16_b1": (692.7, 691.3, 692.2),  # −0.2 / −0.1 %
         "whisper_encoder_b1": (492.0, 501.5, 500.5),  # +1.9 / +1.7 %
     },
     "holdout33_rerun": {
-        "gpt2_greedy_decode_kv_b4": (372.5, 362.4, 364.0),  # −2.7 / −2.3 %
-        "llama_prefill_gqa_b1": (649.2, 637.1, 636.8),  # −1.9 / −1.9 %
+        "gpt2_greedy_decode_kv_b4": (372.5, 362.4, 361.7),  # −2.7 / −2.9 %
+        "llama_prefill_gqa_b1": (649.2, 637.1, 635.4),  # −1.9 / −2.1 %
         "mlp_train_autocast_b256": (527.0, 493.4, 492.8),  # −6.4 / −6.5 %
-        "prefetch_normalize_side_stream_b32": (508.5, 504.1, 509.1),  # −0.9 / +0.1 %
-        "resnet50_channels_last_b16": (1581.4, 1619.4, 1621.2),  # +2.4 / +2.5 %
-        "sd_unet_midblock_b2": (425.3, 441.2, 446.4),  # +3.7 / +5.0 %
-        "vit_b16_b1": (686.7, 690.0, 691.9),  # +0.5 / +0.8 %
+        "prefetch_normalize_side_stream_b32": (508.5, 504.1, 507.0),  # −0.9 / −0.3 %
+        "resnet50_channels_last_b16": (1581.4, 1619.4, 1619.7),  # +2.4 / +2.4 %
+        "sd_unet_midblock_b2": (425.3, 441.2, 442.7),  # +3.7 / +4.1 %
+        "vit_b16_b1": (686.7, 690.0, 690.1),  # +0.5 / +0.5 %
         "whisper_encoder_b1": (491.0, 498.3, 499.5),  # +1.5 / +1.7 %
     },
     # written and committed with the model unchanged since holdout30 and recorded twice on
     # one lease: blind
     "holdout34": {
-        "audio_text_fusion_2streams_b8": (209.3, 218.9, 224.9),  # +4.6 / +7.5 %
-        "bert_small_train_clipgrad_b16": (3239.3, 3279.0, 3280.2),  # +1.2 / +1.3 %
-        "hifigan_generator_b1": (1279.0, 1336.0, 1335.0),  # +4.5 / +4.4 %
+        "audio_text_fusion_2streams_b8": (209.3, 218.9, 220.9),  # +4.6 / +5.5 %
+        "bert_small_train_clipgrad_b16": (3239.3, 3279.0, 3278.6),  # +1.2 / +1.2 %
+        "hifigan_generator_b1": (1279.0, 1336.0, 1333.2),  # +4.5 / +4.2 %
         "nbeats_stack_b256": (972.9, 947.6, 946.6),  # −2.6 / −2.7 %
-        "sac_update_b256": (1076.4, 1063.3, 1061.3),  # −1.2 / −1.4 %
-        "seg_depth_heads_2streams_b4": (758.6, 942.9, 944.9),  # +24.3 / +24.6 %
-        "tacotron_attention_decode_b4": (1201.7, 1193.0, 1196.1),  # −0.7 / −0.5 %
-        "timesformer_divided_attn_b2": (1713.3, 1739.5, 1742.2),  # +1.5 / +1.7 %
+        "sac_update_b256": (1076.4, 1063.3, 1053.1),  # −1.2 / −2.2 %
+        "seg_depth_heads_2streams_b4": (758.6, 942.9, 943.7),  # +24.3 / +24.4 %
+        "tacotron_attention_decode_b4": (1201.7, 1193.0, 1194.3),  # −0.7 / −0.6 %
+        "timesformer_divided_attn_b2": (1713.3, 1739.5, 1740.5),  # +1.5 / +1.6 %
     },
     "holdout34_rerun": {
-        "audio_text_fusion_2streams_b8": (214.3, 219.0, 224.3),  # +2.2 / +4.7 %
+        "audio_text_fusion_2streams_b8": (214.3, 219.0, 220.6),  # +2.2 / +2.9 %
         "bert_small_train_clipgrad_b16": (3265.1, 3280.5, 3279.3),  # +0.5 / +0.4 %
-        "hifigan_generator_b1": (1251.8, 1334.4, 1336.7),  # +6.6 / +6.8 %
-        "nbeats_stack_b256": (959.3, 943.7, 946.9),  # −1.6 / −1.3 %
-        "sac_update_b256": (1031.1, 1049.1, 1062.4),  # +1.8 / +3.0 %
-        "seg_depth_heads_2streams_b4": (759.8, 942.8, 943.4),  # +24.1 / +24.1 %
-        "tacotron_attention_decode_b4": (1206.0, 1192.6, 1194.2),  # −1.1 / −1.0 %
-        "timesformer_divided_attn_b2": (1708.2, 1738.8, 1741.8),  # +1.8 / +2.0 %
+        "hifigan_generator_b1": (1251.8, 1334.4, 1334.1),  # +6.6 / +6.6 %
+        "nbeats_stack_b256": (959.3, 943.7, 944.1),  # −1.6 / −1.6 %
+        "sac_update_b256": (1031.1, 1049.1, 1049.1),  # +1.7 / +1.7 %
+        "seg_depth_heads_2streams_b4": (759.8, 942.8, 941.4),  # +24.1 / +23.9 %
+        "tacotron_attention_decode_b4": (1206.0, 1192.6, 1194.1),  # −1.1 / −1.0 %
+        "timesformer_divided_attn_b2": (1708.2, 1738.8, 1740.1),  # +1.8 / +1.9 %
     },
     # written and committed with the model unchanged since holdout30 and recorded twice on
     # one lease: blind
     "holdout35": {
         "cascade_refine_2rounds_2streams_b4": (485.4, 496.7, 499.3),  # +2.3 / +2.9 %
-        "dgcnn_edgeconv_b8": (3539.7, 3598.1, 3600.5),  # +1.7 / +1.7 %
-        "efficientnet_b0_b8": (1394.4, 1408.1, 1410.1),  # +1.0 / +1.1 %
+        "dgcnn_edgeconv_b8": (3539.7, 3598.1, 3598.1),  # +1.6 / +1.6 %
+        "efficientnet_b0_b8": (1394.4, 1408.1, 1407.0),  # +1.0 / +0.9 %
         "graph_and_sequence_2streams_b16": (223.4, 199.9, 205.7),  # −10.5 / −8.0 %
-        "lstm_lm_train_tbptt_b32": (4377.1, 4540.2, 4540.8),  # +3.7 / +3.7 %
+        "lstm_lm_train_tbptt_b32": (4377.1, 4540.2, 4539.5),  # +3.7 / +3.7 %
         "multitask_loss_3heads_streams_b64": (91.4, 94.8, 104.8),  # +3.7 / +14.7 %
-        "stereo_matching_2streams_b2": (833.4, 817.3, 817.7),  # −1.9 / −1.9 %
-        "video_two_stream_rgb_flow_b4": (551.6, 542.0, 548.1),  # −1.7 / −0.6 %
+        "stereo_matching_2streams_b2": (833.4, 817.3, 817.1),  # −1.9 / −2.0 %
+        "video_two_stream_rgb_flow_b4": (551.6, 542.0, 541.8),  # −1.7 / −1.8 %
     },
     "holdout35_rerun": {
-        "cascade_refine_2rounds_2streams_b4": (478.1, 493.7, 497.1),  # +3.3 / +4.0 %
+        "cascade_refine_2rounds_2streams_b4": (478.1, 493.7, 494.1),  # +3.3 / +3.3 %
         "dgcnn_edgeconv_b8": (3489.1, 3593.5, 3596.0),  # +3.0 / +3.1 %
-        "efficientnet_b0_b8": (1393.2, 1406.6, 1410.2),  # +1.0 / +1.2 %
-        "graph_and_sequence_2streams_b16": (224.7, 201.5, 205.6),  # −10.3 / −8.5 %
-        "lstm_lm_train_tbptt_b32": (4387.3, 4411.3, 4416.6),  # +0.5 / +0.7 %
+        "efficientnet_b0_b8": (1393.2, 1406.6, 1407.5),  # +1.0 / +1.0 %
+        "graph_and_sequence_2streams_b16": (224.7, 201.5, 200.7),  # −10.3 / −10.7 %
+        "lstm_lm_train_tbptt_b32": (4387.3, 4411.3, 4407.8),  # +0.5 / +0.5 %
         "multitask_loss_3heads_streams_b64": (94.0, 97.5, 105.0),  # +3.7 / +11.7 %
-        "stereo_matching_2streams_b2": (816.6, 819.4, 821.6),  # +0.3 / +0.6 %
+        "stereo_matching_2streams_b2": (816.6, 819.4, 817.5),  # +0.3 / +0.1 %
         "video_two_stream_rgb_flow_b4": (557.6, 545.7, 546.0),  # −2.1 / −2.1 %
     },
     # written and committed before recording, recorded once after a slow profiled host was
@@ -840,75 +840,75 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
     ("recording", "probe", "within", "median_error", "worst"),
     [
         # as `traceinspect profile` predicts it, with the copy cost it measured
-        ("holdout18", True, 8, 0.021, 0.066),
-        ("holdout18_rerun", True, 8, 0.021, 0.077),
+        ("holdout18", True, 8, 0.0207, 0.0663),
+        ("holdout18_rerun", True, 8, 0.0209, 0.0772),
         # from the trace alone: the BERT embeddings fed three index tensors read +13.3 %, where
         # the probes of its process read 6.4-7.0 µs but one (9.4); with the calibration
         # machine's 5.6 µs per copy the focal loss fed four inputs read −13.4 % and the GRU
         # decoder fed five −16.5 % (6 of 8)
-        ("holdout18", False, 7, 0.023, 0.133),
+        ("holdout18", False, 8, 0.0231, 0.095),
         # on the second machine the BERT embeddings again: +14.5 %, its probes 6.3-6.8 µs but
         # one (9.7)
-        ("holdout18_rerun", False, 7, 0.032, 0.145),
+        ("holdout18_rerun", False, 7, 0.0251, 0.1397),
         # blind: the worst is wav2vec's feature encoder, +5.5 % (+6.2 % from the trace alone)
-        ("holdout19", True, 8, 0.015, 0.055),
-        ("holdout19", False, 8, 0.0215, 0.062),
+        ("holdout19", True, 8, 0.015, 0.0554),
+        ("holdout19", False, 8, 0.0199, 0.0543),
         # every workload on side streams; the last-wave rule came from its FPN replay (5 and
         # 5 of 8 at its freeze, median 6.7 and 9.4 %, worst +14.6 and +28.8 %); the GRU
         # chains from −13.8 to +3.8 % once matrix kernels side by side slowed each other
-        ("holdout20", True, 7, 0.049, 0.107),
-        ("holdout20", False, 5, 0.0714, 0.250),
+        ("holdout20", True, 7, 0.0489, 0.1073),
+        ("holdout20", False, 7, 0.0432, 0.1237),
         # blind for the last-wave rule (median 1.6 and 2.0 %, worst +7.9 and +8.4 %, the
         # four conv branches) but not for the one-wave release, which moved them to +2.6 %
-        ("holdout21", True, 7, 0.0274, 0.040),
-        ("holdout21", False, 7, 0.0283, 0.043),
+        ("holdout21", True, 7, 0.0274, 0.0396),
+        ("holdout21", False, 7, 0.0283, 0.0397),
         # blind for the model of this note: the paired prefetch waits and the one-wave
         # release; from the trace alone the misses are steps fed two to four inputs on
         # processes whose copies probed 5.5-6.3 µs against the built-in 9.2
-        ("holdout22", True, 7, 0.0418, 0.075),
-        ("holdout22", False, 6, 0.0597, 0.180),
-        ("holdout22_rerun", True, 7, 0.0382, 0.083),
-        ("holdout22_rerun", False, 5, 0.0812, 0.143),
+        ("holdout22", True, 7, 0.0418, 0.0754),
+        ("holdout22", False, 7, 0.0638, 0.089),
+        ("holdout22_rerun", True, 7, 0.0382, 0.0829),
+        ("holdout22_rerun", False, 7, 0.0544, 0.0829),
         # blind as well, no model change since holdout22: the miss is three encoders whose
         # matrix kernels slowed each other in the replay (−26 to −27 % at the freeze, −17 to
         # −20 % since matrix kernels side by side slow each other in the schedule)
-        ("holdout23", True, 7, 0.0312, 0.197),
-        ("holdout23", False, 7, 0.0339, 0.199),
-        ("holdout23_rerun", True, 7, 0.0266, 0.191),
-        ("holdout23_rerun", False, 6, 0.0251, 0.173),
+        ("holdout23", True, 7, 0.0312, 0.1972),
+        ("holdout23", False, 7, 0.036, 0.1991),
+        ("holdout23_rerun", True, 7, 0.0266, 0.1906),
+        ("holdout23_rerun", False, 7, 0.0251, 0.1731),
         # blind for the frozen slowdown of matrix kernels side by side (1.0 past 4 µs: 14 and
         # 14 of 16, the two FP32 MLP branches +24 to +26 %), not for the per-kernel fit that
         # replaced it (0.5 past 1 µs, measured before the recording); worst: the KAN stack,
         # +9.3 / +9.8 % on the rerun
-        ("holdout24", True, 8, 0.0176, 0.075),
-        ("holdout24", False, 8, 0.0353, 0.078),
-        ("holdout24_rerun", True, 8, 0.0287, 0.093),
-        ("holdout24_rerun", False, 8, 0.026, 0.098),
+        ("holdout24", True, 8, 0.0176, 0.0752),
+        ("holdout24", False, 8, 0.0323, 0.0689),
+        ("holdout24_rerun", True, 8, 0.0287, 0.0932),
+        ("holdout24_rerun", False, 8, 0.026, 0.0889),
         # blind for the model as it stands: the miss is the three FP32 GEMM chains on the
         # first recording (−20.4 / −20.5 %; −8.6 / −8.9 % on the rerun, whose eager trace
         # overlapped the chains differently)
-        ("holdout25", True, 7, 0.0384, 0.204),
-        ("holdout25", False, 7, 0.0345, 0.205),
-        ("holdout25_rerun", True, 8, 0.0384, 0.086),
-        ("holdout25_rerun", False, 8, 0.0486, 0.089),
+        ("holdout25", True, 7, 0.0384, 0.2038),
+        ("holdout25", False, 7, 0.0345, 0.2053),
+        ("holdout25_rerun", True, 8, 0.0384, 0.0865),
+        ("holdout25_rerun", False, 8, 0.0486, 0.0893),
         # blind for the model as it stands: the misses are the convolutions beside small
         # GEMMs (+19 to +27 %: the replay ran the GEMMs among slot-filling convolution-side
         # kernels, the schedule has them wait) and the two bf16 GEMM towers (−10.3 to −10.6 %)
-        ("holdout26", True, 5, 0.0511, 0.194),
-        ("holdout26", False, 5, 0.0562, 0.248),
-        ("holdout26_rerun", True, 5, 0.0596, 0.208),
-        ("holdout26_rerun", False, 5, 0.0569, 0.267),
+        ("holdout26", True, 5, 0.0511, 0.1944),
+        ("holdout26", False, 5, 0.0508, 0.2477),
+        ("holdout26_rerun", True, 5, 0.0596, 0.2079),
+        ("holdout26_rerun", False, 5, 0.0569, 0.2368),
         # blind as well: the miss is two cuDNN LSTMs on two streams (+23 %); the mixup +
         # dropout training step reads −10.9 % from the trace alone, −9.9 % with its probes
-        ("holdout27", True, 7, 0.0519, 0.233),
-        ("holdout27", False, 6, 0.0596, 0.232),
+        ("holdout27", True, 7, 0.0519, 0.2327),
+        ("holdout27", False, 6, 0.0596, 0.2291),
         # blind for the model and for the one-wave tail candidate: from the trace alone the
         # MoCo step reads −11.1 % on the first recording (−9.5 % with its probes, −0.0 % on
         # the rerun)
         ("holdout28", True, 8, 0.0304, 0.0946),
         ("holdout28", False, 7, 0.0352, 0.1109),
         ("holdout28_rerun", True, 7, 0.0224, 0.0687),
-        ("holdout28_rerun", False, 7, 0.0208, 0.0742),
+        ("holdout28_rerun", False, 7, 0.0208, 0.0764),
         # blind, 7 of 8 on each: the miss was the prefill chunk beside a decode batch,
         # both forked onto side streams with nothing after the join (+40 to +46 %, medians
         # 1.9 / 2.0 / 0.9 / 1.9 %); since forks come from the stream that joins them there,
@@ -926,7 +926,7 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
         # ran 601 µs beside the text tower against 317 alone, and the replay took longer than
         # all the step's kernels one after another (1,027 against 958 µs)
         ("holdout31", True, 7, 0.0163, 0.1261),
-        ("holdout31", False, 7, 0.0192, 0.1245),
+        ("holdout31", False, 7, 0.0192, 0.1273),
         ("holdout31_rerun", True, 7, 0.0089, 0.1458),
         ("holdout31_rerun", False, 7, 0.0091, 0.1489),
         # blind as well: the miss is a patchify convolution beside an MLP on two streams,
@@ -934,32 +934,32 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
         # alone) ran 186 µs while every MLP GEMM ran beside it on the same SMs; the schedule,
         # whose device shares add up per kernel, has the GEMMs wait for room
         ("holdout32", True, 7, 0.0178, 0.2155),
-        ("holdout32", False, 7, 0.0186, 0.2279),
+        ("holdout32", False, 7, 0.0193, 0.2279),
         ("holdout32_rerun", True, 7, 0.0299, 0.2025),
-        ("holdout32_rerun", False, 7, 0.0312, 0.2162),
+        ("holdout32_rerun", False, 7, 0.0312, 0.2009),
         # blind as well, 8 of 8 on each: the worst is the MLP training step under autocast on
         # the rerun, −6.4 / −6.5 %; the one side-stream step within 2.2 %
-        ("holdout33", True, 8, 0.0190, 0.0323),
-        ("holdout33", False, 8, 0.0231, 0.0359),
+        ("holdout33", True, 8, 0.019, 0.0323),
+        ("holdout33", False, 8, 0.0231, 0.0444),
         ("holdout33_rerun", True, 8, 0.0214, 0.0639),
-        ("holdout33_rerun", False, 8, 0.0209, 0.0650),
+        ("holdout33_rerun", False, 8, 0.0227, 0.065),
         # blind as well, 7 of 8 on each: the miss is segmentation and depth heads on two side
         # streams with a fused output after the join (+24.1 to +24.6 %, below its range): in
         # the replay the heads' kernels started side by side where the schedule counts no room
         # (about 120 such starts over five steps) and ran only 1.1x (matrix) to 1.4x (light)
         # their time alone; the schedule has them wait
-        ("holdout34", True, 7, 0.0206, 0.2430),
-        ("holdout34", False, 7, 0.0219, 0.2456),
+        ("holdout34", True, 7, 0.0206, 0.243),
+        ("holdout34", False, 7, 0.0243, 0.244),
         ("holdout34_rerun", True, 7, 0.0177, 0.2408),
-        ("holdout34_rerun", False, 7, 0.0250, 0.2415),
+        ("holdout34_rerun", False, 7, 0.0181, 0.2389),
         # blind as well, 7 of 8 on each: from the trace alone the miss is three heads on three
         # streams fed four inputs (+14.7 / +11.7 %; +3.7 % with its probes' 6.7-7.2 µs per
         # copy against the built-in 9.2); with the probes, a GNN beside a SMILES encoder on two
         # streams (−10.5 / −10.3 %; −8.0 / −8.5 % from the trace alone)
         ("holdout35", True, 7, 0.0212, 0.1054),
-        ("holdout35", False, 7, 0.0237, 0.1473),
+        ("holdout35", False, 7, 0.024, 0.1473),
         ("holdout35_rerun", True, 7, 0.0257, 0.1029),
-        ("holdout35_rerun", False, 7, 0.0257, 0.1170),
+        ("holdout35_rerun", False, 6, 0.0257, 0.117),
         # blind for the model as it stands, the host's pace included: 4 of 4
         ("holdout36", True, 4, 0.0215, 0.0425),
         ("holdout36", False, 4, 0.0246, 0.0339),
@@ -973,10 +973,10 @@ def test_the_blind_set_after_the_copy_cost(
     assert sum(e <= 0.10 for e in errors) == within
     assert statistics.median(errors) == pytest.approx(median_error, abs=0.001)
     assert max(errors) == pytest.approx(worst, abs=0.001)
-    # measured below the range: holdout20's FPN neck from the trace alone (its
-    # vision-text towers and holdout21's four conv branches too until a kernel of one wave
-    # made room at 80 or 90 % of its run)
-    outside = {("holdout20", False): {"fpn_lateral_streams_b2"}}
+    # measured below the range: holdout20's FPN neck from the trace alone until each input
+    # copy was charged at its host's pace (its vision-text towers and holdout21's four conv
+    # branches too until a kernel of one wave made room at 80 or 90 % of its run)
+    outside: dict[tuple[str, bool], set[str]] = {}
     for three_encoders in ("holdout23", "holdout23_rerun"):
         for mode in (True, False):
             outside[three_encoders, mode] = {"tri_encoder_3streams_b16"}

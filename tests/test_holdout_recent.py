@@ -167,85 +167,85 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
         # two 1024x4096 @ 4096x4096 GEMMs on one side stream beside 40 small elementwise
         # ops on the other: the small ones fit in the slots the GEMMs leave, but advance
         # at 1 / (1 + 1.3 * 0.97) of their pace beside them (−32.9 % before that)
-        "big_and_small": (186.2, 181.7, 0.7704, 0.8077),  # −2.5 %
+        "big_and_small": (186.2, 175.4, 0.7704, 0.8144),  # −5.8 %
         # two conv towers: the replay ran them closer together than the schedule does
         # (140.9 µs, under the range 147.9-181.6)
-        "conv_towers": (140.9, 154.0, 0.8393, 0.759),  # +9.3 %
-        "dual_tower_streams_b4": (158.5, 155.1, 0.8633, 0.7728),  # −2.1 %
+        "conv_towers": (140.9, 151.4, 0.8393, 0.763),  # +7.5 %
+        "dual_tower_streams_b4": (158.5, 150.5, 0.8633, 0.7796),  # −5.0 %
         # memory-bound chains side by side: within ±10 %, yet measured under the range
         # (181.4 µs against 187.1-213.2)
-        "elementwise_chains": (181.4, 174.0, 0.736, 0.7734),  # −4.1 %
-        "fork_join_streams": (105.3, 99.5, 0.5887, 0.6462),  # −5.5 %
+        "elementwise_chains": (181.4, 168.1, 0.736, 0.7810),  # −7.3 %
+        "fork_join_streams": (105.3, 97.6, 0.5887, 0.6530),  # −7.3 %
         "gemm_large_2s": (674.6, 674.0, 0.0753, 0.0651),  # compute-bound: −0.1 %
-        "gemm_small_2s": (76.0, 81.4, 0.8386, 0.8776),  # +7.1 %
-        "gemm_small_4s": (84.7, 92.6, 0.872, 0.8551),  # +9.4 %
-        "multistream_events": (87.8, 97.2, 0.8252, 0.8354),  # +10.7 %
-        "streams_pipeline": (127.8, 120.6, 0.753, 0.7453),  # −5.6 %
+        "gemm_small_2s": (76.0, 80.4, 0.8386, 0.8791),  # +5.8 %
+        "gemm_small_4s": (84.7, 89.3, 0.872, 0.8603),  # +5.4 %
+        "multistream_events": (87.8, 94.9, 0.8252, 0.8394),  # +8.1 %
+        "streams_pipeline": (127.8, 118.4, 0.753, 0.7501),  # −7.4 %
     },
     "holdout6": {
         "conformer_block_b2": (102.9, 114.7, 0.8091, 0.8465),  # +11.5 %
-        "diffusion_sampler_b4": (281.0, 306.6, 0.8271, 0.8198),  # +9.1 %
-        "draft_decode_b1": (648.8, 694.8, 0.8302, 0.8225),  # +7.1 %
-        "moe_streams_b8": (141.6, 150.2, 0.8117, 0.7987),  # three streams: +6.1 %
-        "pointnet_b16": (226.7, 231.4, 0.4712, 0.4863),  # +2.1 %
-        "resnext_block_b8": (168.0, 181.9, 0.7353, 0.7413),  # +8.2 %
-        "t5_cross_attn_b4": (240.5, 262.9, 0.8114, 0.795),  # +9.3 %
-        "wavenet_b4": (642.1, 688.2, 0.6046, 0.638),  # +7.2 %
+        "diffusion_sampler_b4": (281.0, 303.2, 0.8271, 0.8218),  # +7.9 %
+        "draft_decode_b1": (648.8, 689.2, 0.8302, 0.8239),  # +6.2 %
+        "moe_streams_b8": (141.6, 148.3, 0.8117, 0.8014),  # three streams: +4.7 %
+        "pointnet_b16": (226.7, 228.9, 0.4712, 0.4918),  # +1.0 %
+        "resnext_block_b8": (168.0, 178.9, 0.7353, 0.7456),  # +6.5 %
+        "t5_cross_attn_b4": (240.5, 257.7, 0.8114, 0.799),  # +7.2 %
+        "wavenet_b4": (642.1, 684.6, 0.6046, 0.640),  # +6.6 %
     },
     "holdout6_rerun": {
         "conformer_block_b2": (102.3, 114.7, 0.7973, 0.8567),  # +12.1 %
-        "diffusion_sampler_b4": (285.6, 306.9, 0.8468, 0.8197),  # +7.4 %
-        "draft_decode_b1": (649.7, 695.3, 0.8417, 0.8276),  # +7.0 %
-        "moe_streams_b8": (139.9, 148.8, 0.7918, 0.7904),  # three streams: +6.4 %
-        "pointnet_b16": (226.0, 231.4, 0.4323, 0.4476),  # +2.4 %
-        "resnext_block_b8": (170.9, 181.6, 0.7594, 0.7839),  # +6.3 %
-        "t5_cross_attn_b4": (240.6, 259.7, 0.8130, 0.7732),  # +8.0 %
-        "wavenet_b4": (643.7, 687.5, 0.6071, 0.6106),  # +6.8 %
+        "diffusion_sampler_b4": (285.6, 303.5, 0.8468, 0.8218),  # +6.3 %
+        "draft_decode_b1": (649.7, 690.0, 0.8417, 0.8289),  # +6.2 %
+        "moe_streams_b8": (139.9, 146.6, 0.7918, 0.7934),  # three streams: +4.8 %
+        "pointnet_b16": (226.0, 228.3, 0.4323, 0.4551),  # +1.0 %
+        "resnext_block_b8": (170.9, 179.7, 0.7594, 0.7862),  # +5.1 %
+        "t5_cross_attn_b4": (240.6, 253.6, 0.8130, 0.7785),  # +5.4 %
+        "wavenet_b4": (643.7, 683.9, 0.6071, 0.6126),  # +6.2 %
     },
     "holdout7": {
-        "adam_amsgrad_loop": (2149.1, 2097.7, 0.8126, 0.8355),  # −2.4 %
+        "adam_amsgrad_loop": (2149.1, 2094.8, 0.8126, 0.8357),  # −2.5 %
         # cuDNN's LSTM re-records two events before each layer (−45.9 % when a wait was
         # tied to the first record of its event id)
-        "bilstm_tagger_b16": (566.3, 597.6, 0.854, 0.854),  # +5.5 %
-        "dino_head_b32": (71.7, 78.8, 0.7276, 0.6967),  # +9.9 %
-        "kv_cache_prefill_chunks_b2": (746.0, 798.6, 0.8101, 0.8048),  # +7.0 %
-        "perceiver_io_b4": (161.2, 162.9, 0.7569, 0.8225),  # +1.0 %
-        "ssd_heads_b4": (392.9, 417.7, 0.6011, 0.6429),  # +6.3 %
+        "bilstm_tagger_b16": (566.3, 593.9, 0.854, 0.855),  # +4.9 %
+        "dino_head_b32": (71.7, 76.6, 0.7276, 0.7055),  # +6.8 %
+        "kv_cache_prefill_chunks_b2": (746.0, 796.7, 0.8101, 0.8052),  # +6.8 %
+        "perceiver_io_b4": (161.2, 161.9, 0.7569, 0.8235),  # +0.4 %
+        "ssd_heads_b4": (392.9, 402.3, 0.6011, 0.6560),  # +2.4 %
         "vae_decoder_b2": (347.7, 353.4, 0.7801, 0.8008),  # +1.7 %
     },
     "holdout8": {
         # weights dequantized on a side stream, joined per layer by an event: a 43 µs graph
-        "dequant_prefetch_b16": (43.0, 50.0, 0.7956, 0.7956),  # +16.4 % (+31.6 % unpaired)
+        "dequant_prefetch_b16": (43.0, 47.5, 0.7956, 0.8061),  # +16.4 % (+10.5 % unpaired)
         # twelve inputs (6.6 MB) copied in before every replay: slower than eager
-        "input_heavy_b32": (145.0, 181.9, -0.5413, -0.3896),  # +25.5 %
-        "norm_softmax_chain_b64": (203.7, 210.4, 0.7421, 0.7998),  # +3.3 %
-        "residual_vq_b8": (213.3, 213.9, 0.5520, 0.5947),  # +0.3 %
-        "rope_gqa_attention_b4": (197.3, 212.6, 0.7537, 0.8148),  # +7.7 %
+        "input_heavy_b32": (145.0, 172.3, -0.5413, -0.3159),  # +18.8 %
+        "norm_softmax_chain_b64": (203.7, 208.7, 0.7421, 0.8014),  # +2.5 %
+        "residual_vq_b8": (213.3, 210.9, 0.5520, 0.6004),  # −1.1 %
+        "rope_gqa_attention_b4": (197.3, 211.4, 0.7537, 0.8159),  # +7.1 %
     },
     "holdout9": {
         # twelve inputs (8 MiB) copied in before every replay: the copies under-charged
-        "input_heavy_b32": (233.2, 223.3, 0.5402, 0.4799),  # −4.2 %
-        "layernorm_softmax_chain_b64": (208.6, 217.5, 0.7082, 0.7143),  # +4.3 %
+        "input_heavy_b32": (233.2, 218.0, 0.5402, 0.4922),  # −6.5 %
+        "layernorm_softmax_chain_b64": (208.6, 214.7, 0.7082, 0.7180),  # +2.9 %
         "mamba_scan_b2": (329.9, 350.9, 0.8450, 0.878),  # +6.3 %
         "rope_attention_b4": (296.6, 310.7, 0.8020, 0.8401),  # +4.7 %
         # its eager time from the trace is high: the saving reads 18.5 points high
         "tabular_transformer_b256": (365.1, 372.8, 0.5887, 0.7127),  # +2.1 %
-        "two_stream_prefetch_b16": (68.5, 61.1, 0.8694, 0.8394),  # two streams: −10.7 %
-        "unet_down_up_b1": (298.1, 316.5, 0.7535, 0.7392),  # +6.2 %
-        "vq_codebook_b8": (290.6, 300.0, 0.5989, 0.6643),  # +3.3 %
+        "two_stream_prefetch_b16": (68.5, 58.8, 0.8694, 0.8454),  # two streams: −14.2 %
+        "unet_down_up_b1": (298.1, 313.6, 0.7535, 0.7416),  # +5.2 %
+        "vq_codebook_b8": (290.6, 297.0, 0.5989, 0.6678),  # +2.2 %
     },
     "holdout10": {
         "causal_sdpa_encoder_b2": (340.0, 326.5, 0.8259, 0.7719),  # −4.0 %
         # 48 EMA kernels on a side stream beside eight GEMMs: measured under the range (736.4
         # µs against 759.1-863.2) until the GEMMs' two-wave neighbours made room in their
         # last wave
-        "ema_side_stream_b32": (736.4, 720.0, 0.373, 0.3182),  # −2.2 % (+9.7 % before tails)
+        "ema_side_stream_b32": (736.4, 717.5, 0.373, 0.3205),  # −2.2 % (−2.6 % before tails)
         # the shared expert on a side stream beside the routed experts' batched GEMMs: every
         # profiled replay ran the routing only after the shared expert's four kernels (from
         # 41 µs on), where the schedule lets it slip into the last waves of the expert's
         # two-wave elementwise kernels
-        "expert_choice_moe_b16": (168.0, 144.8, 0.7263, 0.7632),  # −13.8 % (−8.1 % before tails)
-        "gru_cell_loop_b32": (581.8, 594.3, 0.7906, 0.6584),  # +2.1 %
+        "expert_choice_moe_b16": (168.0, 145.3, 0.7263, 0.7632),  # −13.8 % (−13.5 % before tails)
+        "gru_cell_loop_b32": (581.8, 589.4, 0.7906, 0.6612),  # +1.3 %
         "kv_decode_b4": (327.2, 318.0, 0.8414, 0.8515),  # −2.8 %
         "lamb_update_b1": (2627.1, 2565.0, 0.7841, 0.7789),  # −2.4 %
         # its eager time from the trace is 148 % high: the saving reads 22.8 points high
@@ -256,12 +256,12 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
         "causal_sdpa_encoder_b2": (324.1, 326.9, 0.7052, 0.773),  # +0.9 %
         "ema_side_stream_b32": (753.7, 699.0, 0.4339, 0.4775),  # −7.2 %
         "expert_choice_moe_b16": (164.4, 145.0, 0.7331, 0.786),  # −11.8 %
-        "gru_cell_loop_b32": (569.1, 593.9, 0.7313, 0.7304),  # +4.4 %
+        "gru_cell_loop_b32": (569.1, 590.5, 0.7313, 0.7319),  # +3.8 %
         "kv_decode_b4": (325.9, 317.3, 0.8398, 0.8274),  # −2.6 %
-        "lamb_update_b1": (2601.3, 2568.4, 0.7752, 0.7995),  # −1.3 %
+        "lamb_update_b1": (2601.3, 2568.3, 0.7752, 0.7995),  # −1.3 %
         # 162.6 µs on the first lease: measured above the range (136.7-189.4) here
         "recsys_embed_mlp_b512": (189.7, 189.2, 0.7009, 0.7167),  # −0.3 %
-        "resnet_basic_b16": (503.2, 503.6, 0.7476, 0.7029),  # +0.1 %
+        "resnet_basic_b16": (503.2, 501.5, 0.7476, 0.7041),  # −0.3 %
     },
     "holdout11": {
         "beam_search_step_b8": (577.4, 568.7, 0.7500, 0.7113),  # −1.5 %
@@ -272,7 +272,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
         "group_norm_unet_block_b4": (749.8, 780.5, 0.5592, 0.6444),  # +4.1 %
         "quantile_loss_ops_b256": (454.6, 480.7, 0.7742, 0.8353),  # +5.7 %
         "sparse_attention_mask_b2": (388.8, 375.7, 0.7755, 0.7367),  # −3.4 %
-        "spectral_conv_b8": (537.4, 549.4, 0.6469, 0.7273),  # +2.2 %
+        "spectral_conv_b8": (537.4, 548.5, 0.6469, 0.7277),  # +2.1 %
         # 8 x 8 MiB copies on a side stream beside six GEMM layers; eager from the trace +34 %:
         # the saving reads 21.7 points high
         "two_stream_allgather_sim_b16": (602.9, 572.5, 0.2556, 0.3317),  # −5.1 %
@@ -280,34 +280,34 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
     "holdout12": {
         "capsule_routing_b64": (1229.4, 1234.7, 0.2629, 0.0675),  # +0.4 %
         # replay saved 6 %: compute-bound
-        "gat_edge_softmax_b1": (2962.6, 2959.2, 0.0647, -0.0047),  # −0.1 %
-        "nerf_mlp_b4096": (1692.5, 1693.0, 0.1648, 0.1234),  # +0.0 %
+        "gat_edge_softmax_b1": (2962.6, 2957.7, 0.0647, -0.0042),  # −0.2 %
+        "nerf_mlp_b4096": (1692.5, 1688.9, 0.1648, 0.1255),  # −0.2 %
         "quartznet_ctc_b4": (1453.3, 1493.3, 0.6790, 0.7104),  # +2.8 %
-        "simclr_infonce_b256": (167.3, 169.2, 0.6982, 0.7329),  # +1.1 %
+        "simclr_infonce_b256": (167.3, 167.3, 0.6982, 0.7359),  # +0.0 %
         # replay saved 8 %: compute-bound
-        "sliding_window_attn_b2": (2692.9, 2751.8, 0.0774, -0.0089),  # +2.2 %
+        "sliding_window_attn_b2": (2692.9, 2749.9, 0.0774, -0.0082),  # +2.1 %
         "transformer_xl_relpos_b2": (1191.4, 1220.0, 0.6240, 0.543),  # +2.4 %
-        "two_stream_norm_chain_b32": (314.7, 308.9, 0.6092, 0.7216),  # −1.8 %
+        "two_stream_norm_chain_b32": (314.7, 306.1, 0.6092, 0.7241),  # −2.7 %
     },
     "holdout13": {
-        "deepfm_streams_b2048": (139.0, 135.7, 0.8638, 0.8347),  # −2.3 %
+        "deepfm_streams_b2048": (139.0, 135.9, 0.8638, 0.8347),  # −2.2 %
         "gumbel_softmax_vae_b256": (117.5, 118.2, 0.8746, 0.856),  # +0.5 %
-        "hyena_fftconv_b8": (3712.8, 3778.7, 0.0365, -0.0099),  # +1.8 %
+        "hyena_fftconv_b8": (3712.8, 3777.4, 0.0365, -0.0096),  # +1.7 %
         # 537 small nodes, 64 of them DtoD copies: +12.2 % while each was charged a 2 µs
         # hand-off to the kernel after it (0.29 µs in its profiled replay, as after a kernel)
-        "kalman_filter_b1024": (1304.7, 1371.3, 0.8371, 0.839),  # +5.1 %
-        "neural_ode_rk4_b512": (2058.0, 2098.4, 0.8381, 0.7265),  # +2.0 %
+        "kalman_filter_b1024": (1304.7, 1366.3, 0.8371, 0.840),  # +4.7 %
+        "neural_ode_rk4_b512": (2058.0, 2096.1, 0.8381, 0.7268),  # +1.9 %
         # eager measured 2,303 µs, from the trace 1,209 (−48 %): the host stretches between
         # its cuDNN attention calls are its own work, not the profiler's; reads mixed
-        "set_transformer_b64": (1129.9, 1072.1, 0.5093, 0.113),  # −5.1 %
+        "set_transformer_b64": (1129.9, 1070.5, 0.5093, 0.114),  # −5.3 %
         # eager measured 1,498 µs (2,665 on the rerun's lease), from the trace 2,708
-        "tcn_b32": (1075.3, 1131.9, 0.2823, 0.5689),  # +5.3 %
+        "tcn_b32": (1075.3, 1131.7, 0.2823, 0.5690),  # +5.2 %
         "yolo_head_decode_b16": (1293.6, 1322.8, 0.0679, 0.0178),  # +2.3 %
     },
     "holdout13_rerun": {
-        "deepfm_streams_b2048": (142.3, 135.9, 0.8561, 0.8122),  # −4.5 %
+        "deepfm_streams_b2048": (142.3, 136.1, 0.8561, 0.8122),  # −4.4 %
         "gumbel_softmax_vae_b256": (123.0, 118.3, 0.8907, 0.8565),  # −3.9 %
-        "hyena_fftconv_b8": (3750.1, 3775.1, 0.0512, -0.0092),  # +0.7 %
+        "hyena_fftconv_b8": (3750.1, 3774.0, 0.0512, -0.0089),  # +0.6 %
         "kalman_filter_b1024": (1315.2, 1370.9, 0.8965, 0.8771),  # +4.2 %
         "neural_ode_rk4_b512": (2062.6, 2097.2, 0.8338, 0.8094),  # +1.7 %
         "set_transformer_b64": (1065.3, 1070.8, 0.5683, 0.2891),  # +0.5 %
@@ -319,49 +319,49 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
         "compiled_gpt_block_b4": (74.2, 76.9, 0.7688, 0.791),  # Triton kernels: +3.6 %
         # eager measured 992 µs here, 625 on the rerun's lease (from the trace 604 and 598):
         # replay saved 35 % here, 5 % there; reads compute-bound
-        "convnext_block_b8": (641.8, 604.1, 0.3532, -0.0011),  # −5.9 %
+        "convnext_block_b8": (641.8, 602.8, 0.3532, 0.0011),  # −6.1 %
         # four branches on four streams around a 41-57 µs max-pool that fills the device:
         # the replay overlapped the other branches more than the schedule lets them (+15.1 %
         # while the second module's forks were read as waits on the branch before)
         # +15.6 % until a kernel of several waves made room in its last one
-        "inception_streams_b16": (280.4, 288.5, 0.739, 0.7971),  # +2.9 %
+        "inception_streams_b16": (280.4, 288.9, 0.739, 0.7971),  # +3.0 %
         "int8_mm_dequant_b64": (235.1, 247.6, 0.8194, 0.8371),  # +5.3 %
         "nucleus_sampling_b16": (293.3, 290.1, 0.4767, 0.4713),  # −1.1 %
-        "raft_corr_update_b2": (1439.8, 1489.0, 0.6262, 0.6673),  # +3.4 %
-        "realnvp_flow_b512": (385.5, 401.9, 0.851, 0.8338),  # +4.3 %
-        "sinkhorn_ot_b8": (1517.7, 1614.4, 0.7644, 0.785),  # +6.4 %
+        "raft_corr_update_b2": (1439.8, 1482.5, 0.6262, 0.6687),  # +3.0 %
+        "realnvp_flow_b512": (385.5, 400.3, 0.851, 0.8344),  # +3.8 %
+        "sinkhorn_ot_b8": (1517.7, 1612.0, 0.7644, 0.785),  # +6.2 %
     },
     "holdout14_rerun": {
-        "convnext_block_b8": (591.7, 601.9, 0.0529, -0.0059),  # +1.7 %
-        "inception_streams_b16": (276.5, 287.3, 0.669, 0.6489),  # +3.9 % (+16.7 % before)
-        "int8_mm_dequant_b64": (229.8, 249.7, 0.6818, 0.7202),  # +8.7 %
+        "convnext_block_b8": (591.7, 598.9, 0.0529, -0.0009),  # +1.2 %
+        "inception_streams_b16": (276.5, 284.7, 0.669, 0.6520),  # +3.9 % (+3.0 % before)
+        "int8_mm_dequant_b64": (229.8, 246.6, 0.6818, 0.7238),  # +7.3 %
         # eager measured 313 µs here, 560 on the first lease (from the trace 393 and 619)
-        "nucleus_sampling_b16": (276.7, 291.5, 0.1146, 0.2581),  # +5.3 %
-        "raft_corr_update_b2": (1434.0, 1485.1, 0.6307, 0.6345),  # +3.6 %
-        "realnvp_flow_b512": (383.9, 403.2, 0.8053, 0.7796),  # +5.0 %
-        "sinkhorn_ot_b8": (1537.5, 1617.9, 0.7513, 0.7474),  # +5.2 %
+        "nucleus_sampling_b16": (276.7, 286.8, 0.1146, 0.2699),  # +3.7 %
+        "raft_corr_update_b2": (1434.0, 1476.3, 0.6307, 0.6366),  # +2.9 %
+        "realnvp_flow_b512": (383.9, 399.9, 0.8053, 0.7814),  # +4.2 %
+        "sinkhorn_ot_b8": (1537.5, 1615.2, 0.7513, 0.7478),  # +5.1 %
     },
     "holdout16": {
         # recorded once the replay latency was no longer hidden behind the input copies, never
         # fitted on; the misses are the two steps fed four and six small inputs
-        "clip_two_tower_streams_b64": (87.3, 94.4, 0.8153, 0.8683),  # +8.2 %
-        "feature_fusion_6in_b32": (103.7, 97.4, 0.7629, 0.675),  # −6.0 %
+        "clip_two_tower_streams_b64": (87.3, 94.3, 0.8153, 0.8683),  # +8.0 %
+        "feature_fusion_6in_b32": (103.7, 85.8, 0.7629, 0.714),  # −17.3 %
         "lion_foreach_update": (700.9, 856.3, -0.3382, 0.1545),  # +22.2 %
-        "mbconv_se_b1": (209.9, 227.4, 0.8162, 0.7978),  # +8.3 %
-        "retrieval_topk_b16": (135.1, 131.8, 0.6895, 0.7061),  # −2.5 %
-        "rwkv_timemix_loop_b4": (1901.8, 1919.0, 0.8695, 0.8812),  # +0.9 %
-        "stft_melspec_b8": (57.0, 59.0, 0.7885, 0.8042),  # +3.6 %
-        "wide_deep_4in_streams_b256": (84.7, 78.8, 0.8615, 0.8138),  # −6.9 %
+        "mbconv_se_b1": (209.9, 224.5, 0.8162, 0.8004),  # +7.0 %
+        "retrieval_topk_b16": (135.1, 130.6, 0.6895, 0.7086),  # −3.3 %
+        "rwkv_timemix_loop_b4": (1901.8, 1917.9, 0.8695, 0.8813),  # +0.8 %
+        "stft_melspec_b8": (57.0, 58.4, 0.7885, 0.8065),  # +2.5 %
+        "wide_deep_4in_streams_b256": (84.7, 79.1, 0.8615, 0.8138),  # −6.6 %
     },
     "holdout16_rerun": {
-        "clip_two_tower_streams_b64": (90.5, 94.5, 0.8379, 0.8746),  # +4.5 %
-        "feature_fusion_6in_b32": (81.8, 97.4, 0.7051, 0.6194),  # +19.1 %
-        "lion_foreach_update": (694.7, 856.3, -0.3536, -0.2182),  # +23.3 %
-        "mbconv_se_b1": (215.6, 226.9, 0.8558, 0.8104),  # +5.2 %
+        "clip_two_tower_streams_b64": (90.5, 94.4, 0.8379, 0.8746),  # +4.3 %
+        "feature_fusion_6in_b32": (81.8, 85.3, 0.7051, 0.6666),  # +4.3 %
+        "lion_foreach_update": (694.7, 745.5, -0.3536, -0.0606),  # +7.3 %
+        "mbconv_se_b1": (215.6, 224.5, 0.8558, 0.8124),  # +4.1 %
         "retrieval_topk_b16": (138.8, 131.3, 0.7282, 0.7692),  # −5.4 %
-        "rwkv_timemix_loop_b4": (1857.8, 1919.4, 0.8235, 0.8243),  # +3.3 %
-        "stft_melspec_b8": (61.1, 59.1, 0.8499, 0.7597),  # −3.3 %
-        "wide_deep_4in_streams_b256": (84.0, 78.8, 0.816, 0.8229),  # −6.1 %
+        "rwkv_timemix_loop_b4": (1857.8, 1916.7, 0.8235, 0.8245),  # +3.2 %
+        "stft_melspec_b8": (61.1, 57.4, 0.8499, 0.7666),  # −6.1 %
+        "wide_deep_4in_streams_b256": (84.0, 79.0, 0.816, 0.8229),  # −6.0 %
     },
     "holdout15": {
         # cross layers beside the deep MLP on a side stream: a 15 µs GEMM alone ran 20-47 µs
@@ -369,48 +369,51 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
         # (−3.3 and −9.2 % while it slowed no matrix kernel beside another)
         "dcn_v2_streams_b1024": (156.3, 157.8, 0.7142, 0.724),  # +1.0 %
         "haar_wavelet_b8": (209.6, 200.0, 0.8634, 0.8644),  # −4.6 %
-        "kv_ring_buffer_decode_b8": (405.9, 382.5, 0.8921, 0.8563),  # −5.8 %
-        "lora_mlp_b16": (509.2, 516.5, 0.382, 0.3633),  # +1.5 %
-        "pipeline_microbatch_streams_b4": (86.8, 89.4, 0.8795, 0.9338),  # +2.9 %
+        "kv_ring_buffer_decode_b8": (405.9, 380.9, 0.8921, 0.8569),  # −6.2 %
+        "lora_mlp_b16": (509.2, 514.4, 0.382, 0.3659),  # +1.0 %
+        "pipeline_microbatch_streams_b4": (86.8, 89.8, 0.8795, 0.9338),  # +3.5 %
         "ppo_update_b2048": (424.9, 430.0, 0.8686, 0.8566),  # +1.2 %
-        "scatter_histogram_b64": (75.8, 78.6, 0.7178, 0.6573),  # +3.7 %
+        "scatter_histogram_b64": (75.8, 77.3, 0.7178, 0.6633),  # +2.0 %
         # towers forked and joined at each of three layers: −8.9 % with the second and third
         # layers' forks read as waits on the tower launched before (the rule before holdout14)
-        "siamese_streams_b32": (90.0, 79.1, 0.9357, 0.8905),  # −12.2 %
+        "siamese_streams_b32": (90.0, 77.5, 0.9357, 0.8927),  # −13.9 %
     },
     "holdout15_rerun": {
         "dcn_v2_streams_b1024": (166.5, 157.8, 0.8069, 0.7403),  # −5.2 %
-        "haar_wavelet_b8": (202.3, 200.2, 0.8007, 0.8182),  # −1.1 %
+        "haar_wavelet_b8": (202.3, 197.8, 0.8007, 0.8204),  # −2.2 %
         "kv_ring_buffer_decode_b8": (411.1, 383.1, 0.9111, 0.8536),  # −6.8 %
         "lora_mlp_b16": (510.0, 517.5, 0.4136, 0.5453),  # +1.5 %
-        "pipeline_microbatch_streams_b4": (98.6, 89.9, 0.9272, 0.9001),  # −8.9 %
+        "pipeline_microbatch_streams_b4": (98.6, 90.2, 0.9272, 0.9001),  # −8.5 %
         "ppo_update_b2048": (444.2, 429.0, 0.9019, 0.8529),  # −3.4 %
         "scatter_histogram_b64": (79.1, 78.3, 0.7738, 0.7749),  # −1.1 %
         "siamese_streams_b32": (89.4, 78.7, 0.9382, 0.907),  # −11.9 %
     },
 }
 #: Outside ±10 %: the expert-choice MoE low since a kernel of several waves makes room in
-#: its last wave, and the per-layer prefetch on a side stream (−10.7 %) since a kernel of
+#: its last wave, and the per-layer prefetch on a side stream (−14.1 %) since a kernel of
 #: one wave makes room at 80 or 90 % of its run (the concurrency set's four small
 #: multi-stream graphs, +15 to +17.5 % before, came within ±10 % with it);
-#: steps fed many inputs on machines whose copies cost less than the built-in 9.2 µs
-#: (holdout8's twelve inputs, the Lion update's 60, holdout16_rerun's six-input fusion)
-#: high, the Siamese towers low. DCN-v2 is in since its GEMM packed onto the SMs the deep
+#: steps fed many inputs high (holdout8's twelve inputs, the Lion update's 60 on the first
+#: lease), the Siamese towers low. DCN-v2 is in since its GEMM packed onto the SMs the deep
 #: network's left free runs slower (schedule.PACKED_EXPONENT): −18.8 and −23.8 % before.
-#: The concurrency set's four-stream event graph, +8.8 % while matrix kernels side by side
-#: did not slow each other, reads +10.7 % since they do (schedule.MATRIX_SLOWDOWN).
+#: Since each input copy is charged at the pace of the trace's host where that is faster
+#: than the calibration's (eager.COPY_PER_LAUNCH_CALL: launch calls a median 5.7-5.9 µs
+#: here, 7.2-7.3 µs per copy): holdout16_rerun's six-input fusion (+19.1 % before) and Lion
+#: update (+23.3 %) are within, and holdout16's fusion reads −17.3 % (−6.0 % before): the
+#: same script's copies cost its two processes 9.9 and 6.4 µs (``host_costs``), a spread no
+#: trace shows. The concurrency set's four-stream event graph, +8.8 % while matrix kernels
+#: side by side did not slow each other, read +10.7 % since they do and +8.0 % since the
+#: copy follows its host's pace.
 GRAPHED_MISSES = {
-    "streams_fit": {"multistream_events"},  # +10.7 %
     "holdout6": {"conformer_block_b2"},  # +11.5 %
     "holdout6_rerun": {"conformer_block_b2"},  # +12.1 %
-    "holdout8": {"dequant_prefetch_b16", "input_heavy_b32"},  # +16.4 and +25.5 %
-    "holdout9": {"two_stream_prefetch_b16"},  # −10.7 %
-    "holdout10": {"expert_choice_moe_b16", "recsys_embed_mlp_b512"},  # −12.0, +16.4 %
-    "holdout10_rerun": {"expert_choice_moe_b16"},  # −10.3 %
+    "holdout8": {"dequant_prefetch_b16", "input_heavy_b32"},  # +10.5 and +18.8 %
+    "holdout9": {"two_stream_prefetch_b16"},  # −14.1 %
+    "holdout10": {"expert_choice_moe_b16", "recsys_embed_mlp_b512"},  # −13.5, +16.4 %
+    "holdout10_rerun": {"expert_choice_moe_b16"},  # −11.8 %
     "holdout15": {"siamese_streams_b32"},
     "holdout15_rerun": {"siamese_streams_b32"},
-    "holdout16": {"lion_foreach_update"},  # +22.2 %
-    "holdout16_rerun": {"feature_fusion_6in_b32", "lion_foreach_update"},  # +19.1, +23.3 %
+    "holdout16": {"feature_fusion_6in_b32", "lion_foreach_update"},  # −17.3, +22.2 %
 }
 #: Measured outside [low, high]: none. Until a kernel of one wave made room at 80 or 90 % of
 #: its run, the concurrency set's conv towers (140.9 µs against 151.4-192.6), elementwise
@@ -421,7 +424,8 @@ GRAPHED_MISSES = {
 #: many small inputs.
 OUTSIDE_RANGE: dict[str, set[str]] = {}
 #: Saving without --eager-us more than 15 points off: the twelve-input step of holdout8
-#: (+15.2 points: replay lost 54 %, its eager time from the trace 39 % high).
+#: (+22.5 points, +15.2 while its copy was charged 9.2 µs: replay lost 54 %, its eager
+#: time from the trace 39 % high).
 #: Since a profiled process whose host ran slow is brought to a typical one's pace
 #: (eager.host_speed), holdout9's tabular Transformer (+18.5 points before), holdout10's
 #: recommender (+16.7), holdout11's GroupNorm U-Net block and simulated all-gather and
@@ -436,9 +440,14 @@ SAVING_MISSES = {
     "holdout13_rerun": {"set_transformer_b64"},
     "holdout14": {"convnext_block_b8"},  # eager 992 µs on this lease, 625 next
     # Lion fed its 60 gradients (45 MB): replay lost 34-35 %, as the graph copies them in;
-    # its eager time from the traces reads 147 % and 37 % high (+67.6 points here, +13.5 on
-    # the rerun)
+    # its eager time from the traces reads 93 % and 37 % high (+49.3 points here, +29.3 on
+    # the rerun, +13.5 there while its 60 copies were charged 9.2 µs each and the graphed
+    # time read +23 %: two errors that cancelled)
     "holdout16": {"lion_foreach_update"},
+    "holdout16_rerun": {"lion_foreach_update"},
+    # top-p sampling: +15.5 points (+14.4 while its copy was charged 9.2 µs), its eager time
+    # from the trace 26 % high
+    "holdout14_rerun": {"nucleus_sampling_b16"},
 }
 
 
@@ -485,24 +494,24 @@ def test_recent_set_prediction(
 @pytest.mark.parametrize(
     ("recording", "within", "median_error"),
     [
-        ("streams_fit", 9, 0.0556),
-        ("holdout6", 7, 0.0771),
-        ("holdout6_rerun", 7, 0.0691),
-        ("holdout7", 7, 0.0553),
-        ("holdout8", 3, 0.0774),
-        ("holdout9", 7, 0.0451),
-        ("holdout10", 6, 0.0258),
-        ("holdout10_rerun", 7, 0.0195),
+        ("streams_fit", 10, 0.0657),
+        ("holdout6", 7, 0.0654),
+        ("holdout6_rerun", 7, 0.0582),
+        ("holdout7", 7, 0.0253),
+        ("holdout8", 3, 0.0711),
+        ("holdout9", 7, 0.0496),
+        ("holdout10", 6, 0.0268),
+        ("holdout10_rerun", 7, 0.0196),
         ("holdout11", 8, 0.0374),
-        ("holdout12", 8, 0.0149),
-        ("holdout13", 8, 0.0230),
+        ("holdout12", 8, 0.0128),
+        ("holdout13", 8, 0.0224),
         ("holdout13_rerun", 8, 0.0164),
-        ("holdout14", 8, 0.0393),
-        ("holdout14_rerun", 7, 0.0502),
-        ("holdout15", 7, 0.0353),
-        ("holdout15_rerun", 7, 0.0430),
-        ("holdout16", 7, 0.0634),
-        ("holdout16_rerun", 6, 0.0533),
+        ("holdout14", 8, 0.0372),
+        ("holdout14_rerun", 7, 0.0365),
+        ("holdout15", 7, 0.0265),
+        ("holdout15_rerun", 7, 0.043),
+        ("holdout16", 6, 0.068),
+        ("holdout16_rerun", 8, 0.049),
     ],
 )
 def test_recent_set_summary(
@@ -589,7 +598,7 @@ def test_a_step_fed_many_inputs_reads_launch_bound_yet_replay_lost() -> None:
     """holdout8's twelve-input step (6.6 MB of inputs the eager step reads in place): replay
     measured 54 % slower than eager, as the graph must copy every input in first. A trace
     does not say what a graph's static inputs would be: one small copy is assumed, and the
-    step reads launch-bound with a 41 % saving. (With the copies the collector made, the
+    step reads launch-bound with a 39 % saving. (With the copies the collector made, the
     prediction is -3 %, still 52 points off: the eager time from the trace is 39 % high.)"""
     from traceinspect.analysis.diagnose import diagnose
     from traceinspect.parse import load_trace
@@ -599,4 +608,4 @@ def test_a_step_fed_many_inputs_reads_launch_bound_yet_replay_lost() -> None:
     step = diagnose(load_trace(w.trace)).region(w.region)
     assert step.verdict == "launch-bound"
     assert step.estimate is not None
-    assert step.estimate.saving_frac == pytest.approx(0.381, abs=0.002)
+    assert step.estimate.saving_frac == pytest.approx(0.3875, abs=0.002)

@@ -102,18 +102,20 @@ def test_a_slow_hosts_copies_are_charged_to_a_step_fed_six_inputs(tmp_path: Path
     # GIVEN holdout16's six-input feature fusion (H200): graphed 103.7 µs measured on a
     # machine whose small copies took 10.4-10.8 µs of host (replay_parts.holdout16.json)
     # WHEN predicted with copies as fast as the calibration's own machine timed them (5.8
-    # and 5.6 µs), as slow as that machine's, and with the built-in cost (9.9 and 9.2 µs,
-    # the medians of the probes of holdout17 and the probe re-recordings)
+    # and 5.6 µs), as slow as that machine's, and with none measured: the built-in cost
+    # (9.9 and 9.2 µs, the medians of the probes of holdout17 and the probe re-recordings)
+    # brought to the pace of the trace's host (launch calls a median 5.8 µs: 7.2 µs a copy)
     fast = _predict(tmp_path, {"copy_first_host_ns": 5_827, "copy_warm_host_ns": 5_570})
     slow = _predict(tmp_path, {"copy_first_host_ns": 10_800, "copy_warm_host_ns": 10_400})
     built_in = _predict(tmp_path, None)
-    # THEN the fast copies read it 27 % short, the measured cost 0.8 % long, the built-in
-    # 6.0 % short
+    # THEN the fast copies read it 27 % short, the measured cost 0.8 % long, the paced
+    # built-in 17.3 % short (6.0 % at 9.2 µs): this process's copies were slower than its
+    # launch calls tell, which only the probe sees
     assert built_in["host_p50_ns"] == 103_693
     assert fast["predicted_ns"] == pytest.approx(75_375, abs=300)
     assert slow["predicted_ns"] == pytest.approx(104_498, abs=300)
     assert slow["prediction_error"] == pytest.approx(0.008, abs=0.003)
-    assert built_in["prediction_error"] == pytest.approx(-0.060, abs=0.003)
+    assert built_in["prediction_error"] == pytest.approx(-0.173, abs=0.003)
     # the six copies' extra host time: 5 warm at +4.83 µs and the cold one at +4.97 µs
     assert slow["predicted_ns"] - fast["predicted_ns"] == pytest.approx(29_100, abs=300)
     # AND the range measured on the fast machine (1.3x room for its copies) reaches just

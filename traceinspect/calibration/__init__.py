@@ -284,6 +284,23 @@ class Calibration:
             source=f"{self.source}; input copies {warm_ns / 1000:.1f} µs measured here",
         )
 
+    def with_copy_pace(self, warm_ns: float) -> Calibration:
+        """This profile with its input copies' host costs (the first after a synchronize and
+        the warm one alike) scaled down so that a warm copy takes ``warm_ns``, where that is
+        below the calibrated cost: the host that ran the trace issues calls faster than the
+        calibration's machines (:func:`traceinspect.analysis.estimate.eager.paced_copy_ns`).
+        Unchanged where the copy costs were measured in the timing process or ``warm_ns``
+        is not below them."""
+        current = self.warm_copy_host_ns
+        if self.copy_host_measured or current <= 0 or not 0 < warm_ns < current:
+            return self
+        factor = warm_ns / current
+        return replace(
+            self,
+            copy_launch_host_ns=int(round(self.copy_launch_host_ns * factor)),
+            copy_warm_host_ns=int(round(current * factor)),
+        )
+
     @property
     def warm_copy_host_ns(self) -> int:
         """Host time of a copy that is not the first call after a synchronize: a ``copy_``

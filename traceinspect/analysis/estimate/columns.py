@@ -77,13 +77,24 @@ class TimelineColumns:
         return self._shapes_recorded
 
     @property
+    def median_launch_call_ns(self) -> float | None:
+        """:func:`~traceinspect.analysis.estimate.eager.median_launch_call_ns` of the
+        timeline, computed once."""
+        if "median_launch_call_ns" not in self.memo:
+            from traceinspect.analysis.estimate.eager import median_launch_call_ns
+
+            self.memo["median_launch_call_ns"] = median_launch_call_ns(self.timeline)
+        median: float | None = self.memo["median_launch_call_ns"]
+        return median
+
+    @property
     def host_speed(self) -> float:
         """:func:`~traceinspect.analysis.estimate.eager.host_speed` of the timeline, computed
         once (it reads every launch call)."""
         if "host_speed" not in self.memo:
-            from traceinspect.analysis.estimate.eager import host_speed
+            from traceinspect.analysis.estimate.eager import speed_of
 
-            self.memo["host_speed"] = host_speed(self.timeline)
+            self.memo["host_speed"] = speed_of(self.median_launch_call_ns)
         speed: float = self.memo["host_speed"]
         return speed
 

@@ -10,7 +10,12 @@ import numpy as np
 import pandas as pd
 
 from traceinspect.analysis.estimate.columns import FloatArray, IntArray, TimelineColumns
-from traceinspect.analysis.estimate.eager import EagerRun, profiler_cost_for, simulate_eager
+from traceinspect.analysis.estimate.eager import (
+    EagerRun,
+    paced_calibration,
+    profiler_cost_for,
+    simulate_eager,
+)
 from traceinspect.analysis.estimate.occurrence import OccurrenceEstimate, estimate_occurrence
 from traceinspect.calibration import Calibration
 from traceinspect.model import Timeline
@@ -180,6 +185,7 @@ def estimate_region(
         notes.append(f"estimated from {len(picked)} evenly spaced of {len(kept)} occurrences")
         kept = [kept[int(i)] for i in picked]
     rank_rows = [_by_rank(cols, rows) for rows, _, _ in kept]
+    replay_calibration = paced_calibration(timeline, calibration, cols)
     ranks = max(len(r) for r in rank_rows)
     spreads: dict[int, tuple[float, float]] = {}
     for key in {k for by_rank in rank_rows for k in by_rank}:
@@ -197,7 +203,7 @@ def estimate_region(
             estimate_occurrence(
                 timeline,
                 rows,
-                calibration,
+                replay_calibration,
                 assume_input_copy=assume_input_copy,
                 input_copy_bytes=input_copy_bytes,
                 duration_spread=spreads[key],
