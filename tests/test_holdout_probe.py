@@ -116,7 +116,13 @@
 * ``holdout36``: four more (GPT-NeoX parallel-residual layers, DeepSets, a convolutional
   CTC acoustic model with greedy decoding, RMSNorm + SwiGLU MLP blocks), written and
   committed before recording and recorded once, after a slow profiled host was brought to a
-  typical pace: blind for the model as it stands.
+  typical pace: blind for that rule.
+* ``holdout37`` and ``holdout37_rerun``: eight more, four fed five to seven small inputs (a
+  Deep Interest Network with target attention, Matrix NMS post-processing, a GINE molecule
+  readout, FastSpeech 2's variance adaptor) and ShuffleNet V2, gMLP, Slot Attention and a
+  Linformer encoder, written and committed before recording and recorded twice on one lease
+  after each input copy was charged at the pace of the trace's host: blind for the model as
+  it stands.
 
 The probe read 6.2 to 10.7 µs per small copy (median 9.2 µs) on the sets before holdout18:
 between machines, between processes on one machine and within one process (6.5 before a
@@ -553,6 +559,29 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "gpt_neox_parallel_block_b2": (462.5, 456.2, 454.7),  # −1.4 / −1.7 %
         "rmsnorm_swiglu_mlp_stack_b32": (517.9, 533.1, 534.7),  # +2.9 / +3.2 %
     },
+    # written and committed before recording, recorded twice on one lease after each input
+    # copy was charged at the pace of the trace's host (eager.COPY_PER_LAUNCH_CALL): blind
+    # for that too
+    "holdout37": {
+        "din_target_attention_7in_b256": (230.2, 234.5, 225.2),  # +1.9 / −2.2 %
+        "fastspeech2_variance_adaptor_5in_b8": (300.9, 298.4, 288.6),  # −0.8 / −4.1 %
+        "gine_molecule_readout_5in_b32": (229.5, 239.0, 237.6),  # +4.1 / +3.5 %
+        "gmlp_spatial_gating_b8": (406.1, 377.7, 372.9),  # −7.0 / −8.2 %
+        "linformer_encoder_b8": (1082.1, 1056.3, 1052.6),  # −2.4 / −2.7 %
+        "matrix_nms_postprocess_5in_b8": (278.9, 283.5, 277.7),  # +1.6 / −0.4 %
+        "shufflenet_v2_b8": (887.3, 875.7, 874.0),  # −1.3 / −1.5 %
+        "slot_attention_b16": (930.1, 935.1, 934.8),  # +0.5 / +0.5 %
+    },
+    "holdout37_rerun": {
+        "din_target_attention_7in_b256": (231.5, 234.6, 228.5),  # +1.3 / −1.3 %
+        "fastspeech2_variance_adaptor_5in_b8": (265.3, 287.4, 289.0),  # +8.3 / +8.9 %
+        "gine_molecule_readout_5in_b32": (245.1, 244.6, 237.6),  # −0.2 / −3.1 %
+        "gmlp_spatial_gating_b8": (374.2, 376.5, 375.3),  # +0.6 / +0.3 %
+        "linformer_encoder_b8": (1028.2, 1048.3, 1046.2),  # +2.0 / +1.8 %
+        "matrix_nms_postprocess_5in_b8": (275.0, 280.9, 277.5),  # +2.1 / +0.9 %
+        "shufflenet_v2_b8": (837.5, 870.6, 871.6),  # +4.0 / +4.1 %
+        "slot_attention_b16": (936.9, 936.9, 935.1),  # +0.0 / −0.2 %
+    },
 }
 #: The sets of the model before the built-in copy cost was set from their probes.
 PROBED_BEFORE = ("holdout17", "holdout17_rerun", "probe_rerecord", "probe_rerecord_rerun")
@@ -667,6 +696,8 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
         "holdout35",
         "holdout35_rerun",
         "holdout36",
+        "holdout37",
+        "holdout37_rerun",
     )
     sets = [s for s in EXPECTED if s not in blind_sets]
     workloads = [w for s in sets for w in validation_workloads(VALIDATION_DIR / s)]
@@ -834,6 +865,10 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
     # holdout36: replay saved 57-88 %: launch-bound, all four
     workloads = validation_workloads(VALIDATION_DIR / "holdout36")
     assert step_verdicts_agreeing_with_replay(workloads) == {"launch-bound": 4}
+    # holdout37: replay saved 62-90 % on both recordings: launch-bound, all sixteen
+    for recording in ("holdout37", "holdout37_rerun"):
+        workloads = validation_workloads(VALIDATION_DIR / recording)
+        assert step_verdicts_agreeing_with_replay(workloads) == {"launch-bound": 8}
 
 
 @pytest.mark.parametrize(
@@ -963,6 +998,12 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
         # blind for the model as it stands, the host's pace included: 4 of 4
         ("holdout36", True, 4, 0.0215, 0.0425),
         ("holdout36", False, 4, 0.0246, 0.0339),
+        # blind for the copies charged at the host's pace: 8 of 8 on each recording; the
+        # worst, the FastSpeech 2 variance adaptor on the rerun (+8.9 %), fed five inputs
+        ("holdout37", True, 8, 0.0176, 0.0701),
+        ("holdout37", False, 8, 0.0243, 0.0819),
+        ("holdout37_rerun", True, 8, 0.0165, 0.0833),
+        ("holdout37_rerun", False, 8, 0.0152, 0.0891),
     ],
 )
 def test_the_blind_set_after_the_copy_cost(
@@ -1111,3 +1152,34 @@ def test_the_first_set_after_the_host_pace_rule_reads_its_savings_within_15_poin
     assert statistics.median(points) == pytest.approx(5.1, abs=0.2)
     eager = sorted(r.eager_error_frac for r in rows.values())
     assert eager[0] == pytest.approx(-0.30, abs=0.01) and eager[-1] == pytest.approx(0.19, abs=0.01)
+
+
+def test_the_first_set_after_the_copy_pace_rule() -> None:
+    """holdout37, recorded twice on one lease once each input copy was charged at the pace of
+    the trace's host: every graphed time within ±10 % and inside its range from the trace
+    alone (median |error| 2.4 % and 1.5 %; 2.1 % and 1.6 % with the built-in copy cost for
+    every host: this lease's probes read 6.7-11.4 µs per copy, most of them over the
+    built-in 9.2, so the rule charged a few copies too little). The savings are where it
+    falls short: 13 of 16 within 15 points, the misses all eager times read low (gMLP −60 %,
+    Linformer and Slot Attention on the rerun −34 %): the measured eager p50s of this lease
+    moved between rounds by up to 87 % and between the two recordings by up to 2x
+    (ShuffleNet V2: 8,766 and 4,475 µs, graphed 887 and 838)."""
+    rows = {
+        f"{recording}/{name}": row
+        for recording in ("holdout37", "holdout37_rerun")
+        for name, row in recording_rows(recording, False).items()
+    }
+    assert len(rows) == 16
+    assert all(abs(r.error_frac) <= 0.10 and r.graphed_inside for r in rows.values())
+    missed = {n for n, r in rows.items() if abs(r.saving_error_points) > 15}
+    assert missed == {
+        "holdout37/gmlp_spatial_gating_b8",
+        "holdout37_rerun/linformer_encoder_b8",
+        "holdout37_rerun/slot_attention_b16",
+    }
+    assert all(rows[n].eager_error_frac < -0.3 for n in missed)
+    assert rows["holdout37/gmlp_spatial_gating_b8"].eager_error_frac == pytest.approx(
+        -0.595, abs=0.005
+    )
+    shufflenet = [rows[f"{r}/shufflenet_v2_b8"] for r in ("holdout37", "holdout37_rerun")]
+    assert [r.eager_measured_us for r in shufflenet] == [8765.9, 4475.0]
