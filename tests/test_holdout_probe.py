@@ -121,8 +121,13 @@
   Deep Interest Network with target attention, Matrix NMS post-processing, a GINE molecule
   readout, FastSpeech 2's variance adaptor) and ShuffleNet V2, gMLP, Slot Attention and a
   Linformer encoder, written and committed before recording and recorded twice on one lease
-  after each input copy was charged at the pace of the trace's host: blind for the model as
-  it stands.
+  after each input copy was charged at the pace of the trace's host: blind for that rule.
+* ``holdout38`` and ``holdout38_rerun``: eight more, three on two and three side streams
+  with work after each join (SlowFast over three fork/join rounds, a SiamRPN tracking step,
+  a cut-down HRNet), SDF sphere tracing with soft shadows, modern Hopfield pooling, FNet,
+  NODE's oblivious trees and a multichannel TextCNN; written and committed before recording,
+  recorded twice on one lease with the model of holdout37: blind for the model as it
+  stands.
 
 The probe read 6.2 to 10.7 µs per small copy (median 9.2 µs) on the sets before holdout18:
 between machines, between processes on one machine and within one process (6.5 before a
@@ -582,6 +587,28 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "shufflenet_v2_b8": (837.5, 870.6, 871.6),  # +4.0 / +4.1 %
         "slot_attention_b16": (936.9, 936.9, 935.1),  # +0.0 / −0.2 %
     },
+    # written and committed before recording, recorded twice on one lease with the model of
+    # holdout37: blind
+    "holdout38": {
+        "fnet_fourier_encoder_b16": (1232.4, 1278.1, 1278.2),  # +3.7 / +3.7 %
+        "hopfield_lookup_pooling_b64": (1976.6, 2002.1, 2004.5),  # +1.3 / +1.4 %
+        "hrnet_pose_3streams_b4": (650.1, 586.8, 587.7),  # −9.7 / −9.6 %
+        "node_oblivious_trees_b256": (2162.2, 2140.9, 2139.2),  # −1.0 / −1.1 %
+        "sdf_sphere_trace_soft_shadow_b1": (3486.9, 3546.2, 3547.0),  # +1.7 / +1.7 %
+        "siamrpn_tracker_2streams_b8": (1280.6, 1283.3, 1289.0),  # +0.2 / +0.7 %
+        "slowfast_3rounds_2streams_b2": (723.5, 703.2, 701.2),  # −2.8 / −3.1 %
+        "textcnn_multichannel_b32": (1405.0, 1405.8, 1405.1),  # +0.1 / +0.0 %
+    },
+    "holdout38_rerun": {
+        "fnet_fourier_encoder_b16": (1276.8, 1278.8, 1276.5),  # +0.2 / +0.0 %
+        "hopfield_lookup_pooling_b64": (1977.5, 2007.2, 2008.3),  # +1.5 / +1.6 %
+        "hrnet_pose_3streams_b4": (648.8, 588.1, 588.4),  # −9.4 / −9.3 %
+        "node_oblivious_trees_b256": (2148.9, 2143.5, 2145.3),  # −0.3 / −0.2 %
+        "sdf_sphere_trace_soft_shadow_b1": (3496.5, 3547.2, 3542.7),  # +1.5 / +1.3 %
+        "siamrpn_tracker_2streams_b8": (1307.0, 1292.1, 1288.0),  # −1.1 / −1.5 %
+        "slowfast_3rounds_2streams_b2": (740.8, 704.1, 702.9),  # −5.0 / −5.1 %
+        "textcnn_multichannel_b32": (1403.5, 1411.8, 1410.7),  # +0.6 / +0.5 %
+    },
 }
 #: The sets of the model before the built-in copy cost was set from their probes.
 PROBED_BEFORE = ("holdout17", "holdout17_rerun", "probe_rerecord", "probe_rerecord_rerun")
@@ -698,6 +725,8 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
         "holdout36",
         "holdout37",
         "holdout37_rerun",
+        "holdout38",
+        "holdout38_rerun",
     )
     sets = [s for s in EXPECTED if s not in blind_sets]
     workloads = [w for s in sets for w in validation_workloads(VALIDATION_DIR / s)]
@@ -838,6 +867,20 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
     for recording in ("holdout33", "holdout33_rerun"):
         workloads = validation_workloads(VALIDATION_DIR / recording)
         assert step_verdicts_agreeing_with_replay(workloads) == {"launch-bound": 8}
+    # holdout38: replay saved 9-12 % on FNet, the Hopfield pooling and the TextCNN
+    # (compute-bound), 48-88 % on the rest (launch-bound); on the rerun FNet saved 40 %, its
+    # eager p50 2,111 µs against the first recording's 1,394 (graphed 1,277 and 1,232): the
+    # trace reads compute-bound (predicted 9 %, its eager time from the trace 1,405 µs)
+    workloads = validation_workloads(VALIDATION_DIR / "holdout38")
+    assert step_verdicts_agreeing_with_replay(workloads) == {"launch-bound": 5, "compute-bound": 3}
+    assert_one_step_reads(
+        "holdout38_rerun",
+        "fnet_fourier_encoder_b16",
+        {"launch-bound": 5, "compute-bound": 2},
+        saving=0.395,
+        verdict="compute-bound",
+        predicted=0.09,
+    )
     # holdout34: replay saved 47-89 % on seven (launch-bound) and 12 and 6 % on TimeSformer's
     # divided attention (compute-bound, predicted 4 and 6 %)
     for recording in ("holdout34", "holdout34_rerun"):
@@ -1004,6 +1047,12 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
         ("holdout37", False, 8, 0.0243, 0.0819),
         ("holdout37_rerun", True, 8, 0.0165, 0.0833),
         ("holdout37_rerun", False, 8, 0.0152, 0.0891),
+        # blind, 8 of 8 on each: the three on side streams with work after each join
+        # (SlowFast, SiamRPN, HRNet) among them, HRNet the worst (−9.6 / −9.3 % from the trace)
+        ("holdout38", True, 8, 0.015, 0.0975),
+        ("holdout38", False, 8, 0.0157, 0.096),
+        ("holdout38_rerun", True, 8, 0.013, 0.0936),
+        ("holdout38_rerun", False, 8, 0.0139, 0.0931),
     ],
 )
 def test_the_blind_set_after_the_copy_cost(
@@ -1183,3 +1232,24 @@ def test_the_first_set_after_the_copy_pace_rule() -> None:
     )
     shufflenet = [rows[f"{r}/shufflenet_v2_b8"] for r in ("holdout37", "holdout37_rerun")]
     assert [r.eager_measured_us for r in shufflenet] == [8765.9, 4475.0]
+
+
+def test_the_second_set_after_the_copy_pace_rule() -> None:
+    """holdout38, recorded twice on one lease with the model of holdout37: every graphed
+    time within ±10 % and inside its range from the trace alone, three steps on two and three
+    side streams with work after each join included (HRNet −9.6 and −9.3 %, SlowFast −3.1 and
+    −5.1 %, SiamRPN +0.7 and −1.5 %); 15 of 16 savings within 15 points, the miss FNet on the
+    rerun (−30 points), whose measured eager p50 was 1.5x the first recording's."""
+    rows = {
+        f"{recording}/{name}": row
+        for recording in ("holdout38", "holdout38_rerun")
+        for name, row in recording_rows(recording, False).items()
+    }
+    assert len(rows) == 16
+    assert all(abs(r.error_frac) <= 0.10 and r.graphed_inside for r in rows.values())
+    missed = {n for n, r in rows.items() if abs(r.saving_error_points) > 15}
+    assert missed == {"holdout38_rerun/fnet_fourier_encoder_b16"}
+    fnet = [rows[f"{r}/fnet_fourier_encoder_b16"] for r in ("holdout38", "holdout38_rerun")]
+    assert [r.eager_measured_us for r in fnet] == [1394.3, 2110.9]
+    assert fnet[1].saving_error_points == pytest.approx(-30, abs=1)
+
