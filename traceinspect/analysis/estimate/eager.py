@@ -72,8 +72,8 @@ MIN_LAUNCHES_FOR_SPEED: Final = 10
 #: Predicted from the trace alone, the pre-``holdout25`` recordings' graphed time came
 #: within ±10 % on 267 of 296 (259 with the calibrated 9.2 µs for every host), median |error|
 #: 3.6 % (3.8 %); ``holdout25`` to ``holdout36`` 144 of 161 (145), 2.6 % (2.7 %); the H100's
-#: 43 of 43 (43), 2.0 % (3.3 %). Recorded after it, ``holdout37`` and ``holdout38`` (and their
-#: reruns, 32 recordings): 32 within ±10 %, median 1.5 % (1.5 % with 9.2 µs for every host;
+#: 43 of 43 (43), 2.0 % (3.3 %). Recorded after it, ``holdout37`` to ``holdout39`` (and their
+#: reruns, 48 recordings): 48 within ±10 %, median 1.4 % (1.4 % with 9.2 µs for every host;
 #: ``holdout37``'s lease copied slowly, 6.7-11.4 µs, and read 2.1 % and 1.6 % without it).
 COPY_PER_LAUNCH_CALL: Final = 1.25
 
