@@ -597,3 +597,62 @@ def test_many_occurrences_are_estimated_from_an_even_sample() -> None:
     # and identical occurrences give the single occurrence's prediction
     assert many.graphed_ns == one.graphed_ns
     assert one.occurrences == 1 and not any("evenly spaced" in n for n in one.notes)
+
+
+def test_a_fast_hosts_trace_charges_its_input_copies_at_its_pace() -> None:
+    # GIVEN the mixed H200 step, whose profiled launch calls took a median 4.9 µs (the
+    # typical profiled process: 7.1 µs)
+    from conftest import sample_file
+
+    from traceinspect.analysis.diagnose import diagnose
+    from traceinspect.analysis.estimate.columns import TimelineColumns
+    from traceinspect.analysis.estimate.eager import (
+        COPY_PER_LAUNCH_CALL,
+        median_launch_call_ns,
+        paced_calibration,
+    )
+    from traceinspect.calibration import calibration_for
+    from traceinspect.parse import load_trace
+
+    tl = load_trace(sample_file("mixed.eager.json.gz"))
+    cal = calibration_for(tl)
+    assert median_launch_call_ns(tl) == 4_942
+    # WHEN its replay is estimated from the trace alone
+    paced = paced_calibration(tl, cal, TimelineColumns(tl))
+    # THEN each input copy costs 1.25 x that median, 6.2 µs, not the calibrated 9.2 µs, the
+    # first after a synchronize scaled alike; nothing else in the profile moves
+    assert cal.warm_copy_host_ns == 9_170
+    assert paced.warm_copy_host_ns == round(COPY_PER_LAUNCH_CALL * 4_942) == 6_178
+    first = cal.copy_launch_host_ns * 6_178 / 9_170
+    assert paced.copy_launch_host_ns == pytest.approx(first, abs=1)
+    assert not paced.copy_host_measured
+    assert (paced.graph_node_overhead_ns, paced.sync_ns) == (
+        cal.graph_node_overhead_ns,
+        cal.sync_ns,
+    )
+    # AND the estimate says so where a user reads it (JSON, HTML)
+    step = diagnose(tl).region("step")
+    assert step.estimate is not None
+    assert step.estimate.notes[-1] == (
+        "input copies charged 6.2 µs of host each (9.2 calibrated), at the pace of this "
+        "trace's host; `traceinspect profile` measures it"
+    )
+    # AND a copy cost measured in the timing process is never replaced, nor raised
+    measured = cal.with_host_costs(9_900, 9_200)
+    assert measured.with_copy_pace(5_000) is measured
+    assert cal.with_copy_pace(12_000) is cal
+
+
+def test_an_nsight_trace_keeps_the_calibrated_copy_cost() -> None:
+    # Nsight Systems traces are taken as traced (their host is not deflated), and their
+    # launch calls are not torch.profiler's: the copy cost stays as calibrated
+    from conftest import sample_file
+
+    from traceinspect.analysis.estimate.columns import TimelineColumns
+    from traceinspect.analysis.estimate.eager import paced_calibration
+    from traceinspect.calibration import calibration_for
+    from traceinspect.parse import load_trace
+
+    tl = load_trace(sample_file("nsys/host_sync.eager.sqlite.gz"))
+    cal = calibration_for(tl)
+    assert paced_calibration(tl, cal, TimelineColumns(tl)) is cal

@@ -247,9 +247,15 @@ def estimate_region(
         notes.append(
             "eager time estimated from the profiled trace (no unprofiled measurement given)"
         )
+    parts = {key: _median([e.parts[key] for e in estimates]) for key in estimates[0].parts}
+    if replay_calibration is not calibration and parts.get("input_copies", 0) > 0:
+        notes.append(
+            f"input copies charged {replay_calibration.warm_copy_host_ns / 1000:.1f} µs of host "
+            f"each ({calibration.warm_copy_host_ns / 1000:.1f} calibrated), at the pace of this "
+            "trace's host; `traceinspect profile` measures it"
+        )
     if calibration.is_fallback:
         notes.append(f"calibration {calibration.name}: {calibration.fallback_note}")
-    parts = {key: _median([e.parts[key] for e in estimates]) for key in estimates[0].parts}
     saving = eager - graphed
     return RegionEstimate(
         graphed_ns=graphed,
