@@ -89,12 +89,12 @@ class TimelineColumns:
 
     @property
     def host_speed(self) -> float:
-        """:func:`~traceinspect.analysis.estimate.eager.host_speed` of the timeline, computed
-        once (it reads every launch call)."""
+        """:func:`~traceinspect.analysis.estimate.eager.host_speed` of the timeline's median
+        launch call, computed once."""
         if "host_speed" not in self.memo:
-            from traceinspect.analysis.estimate.eager import speed_of
+            from traceinspect.analysis.estimate.eager import host_speed
 
-            self.memo["host_speed"] = speed_of(self.median_launch_call_ns)
+            self.memo["host_speed"] = host_speed(self.median_launch_call_ns)
         speed: float = self.memo["host_speed"]
         return speed
 

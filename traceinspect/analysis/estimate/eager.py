@@ -119,11 +119,12 @@ def median_launch_call_ns(timeline: Timeline) -> float | None:
     return float(np.median(launches["end_ns"].to_numpy() - launches["start_ns"].to_numpy()))
 
 
-def host_speed(timeline: Timeline) -> float:
+def host_speed(median_launch_ns: float | None) -> float:
     """How much of its traced host time (what is left once the profiler's costs are taken
     off) a step keeps when run at a typical process's pace: ``TYPICAL_LAUNCH_CALL_NS`` over
-    the trace's median launch call, at most 1 (a fast process is not sped up further), 1
-    where the trace holds fewer than ``MIN_LAUNCHES_FOR_SPEED`` launch calls.
+    the trace's median launch call (:func:`median_launch_call_ns`), at most 1 (a fast
+    process is not sped up further), 1 where the trace holds fewer than
+    ``MIN_LAUNCHES_FOR_SPEED`` launch calls (``None``).
 
     Chosen on half of the H200 validation set, the 296 fresh-process recordings before
     ``holdout25``: scaling each trace's host stretches by ``(T / median) ** b`` where slower,
@@ -137,11 +138,6 @@ def host_speed(timeline: Timeline) -> float:
     the eager time's median |log error| 0.152 against 0.158. Those recordings were not
     fitted on, but the trend that led here (eager error against the launch call's median)
     was first seen over all 453."""
-    return speed_of(median_launch_call_ns(timeline))
-
-
-def speed_of(median_launch_ns: float | None) -> float:
-    """:func:`host_speed` from a trace's median launch call (``None``: too few to tell)."""
     if median_launch_ns is None or median_launch_ns <= TYPICAL_LAUNCH_CALL_NS:
         return 1.0
     return TYPICAL_LAUNCH_CALL_NS / median_launch_ns
