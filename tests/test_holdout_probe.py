@@ -144,6 +144,7 @@ from __future__ import annotations
 
 import statistics
 import sys
+from typing import Any
 
 import pytest
 from conftest import SAMPLES, assert_probe_prediction, recording_rows
@@ -1252,6 +1253,25 @@ def test_the_first_set_after_the_host_pace_rule_reads_its_savings_within_15_poin
     assert eager[0] == pytest.approx(-0.30, abs=0.01) and eager[-1] == pytest.approx(0.19, abs=0.01)
 
 
+def _lease_pair_all_within(recording: str) -> dict[str, Any]:
+    """The rows, from the trace alone, of ``recording`` and its rerun (eight workloads each),
+    named ``SET/WORKLOAD``, asserting that every graphed time is within ±10 % and inside
+    its range."""
+    rows = {
+        f"{r}/{name}": row
+        for r in (recording, f"{recording}_rerun")
+        for name, row in recording_rows(r, False).items()
+    }
+    assert len(rows) == 16
+    assert all(abs(r.error_frac) <= 0.10 and r.graphed_inside for r in rows.values())
+    return rows
+
+
+def _saving_misses(rows: dict[str, Any]) -> set[str]:
+    """The rows whose saving reads more than 15 points off the measured one."""
+    return {n for n, r in rows.items() if abs(r.saving_error_points) > 15}
+
+
 def test_the_first_set_after_the_copy_pace_rule() -> None:
     """holdout37, recorded twice on one lease once each input copy was charged at the pace of
     the trace's host: every graphed time within ±10 % and inside its range from the trace
@@ -1262,14 +1282,8 @@ def test_the_first_set_after_the_copy_pace_rule() -> None:
     Linformer and Slot Attention on the rerun −34 %): the measured eager p50s of this lease
     moved between rounds by up to 87 % and between the two recordings by up to 2x
     (ShuffleNet V2: 8,766 and 4,475 µs, graphed 887 and 838)."""
-    rows = {
-        f"{recording}/{name}": row
-        for recording in ("holdout37", "holdout37_rerun")
-        for name, row in recording_rows(recording, False).items()
-    }
-    assert len(rows) == 16
-    assert all(abs(r.error_frac) <= 0.10 and r.graphed_inside for r in rows.values())
-    missed = {n for n, r in rows.items() if abs(r.saving_error_points) > 15}
+    rows = _lease_pair_all_within("holdout37")
+    missed = _saving_misses(rows)
     assert missed == {
         "holdout37/gmlp_spatial_gating_b8",
         "holdout37_rerun/linformer_encoder_b8",
@@ -1289,14 +1303,8 @@ def test_the_second_set_after_the_copy_pace_rule() -> None:
     side streams with work after each join included (HRNet −9.6 and −9.3 %, SlowFast −3.1 and
     −5.1 %, SiamRPN +0.7 and −1.5 %); 15 of 16 savings within 15 points, the miss FNet on the
     rerun (−30 points), whose measured eager p50 was 1.5x the first recording's."""
-    rows = {
-        f"{recording}/{name}": row
-        for recording in ("holdout38", "holdout38_rerun")
-        for name, row in recording_rows(recording, False).items()
-    }
-    assert len(rows) == 16
-    assert all(abs(r.error_frac) <= 0.10 and r.graphed_inside for r in rows.values())
-    missed = {n for n, r in rows.items() if abs(r.saving_error_points) > 15}
+    rows = _lease_pair_all_within("holdout38")
+    missed = _saving_misses(rows)
     assert missed == {"holdout38_rerun/fnet_fourier_encoder_b16"}
     fnet = [rows[f"{r}/fnet_fourier_encoder_b16"] for r in ("holdout38", "holdout38_rerun")]
     assert [r.eager_measured_us for r in fnet] == [1394.3, 2110.9]
@@ -1310,16 +1318,10 @@ def test_the_third_set_after_the_copy_pace_rule() -> None:
     within 15 points, the miss ECAPA-TDNN on the rerun (+20 points): its eager time from the
     trace reads 9,716 µs against 4,729 measured (the first recording's trace: 5,157 against
     4,943)."""
-    rows = {
-        f"{recording}/{name}": row
-        for recording in ("holdout39", "holdout39_rerun")
-        for name, row in recording_rows(recording, False).items()
-    }
-    assert len(rows) == 16
-    assert all(abs(r.error_frac) <= 0.10 and r.graphed_inside for r in rows.values())
+    rows = _lease_pair_all_within("holdout39")
     streams = [r for n, r in rows.items() if "streams" in n]
     assert len(streams) == 8 and max(abs(r.error_frac) for r in streams) <= 0.021
-    missed = {n for n, r in rows.items() if abs(r.saving_error_points) > 15}
+    missed = _saving_misses(rows)
     assert missed == {"holdout39_rerun/ecapa_tdnn_speaker_b16"}
     ecapa = rows["holdout39_rerun/ecapa_tdnn_speaker_b16"]
     assert (ecapa.eager_estimated_us, ecapa.eager_measured_us) == (9715.7, 4729.1)
