@@ -144,8 +144,10 @@ from __future__ import annotations
 
 import statistics
 import sys
+from dataclasses import replace
 from typing import Any
 
+import numpy as np
 import pytest
 from conftest import SAMPLES, assert_probe_prediction, recording_rows
 
@@ -1066,10 +1068,8 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
         ("holdout33_rerun", True, 8, 0.0214, 0.0639),
         ("holdout33_rerun", False, 8, 0.0227, 0.065),
         # blind as well, 7 of 8 on each: the miss is segmentation and depth heads on two side
-        # streams with a fused output after the join (+24.1 to +24.6 %, below its range): in
-        # the replay the heads' kernels started side by side where the schedule counts no room
-        # (about 120 such starts over five steps) and ran only 1.1x (matrix) to 1.4x (light)
-        # their time alone; the schedule has them wait
+        # streams with a fused output after the join (+24.1 to +24.6 %, below its range): one
+        # of their eager kernels ran 1.8x its replay time (the test on holdout34's miss)
         ("holdout34", True, 7, 0.0206, 0.243),
         ("holdout34", False, 7, 0.0243, 0.244),
         ("holdout34_rerun", True, 7, 0.0177, 0.2408),
@@ -1212,30 +1212,59 @@ def test_a_step_on_several_streams_says_the_estimate_is_least_sure_there() -> No
     assert not [r for r in reasons("tcn_dilated_b16") if "least well" in r]
 
 
-def test_the_heads_beside_each_other_started_without_room_and_barely_slowed() -> None:
-    """holdout34's miss, measured in its replay (``bench/overfull_starts.py``): the
-    segmentation and depth heads' kernels started side by side on their two streams where the
-    schedule counts no room (121 starts over five steps), and ran a median 1.09x (matrix
-    kernels of one block per SM) and 1.36x (light kernels) their time alone, where the
-    schedule has them wait: +24.6 % from the trace, and its decision says so."""
+def test_the_heads_miss_is_one_eager_kernel_that_ran_slow_alone_not_their_overlap(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """holdout34's miss (+24 % on both recordings) is not the schedule of the two heads: it is
+    one kernel of the eager trace. Both heads open with the same bilinear upsampling of the
+    same encoder features, a kernel of one block. The segmentation head's ran 213-217 µs in
+    every profiled eager step, the depth head's, launched some 600 µs of other work later
+    and with nothing beside it, 387-393 µs (presumably its input no longer in L2); in the
+    replay the two ran side by side right after the encoder, 212-215 µs each. Given its twin's
+    time, the step reads +1.6 % and +1.1 %. What the replay's heads did beside each other
+    (``bench/overfull_starts.py``: 121 starts without room, a median 1.09x and 1.36x their
+    time alone), first taken for the cause, the schedule reads well enough once that one
+    kernel's time is right."""
     from overfull_starts import starts
+    from validation_table import prepare
 
+    import traceinspect.analysis.estimate.occurrence as occurrence
     from traceinspect.analysis.diagnose import diagnose
+    from traceinspect.calibration import calibration_for
     from traceinspect.parse import load_trace
 
-    rows = starts(VALIDATION_DIR / "holdout34" / "seg_depth_heads_2streams_b4")
-    by_kind: dict[str, list[float]] = {}
-    for row in rows:
-        by_kind.setdefault(row[1], []).append(float(row[4]))
-    assert {k: len(v) for k, v in by_kind.items()} == {"light": 88, "matrix-1": 23, "matrix-k": 10}
-    assert statistics.median(by_kind["matrix-1"]) == pytest.approx(1.09, abs=0.01)
-    assert statistics.median(by_kind["light"]) == pytest.approx(1.36, abs=0.01)
-    (w,) = [
-        w
-        for w in validation_workloads(VALIDATION_DIR / "holdout34")
-        if w.name == "seg_depth_heads_2streams_b4"
-    ]
-    reasons = diagnose(load_trace(w.trace)).region(w.region).decision.reasons
+    folder = VALIDATION_DIR / "holdout34" / "seg_depth_heads_2streams_b4"
+    rows = starts(folder)
+    assert len(rows) == 121
+    single: dict[str, list[float]] = {}
+    for trace in ("step.b4.eager.json.gz", "step.b4.graphed.json.gz"):
+        gpu = load_trace(folder / trace).gpu
+        one = gpu[gpu["name"].str.contains("upsample_bilinear2d") & (gpu["grid"] == "1,1,1")]
+        single[trace] = sorted(((one["end_ns"] - one["start_ns"]) / 1000).tolist())
+    eager, graphed = single["step.b4.eager.json.gz"], single["step.b4.graphed.json.gz"]
+    assert len(eager) == len(graphed) == 10  # two per step, five steps
+    assert 213 < eager[0] and eager[4] < 217 and 386 < eager[5] and eager[-1] < 394
+    assert 211 < graphed[0] and graphed[-1] < 216
+
+    solo = occurrence.solo_durations
+
+    def twin_time(*args: Any, **kwargs: Any) -> Any:
+        out = solo(*args, **kwargs)
+        return np.where((out > 380_000) & (out < 400_000), 214_000.0, out)
+
+    monkeypatch.setattr(occurrence, "solo_durations", twin_time)
+    for recording, error in (("holdout34", 0.016), ("holdout34_rerun", 0.011)):
+        (w,) = [
+            w
+            for w in validation_workloads(VALIDATION_DIR / recording)
+            if w.name == "seg_depth_heads_2streams_b4"
+        ]
+        prepared = prepare(replace(w, host_costs=None))
+        est = prepared.estimate(calibration_for(prepared.timeline))
+        assert est.graphed_ns / 1000 / w.graphed_us - 1 == pytest.approx(error, abs=0.003)
+    # the decision still warns that several streams are where the model reads least well
+    monkeypatch.undo()
+    reasons = diagnose(load_trace(folder / "step.b4.eager.json.gz")).region("step").decision.reasons
     assert [r for r in reasons if r.startswith("its graph runs kernels of 3 streams side by side")]
 
 
