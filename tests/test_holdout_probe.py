@@ -554,7 +554,8 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "dgcnn_edgeconv_b8": (3539.7, 3598.1, 3598.1),  # +1.6 / +1.6 %
         "efficientnet_b0_b8": (1394.4, 1408.1, 1407.0),  # +1.0 / +0.9 %
         "graph_and_sequence_2streams_b16": (223.4, 199.9, 205.7),  # −10.5 / −8.0 %
-        "lstm_lm_train_tbptt_b32": (4377.1, 4540.2, 4539.5),  # +3.7 / +3.7 %
+        # +3.7 / +3.7 % while timing coincidences beside the waits were dependencies
+        "lstm_lm_train_tbptt_b32": (4377.1, 4456.0, 4455.3),  # +1.8 / +1.8 %
         "multitask_loss_3heads_streams_b64": (91.4, 94.8, 104.8),  # +3.7 / +14.7 %
         "stereo_matching_2streams_b2": (833.4, 817.3, 817.1),  # −1.9 / −2.0 %
         "video_two_stream_rgb_flow_b4": (551.6, 542.0, 541.8),  # −1.7 / −1.8 %
@@ -564,7 +565,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "dgcnn_edgeconv_b8": (3489.1, 3593.5, 3596.0),  # +3.0 / +3.1 %
         "efficientnet_b0_b8": (1393.2, 1406.6, 1407.5),  # +1.0 / +1.0 %
         "graph_and_sequence_2streams_b16": (224.7, 201.5, 200.7),  # −10.3 / −10.7 %
-        "lstm_lm_train_tbptt_b32": (4387.3, 4411.3, 4407.8),  # +0.5 / +0.5 %
+        "lstm_lm_train_tbptt_b32": (4387.3, 4333.6, 4330.1),  # −1.2 / −1.3 % (+0.5 before)
         "multitask_loss_3heads_streams_b64": (94.0, 97.5, 105.0),  # +3.7 / +11.7 %
         "stereo_matching_2streams_b2": (816.6, 819.4, 817.5),  # +0.3 / +0.1 %
         "video_two_stream_rgb_flow_b4": (557.6, 545.7, 546.0),  # −2.1 / −2.1 %
@@ -1113,8 +1114,8 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
         # streams fed four inputs (+14.7 / +11.7 %; +3.7 % with its probes' 6.7-7.2 µs per
         # copy against the built-in 9.2); with the probes, a GNN beside a SMILES encoder on two
         # streams (−10.5 / −10.3 %; −8.0 / −8.5 % from the trace alone)
-        ("holdout35", True, 7, 0.0212, 0.1054),
-        ("holdout35", False, 7, 0.024, 0.1473),
+        ("holdout35", True, 7, 0.0186, 0.1054),
+        ("holdout35", False, 7, 0.0186, 0.1473),
         ("holdout35_rerun", True, 7, 0.0257, 0.1029),
         ("holdout35_rerun", False, 6, 0.0257, 0.117),
         # blind for the model as it stands, the host's pace included: 4 of 4

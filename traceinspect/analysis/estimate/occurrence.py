@@ -126,7 +126,10 @@ def estimate_occurrence(
     dependencies = 0
     for k in range(last_segment + 1):
         members = np.flatnonzero(node & (segment == k))
-        deps = infer_dependencies(timeline, rows[members], columns=cols)
+        # the program's dependencies only: the schedule itself has nodes wait for room
+        deps = infer_dependencies(
+            timeline, rows[members], columns=cols, timing_beside_waits=False
+        )
         dependencies += len(deps)
         concurrent = len(np.unique(keys[members])) > 1
         packing = (
