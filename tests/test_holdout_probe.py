@@ -1342,7 +1342,7 @@ def test_a_step_on_several_streams_says_the_estimate_is_least_sure_there() -> No
     from traceinspect.parse import load_trace
 
     def reasons(name: str) -> tuple[str, ...]:
-        (w,) = [w for w in validation_workloads(VALIDATION_DIR / "holdout32") if w.name == name]
+        w = _workload("holdout32", name)
         return diagnose(load_trace(w.trace)).region(w.region).decision.reasons
 
     (said,) = [r for r in reasons("conv_beside_gemm_2streams_b8") if "least well" in r]
@@ -1392,11 +1392,7 @@ def test_the_heads_miss_is_one_eager_kernel_that_ran_slow_alone_not_their_overla
 
     monkeypatch.setattr(occurrence, "solo_durations", twin_time)
     for recording, error in (("holdout34", 0.016), ("holdout34_rerun", 0.011)):
-        (w,) = [
-            w
-            for w in validation_workloads(VALIDATION_DIR / recording)
-            if w.name == "seg_depth_heads_2streams_b4"
-        ]
+        w = _workload(recording, "seg_depth_heads_2streams_b4")
         prepared = prepare(replace(w, host_costs=None))
         est = prepared.estimate(calibration_for(prepared.timeline))
         assert est.graphed_ns / 1000 / w.graphed_us - 1 == pytest.approx(error, abs=0.003)
@@ -1420,16 +1416,28 @@ def test_the_first_set_after_the_host_pace_rule_reads_its_savings_within_15_poin
     assert eager[0] == pytest.approx(-0.30, abs=0.01) and eager[-1] == pytest.approx(0.19, abs=0.01)
 
 
-def _lease_pair_all_within(recording: str) -> dict[str, Any]:
+def _workload(recording: str, name: str) -> Any:
+    """The workload ``name`` of ``sample_traces/validation/RECORDING``."""
+    (w,) = [w for w in validation_workloads(VALIDATION_DIR / recording) if w.name == name]
+    return w
+
+
+def _lease_pair_rows(recording: str) -> dict[str, Any]:
     """The rows, from the trace alone, of ``recording`` and its rerun (eight workloads each),
-    named ``SET/WORKLOAD``, asserting that every graphed time is within ±10 % and inside
-    its range."""
+    named ``SET/WORKLOAD``."""
     rows = {
         f"{r}/{name}": row
         for r in (recording, f"{recording}_rerun")
         for name, row in recording_rows(r, False).items()
     }
     assert len(rows) == 16
+    return rows
+
+
+def _lease_pair_all_within(recording: str) -> dict[str, Any]:
+    """:func:`_lease_pair_rows`, asserting that every graphed time is within ±10 % and inside
+    its range."""
+    rows = _lease_pair_rows(recording)
     assert all(abs(r.error_frac) <= 0.10 and r.graphed_inside for r in rows.values())
     return rows
 
@@ -1525,11 +1533,7 @@ def test_the_ocr_step_read_its_gru_directions_as_one_chain_until_the_replay_left
     from traceinspect.analysis.regions import find_regions
     from traceinspect.parse import load_trace
 
-    (w,) = [
-        w
-        for w in validation_workloads(VALIDATION_DIR / "holdout41")
-        if w.name == "ocr_det_rec_2streams_b4"
-    ]
+    w = _workload("holdout41", "ocr_det_rec_2streams_b4")
     timeline = load_trace(w.trace)
     cols = TimelineColumns(timeline)
     (step,) = [r for r in find_regions(timeline, index_timeline(timeline)) if r.name == w.region]
@@ -1566,11 +1570,7 @@ def test_the_set_after_the_replay_left_out_timing_misses_on_rnns_beside_each_oth
     character BiLSTM −11.4 %): the rule moves these RNNs both ways, and their replays overlap
     cuDNN's directions and layers in ways no eager stream order shows. 14 of 16 savings
     within 15 points: the 1-D UNet's eager time reads 24-31 % low on both."""
-    rows = {
-        f"{r}/{name}": row
-        for r in ("holdout42", "holdout42_rerun")
-        for name, row in recording_rows(r, False).items()
-    }
+    rows = _lease_pair_rows("holdout42")
     missed = {n for n, r in rows.items() if abs(r.error_frac) > 0.10}
     assert missed == {
         "holdout42/bilstm_char_word_ner_2streams_b16",
