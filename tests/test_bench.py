@@ -155,3 +155,28 @@ def test_peak_rss_is_the_childs_high_water_mark() -> None:
     # THEN its peak (not its final size) is reported, plus the interpreter (~10-30 MiB)
     assert 200 * 2**20 < rss < 260 * 2**20
     assert wall > 0 and cpu > 0
+
+
+def test_holdout_pins_prints_what_the_tests_pin(capsys: pytest.CaptureFixture[str]) -> None:
+    # holdout42's first recording, as tests/test_holdout_probe.py pins it: the BiGRU beside an
+    # LSTM language model +9.6 / +9.5 %, the set 6 of 8 within ±10 % either way, the 1-D
+    # UNet's saving 21 points off, every step launch-bound
+    from holdout_pins import main
+
+    assert main(["holdout42"]) == 0
+    out = capsys.readouterr().out
+    assert '"bigru_asr_encoder_beside_lm_2streams_b8": (2649.4, 2902.5, 2901.1)' in out
+    assert '("holdout42", True, 6, 0.0446, 0.1358),' in out
+    assert '("holdout42", False, 6, 0.0442, 0.1437),' in out
+    assert "savings beyond 15 points ['unet1d_audio_diffusion_b4 -21.0']" in out
+    assert "# verdicts: {'launch-bound': 8}" in out
+    assert "disagrees" not in out and "CONTRADICTION" not in out
+
+
+def test_holdout_pins_refuses_a_recording_that_is_not_there(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from holdout_pins import main
+
+    assert main(["no_such_recording"]) == 2
+    assert "no recording" in capsys.readouterr().err
