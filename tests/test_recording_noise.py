@@ -52,4 +52,3 @@ def test_two_recordings_of_one_graph_differ_by_a_median_two_percent() -> None:
         mean = math.sqrt(a * b)
         misses += sum(abs(mean / x - 1) > 0.10 for x in (a, b))
     assert misses == 7
-
