@@ -83,6 +83,23 @@ def summary_lines(recording: str, workloads: list[Workload]) -> list[str]:
     return lines
 
 
+def table_row(recording: str, workloads: list[Workload]) -> str:
+    """The set's row of docs/validation.md's hold-out table, from the trace alone (a new set:
+    *at freeze* is the current model)."""
+    rows = list(_rows(workloads, False).values())
+    n = len(rows)
+    errors = [r.error_frac for r in rows]
+    within = f"{sum(abs(e) <= 0.10 for e in errors)}/{n}"
+    median = f"{statistics.median(abs(e) for e in errors) * 100:.1f} %"
+    signed = _signed(statistics.median(errors))
+    worst = f"{max(abs(e) for e in errors) * 100:.1f} %"
+    inside = f"{sum(r.graphed_inside for r in rows)}/{n}"
+    savings = f"{sum(abs(r.saving_error_points) <= 15 for r in rows)}/{n}"
+    eager = f"{statistics.median(abs(r.eager_error_frac) for r in rows) * 100:.0f} %"
+    cells = [f"`{recording}`", str(n), within, median, within, median, f"{signed} %", worst]
+    return "| " + " | ".join([*cells, inside, savings, eager]) + " |"
+
+
 def verdict_lines(workloads: list[Workload]) -> list[str]:
     from traceinspect.analysis.diagnose import diagnose
     from traceinspect.parse import load_trace
@@ -124,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("recordings", nargs="+", help="folders under sample_traces/validation/")
     args = parser.parse_args(argv)
-    expected, summaries, verdicts = [], [], []
+    expected, summaries, verdicts, table = [], [], [], []
     for recording in args.recordings:
         folder = VALIDATION_DIR / recording
         if not folder.is_dir():
@@ -133,12 +150,15 @@ def main(argv: list[str] | None = None) -> int:
         workloads = validation_workloads(folder)
         expected += expected_entries(recording, workloads)
         summaries += summary_lines(recording, workloads)
+        table.append(table_row(recording, workloads))
         verdicts += [f"    # {recording}", *verdict_lines(workloads)]
     print("# EXPECTED: (measured graphed p50 µs, predicted µs with the probes, from the trace")
     print("# alone)")
     print("\n".join(expected))
     print("\n# the blind-set summary: (recording, probe, within ±10 %, median |error|, worst)")
     print("\n".join(summaries))
+    print("\n# docs/validation.md's hold-out table, from the trace alone")
+    print("\n".join(table))
     print("\n# step verdicts")
     print("\n".join(verdicts))
     return 0
