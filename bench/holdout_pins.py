@@ -26,30 +26,35 @@ from validation_table import (  # noqa: E402 - bench/ on the path first
     VALIDATION_DIR,
     ValidationRow,
     Workload,
-    evaluate,
-    prepare,
+    built_in_row,
     validation_workloads,
 )
 
-from traceinspect.calibration import calibration_for  # noqa: E402
+from traceinspect.analysis.verdict import (  # noqa: E402
+    COMPUTE_BOUND_MAX_SAVING,
+    LAUNCH_BOUND_MIN_SAVING,
+)
+
+#: Rows by workload name, predicted with the recording's probes (True) or from the trace
+#: alone (False).
+Rows = dict[bool, dict[str, ValidationRow]]
 
 
-def _rows(workloads: list[Workload], probe: bool) -> dict[str, ValidationRow]:
-    out = {}
-    for w in workloads:
-        if not probe:
-            w = replace(w, host_costs=None)
-        prepared = prepare(w)
-        out[w.name] = evaluate(prepared, calibration_for(prepared.timeline))
-    return out
+def _rows(workloads: list[Workload]) -> Rows:
+    return {
+        probe: {
+            w.name: built_in_row(w if probe else replace(w, host_costs=None)) for w in workloads
+        }
+        for probe in (True, False)
+    }
 
 
 def _signed(frac: float) -> str:
     return f"{frac * 100:+.1f}".replace("-", "\N{MINUS SIGN}")
 
 
-def expected_entries(recording: str, workloads: list[Workload]) -> list[str]:
-    probed, alone = _rows(workloads, True), _rows(workloads, False)
+def expected_entries(recording: str, rows: Rows) -> list[str]:
+    probed, alone = rows[True], rows[False]
     lines = [f'    "{recording}": {{']
     for name in sorted(probed):
         p, a = probed[name], alone[name]
@@ -61,10 +66,10 @@ def expected_entries(recording: str, workloads: list[Workload]) -> list[str]:
     return lines
 
 
-def summary_lines(recording: str, workloads: list[Workload]) -> list[str]:
+def summary_lines(recording: str, both: Rows) -> list[str]:
     lines = []
     for probe in (True, False):
-        rows = _rows(workloads, probe)
+        rows = both[probe]
         errors = [abs(r.error_frac) for r in rows.values()]
         within = sum(e <= 0.10 for e in errors)
         lines.append(
@@ -83,10 +88,10 @@ def summary_lines(recording: str, workloads: list[Workload]) -> list[str]:
     return lines
 
 
-def table_row(recording: str, workloads: list[Workload]) -> str:
-    """The set's row of docs/validation.md's hold-out table, from the trace alone (a new set:
-    *at freeze* is the current model)."""
-    rows = list(_rows(workloads, False).values())
+def table_row(recording: str, alone: dict[str, ValidationRow]) -> str:
+    """The set's row of docs/validation.md's hold-out table, from the trace-alone rows (a new
+    set: *at freeze* is the current model)."""
+    rows = list(alone.values())
     n = len(rows)
     errors = [r.error_frac for r in rows]
     within = f"{sum(abs(e) <= 0.10 for e in errors)}/{n}"
@@ -110,6 +115,7 @@ def verdict_lines(workloads: list[Workload]) -> list[str]:
         analysis = diagnose(load_trace(w.trace))
         step = analysis.region(w.region)
         counts[step.verdict] = counts.get(step.verdict, 0) + 1
+        # the verdict sweep's rule (tests/conftest.py): what replay measurably saved
         agrees = (
             step.verdict == "launch-bound"
             if w.saving >= 0.20
@@ -127,8 +133,8 @@ def verdict_lines(workloads: list[Workload]) -> list[str]:
             frac = r.estimate.saving_frac if r.estimate is not None else None
             if frac is None:
                 continue
-            if (r.verdict == "launch-bound" and frac < 0.10) or (
-                r.verdict == "compute-bound" and frac > 0.25
+            if (r.verdict == "launch-bound" and frac < LAUNCH_BOUND_MIN_SAVING) or (
+                r.verdict == "compute-bound" and frac > COMPUTE_BOUND_MAX_SAVING
             ):
                 lines.append(
                     f"    # CONTRADICTION {w.name} / {r.region.name}: {r.verdict} at {frac:.2f}"
@@ -148,9 +154,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"holdout_pins: no recording {folder}", file=sys.stderr)
             return 2
         workloads = validation_workloads(folder)
-        expected += expected_entries(recording, workloads)
-        summaries += summary_lines(recording, workloads)
-        table.append(table_row(recording, workloads))
+        rows = _rows(workloads)
+        expected += expected_entries(recording, rows)
+        summaries += summary_lines(recording, rows)
+        table.append(table_row(recording, rows[False]))
         verdicts += [f"    # {recording}", *verdict_lines(workloads)]
     print("# EXPECTED: (measured graphed p50 µs, predicted µs with the probes, from the trace")
     print("# alone)")
