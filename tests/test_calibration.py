@@ -124,7 +124,7 @@ def test_the_profilers_cost_on_a_bare_operator_is_evidence_not_the_eager_models(
     cal = load_calibration(write(tmp_path, profile(**bare)))
     # THEN the eager model keeps its fitted costs, and the measurements stay as evidence
     assert cal.profiler_cost == calibration.DEFAULT_PROFILER_COST
-    assert cal.profiler_cost.op_ns == 30_000 and cal.profiler_cost.floor_frac == 0.4
+    assert cal.profiler_cost.op_ns == 24_000 and cal.profiler_cost.floor_frac == 0.45
     assert {k: cal.extra[k] for k in bare} == {k: float(v) for k, v in bare.items()}
     # AND a profile that states the model's costs (a fit of one's own) still sets them
     own = load_calibration(write(tmp_path, profile(profiler_op_ns=12_000, profiler_floor_frac=0.3)))

@@ -161,18 +161,18 @@ def test_the_h100_sets_blind_for_the_current_model(probe: bool, median_error: fl
 
 def test_the_blind_h100_savings() -> None:
     # saving without --eager-us within 15 points on 15 of 16: the Lion update, whose graph
-    # must copy in 45 MB of gradients (replay 62 % slower than eager), reads 33 points high
+    # must copy in 45 MB of gradients (replay 62 % slower than eager), reads 36 points high
     all_rows = [r for s in BLIND for r in recording_rows(s, True).values()]
     points = {r.workload: r.saving_error_points for r in all_rows}
     assert sum(abs(p) <= 15 for p in points.values()) == 15
-    assert points["lion_foreach_update"] == pytest.approx(33, abs=1)
+    assert points["lion_foreach_update"] == pytest.approx(36, abs=1)
 
 
 def test_h100_verdicts_agree_with_what_replay_did() -> None:
     """Each step's verdict agrees with what replay measurably did and with its predicted
     saving, but for two: the LoRA MLP, where replay saved 23 % (38-41 % on the H200), reads
-    ``mixed`` beside a predicted 16 %; and the Lion update reads ``launch-bound`` (predicted
-    saving 33 %) where replay ran 62 % slower than eager, since its graph must copy in 45 MB
+    ``mixed`` beside a predicted 15 %; and the Lion update reads ``launch-bound`` (predicted
+    saving 35 %) where replay ran 62 % slower than eager, since its graph must copy in 45 MB
     of gradients that the trace shows as one eager step's arguments (as on the H200)."""
     from conftest import step_verdicts_agreeing_with_replay
 
@@ -190,8 +190,8 @@ def test_h100_verdicts_agree_with_what_replay_did() -> None:
         "mixed": 1,
     }
     for name, verdict, measured, predicted in (
-        ("lora_mlp_b16", "mixed", 0.231, 0.163),
-        ("lion_foreach_update", "launch-bound", -0.618, 0.333),
+        ("lora_mlp_b16", "mixed", 0.231, 0.148),
+        ("lion_foreach_update", "launch-bound", -0.618, 0.348),
     ):
         step = diagnose(load_trace(odd[name].trace)).region(odd[name].region)
         assert step.verdict == verdict

@@ -862,16 +862,11 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
     blind = validation_workloads(VALIDATION_DIR / "holdout22")
     assert step_verdicts_agreeing_with_replay(blind) == {"launch-bound": 6, "compute-bound": 1}
     # the probe heads on the rerun: replay saved 34 %, where the same step's eager p50 was
-    # 1,232 µs against the first process's 802 (graphed 814 and 793): the trace reads mixed,
-    # its saving 18 % (its eager time from the trace 910 µs)
-    assert_one_step_reads(
-        "holdout22_rerun",
-        "aux_probes_side_stream_b16",
-        {"launch-bound": 5, "compute-bound": 1},
-        saving=0.339,
-        verdict="mixed",
-        predicted=0.18,
-    )
+    # 1,232 µs against the first process's 802 (graphed 814 and 793): the trace reads
+    # launch-bound, its saving 21 % (its eager time from the trace 949 µs; mixed at 18 % and
+    # 910 µs with the profiler costs fitted on fewer recordings)
+    rerun = validation_workloads(VALIDATION_DIR / "holdout22_rerun")
+    assert step_verdicts_agreeing_with_replay(rerun) == {"launch-bound": 6, "compute-bound": 1}
     from traceinspect.analysis.diagnose import diagnose
     from traceinspect.parse import load_trace
 
@@ -890,15 +885,15 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
     assert step_verdicts_agreeing_with_replay(rerun) == {"launch-bound": 7, "compute-bound": 1}
     # and 9.3 % on the first recording, where the trace read mixed (its saving 19 %, its eager
     # time from the trace 389 µs against the 342 µs measured, 335 on the rerun) until its
-    # profiled host, launch calls a median 8.0 µs, was brought to a typical pace: 8 %,
-    # compute-bound
+    # profiled host, launch calls a median 8.0 µs, was brought to a typical pace: 12 %
+    # (358 µs), compute-bound
     first = validation_workloads(VALIDATION_DIR / "holdout24")
     assert step_verdicts_agreeing_with_replay(first) == {"launch-bound": 7, "compute-bound": 1}
     retention = next(w for w in first if w.name == "retention_decay_b4")
     assert retention.saving == pytest.approx(0.093, abs=0.001)
     step = diagnose(load_trace(retention.trace)).region(retention.region)
     assert step.estimate is not None
-    assert step.estimate.saving_frac == pytest.approx(0.085, abs=0.01)
+    assert step.estimate.saving_frac == pytest.approx(0.12, abs=0.01)
     # holdout25: replay saved 15-17 % on the three FP32 GEMM chains (compute-bound,
     # predicted 10 and 16 %), 27-92 % on the rest (launch-bound)
     for recording in ("holdout25", "holdout25_rerun"):
@@ -916,7 +911,7 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
     assert step_verdicts_agreeing_with_replay(workloads) == {"launch-bound": 8}
     # holdout28: replay saved 24-88 %; on the rerun 11-86 %, the RNN-T joint's 11 % (24 % on
     # the first recording, its graphed time within 5 % of it: the eager time moved) read mixed.
-    # On the first recording the RNN-T joint reads mixed too (predicted 16 %; 25 % and
+    # On the first recording the RNN-T joint reads mixed too (predicted 17 %; 25 % and
     # launch-bound before its profiled host, launch calls a median 9.6 µs, was brought to a
     # typical pace), where replay saved 24 %
     assert_one_step_reads(
@@ -925,7 +920,7 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
         {"launch-bound": 7},
         saving=0.245,
         verdict="mixed",
-        predicted=0.16,
+        predicted=0.17,
     )
     workloads = validation_workloads(VALIDATION_DIR / "holdout28_rerun")
     assert step_verdicts_agreeing_with_replay(workloads) == {"launch-bound": 6, "mixed": 1}
@@ -934,7 +929,7 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
     # 48 gradients in (compute-bound: the step's own kernels take most of its time)
     workloads = validation_workloads(VALIDATION_DIR / "holdout29")
     assert step_verdicts_agreeing_with_replay(workloads) == {"launch-bound": 5, "compute-bound": 3}
-    # on the rerun PatchTST, where replay saved 43 %, reads mixed (predicted 17 %; 27 % and
+    # on the rerun PatchTST, where replay saved 43 %, reads mixed (predicted 19 %; 27 % and
     # launch-bound before its profiled host, launch calls a median 8.9 µs, was brought to a
     # typical pace): its measured eager p50 moved more than any other step of the set
     assert_one_step_reads(
@@ -943,7 +938,7 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
         {"launch-bound": 4, "compute-bound": 3},
         saving=0.426,
         verdict="mixed",
-        predicted=0.17,
+        predicted=0.19,
     )
     # holdout30: replay saved 75-88 % on six (launch-bound), 3 % on the int4 unpacking and 9 %
     # on the segmentation loss (compute-bound)
@@ -956,7 +951,7 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
     # and 7.6 % on the first recording, whose profiled process ran every host call about
     # 2.7x slower than the rerun's (aten::t 15.7 µs against 5.0): the trace read launch-bound,
     # its saving 51 %, where both fresh timing processes measured ~405 µs eager, until a
-    # slow profiled host was brought to a typical pace: 8 %, compute-bound
+    # slow profiled host was brought to a typical pace: 13 %, compute-bound
     first = validation_workloads(VALIDATION_DIR / "holdout31")
     assert step_verdicts_agreeing_with_replay(first) == {"launch-bound": 7, "compute-bound": 1}
     gcn = next(w for w in first if w.name == "sparse_gcn_csr_b1")
@@ -964,7 +959,7 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
     analysis = diagnose(load_trace(gcn.trace))
     step = analysis.region(gcn.region)
     assert step.estimate is not None
-    assert step.estimate.saving_frac == pytest.approx(0.08, abs=0.01)
+    assert step.estimate.saving_frac == pytest.approx(0.127, abs=0.01)
     # and the trace says its host ran slow (median launch call 13.2 µs), where the rerun's
     # does not
     slow = [w.message for w in analysis.warnings if w.kind == "slow_host"]
@@ -972,15 +967,15 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
     rerun_gcn = next(w for w in rerun if w.name == "sparse_gcn_csr_b1")
     assert not [w for w in diagnose(load_trace(rerun_gcn.trace)).warnings if w.kind == "slow_host"]
     # holdout32: replay saved 49-90 % on seven (launch-bound) and 12 % on the GAT layers
-    # (compute-bound, predicted 6 %); 16 % on the rerun, where they read compute-bound
-    # (predicted 10 %; 21 % and launch-bound before a slow profiled host was brought to a
-    # typical pace)
-    for recording in ("holdout32", "holdout32_rerun"):
+    # (compute-bound, predicted 6 %); 16 % on the rerun, where they read mixed (predicted
+    # 12 %; 10 % and compute-bound with the profiler costs fitted on fewer recordings, 21 %
+    # and launch-bound before a slow profiled host was brought to a typical pace)
+    for recording, verdicts in (
+        ("holdout32", {"launch-bound": 7, "compute-bound": 1}),
+        ("holdout32_rerun", {"launch-bound": 7, "mixed": 1}),
+    ):
         workloads = validation_workloads(VALIDATION_DIR / recording)
-        assert step_verdicts_agreeing_with_replay(workloads) == {
-            "launch-bound": 7,
-            "compute-bound": 1,
-        }
+        assert step_verdicts_agreeing_with_replay(workloads) == verdicts
     # holdout33: replay saved 46 % on the side-stream normalization beside a conv net (29 % on
     # the rerun) and 63-85 % on the rest: launch-bound, all 16
     for recording in ("holdout33", "holdout33_rerun"):
@@ -989,7 +984,7 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
     # holdout38: replay saved 9-12 % on FNet, the Hopfield pooling and the TextCNN
     # (compute-bound), 48-88 % on the rest (launch-bound); on the rerun FNet saved 40 %, its
     # eager p50 2,111 µs against the first recording's 1,394 (graphed 1,277 and 1,232): the
-    # trace reads compute-bound (predicted 9 %, its eager time from the trace 1,405 µs)
+    # trace reads compute-bound (predicted 10 %, its eager time from the trace 1,421 µs)
     workloads = validation_workloads(VALIDATION_DIR / "holdout38")
     assert step_verdicts_agreeing_with_replay(workloads) == {"launch-bound": 5, "compute-bound": 3}
     assert_one_step_reads(
@@ -998,7 +993,7 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
         {"launch-bound": 5, "compute-bound": 2},
         saving=0.395,
         verdict="compute-bound",
-        predicted=0.09,
+        predicted=0.10,
     )
     # holdout39: replay saved 7 % on the spatial-transformer net (compute-bound), 13 % on
     # xDeepFM (mixed), 48-78 % on five (launch-bound); the speech enhancer's magnitude and
@@ -1015,7 +1010,7 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
     workloads = validation_workloads(VALIDATION_DIR / "holdout39_rerun")
     assert step_verdicts_agreeing_with_replay(workloads) == {"launch-bound": 6, "compute-bound": 2}
     # holdout42: replay saved 37-89 % on all 16 and every step but one reads launch-bound;
-    # the 1-D UNet on the rerun reads mixed (predicted 15 %) where replay saved 37 % (55 % and
+    # the 1-D UNet on the rerun reads mixed (predicted 14 %) where replay saved 37 % (55 % and
     # launch-bound on the first recording, predicted 34 %): its eager time from that trace
     # 24 % low
     workloads = validation_workloads(VALIDATION_DIR / "holdout42")
@@ -1026,7 +1021,7 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
         {"launch-bound": 7},
         saving=0.371,
         verdict="mixed",
-        predicted=0.15,
+        predicted=0.14,
     )
     # holdout41: replay saved 5.6-7.3 % on Conv-TasNet and 11-17 % on Reformer's LSH
     # attention (compute-bound, predicted 4-6 %), 29-89 % on the other six (launch-bound)
@@ -1053,21 +1048,18 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
             "compute-bound": 1,
         }
     # holdout35: replay saved 38-88 % on seven (launch-bound) and 14.5 % on DGCNN (compute-bound,
-    # predicted 2 %); on the rerun 33-88 % on seven (launch-bound) and 7.9 % on DGCNN, where
-    # the trace reads mixed (predicted 9 %, 13 % before a slow profiled host was brought to a
-    # typical pace): its eager time from the trace 5 % high on the rerun (10 % before) and
-    # 11 % low on the first recording, whose measured eager p50s were 3,788 and 4,141 µs
-    # (graphed 3,489 and 3,540)
-    workloads = validation_workloads(VALIDATION_DIR / "holdout35")
-    assert step_verdicts_agreeing_with_replay(workloads) == {"launch-bound": 7, "compute-bound": 1}
-    assert_one_step_reads(
-        "holdout35_rerun",
-        "dgcnn_edgeconv_b8",
-        {"launch-bound": 7},
-        saving=0.079,
-        verdict="mixed",
-        predicted=0.09,
-    )
+    # predicted 1 %); on the rerun 33-88 % on seven (launch-bound) and 7.9 % on DGCNN, where
+    # the trace reads compute-bound (predicted 8 %; mixed at 9 % with the profiler costs
+    # fitted on fewer recordings, 13 % before a slow profiled host was brought to a typical
+    # pace): its eager time from the trace 3 % high on the rerun (10 % before) and 12 % low
+    # on the first recording, whose measured eager p50s were 3,788 and 4,141 µs (graphed
+    # 3,489 and 3,540)
+    for recording in ("holdout35", "holdout35_rerun"):
+        workloads = validation_workloads(VALIDATION_DIR / recording)
+        assert step_verdicts_agreeing_with_replay(workloads) == {
+            "launch-bound": 7,
+            "compute-bound": 1,
+        }
     # holdout36: replay saved 57-88 %: launch-bound, all four
     workloads = validation_workloads(VALIDATION_DIR / "holdout36")
     assert step_verdicts_agreeing_with_replay(workloads) == {"launch-bound": 4}
@@ -1405,15 +1397,15 @@ def test_the_heads_miss_is_one_eager_kernel_that_ran_slow_alone_not_their_overla
 def test_the_first_set_after_the_host_pace_rule_reads_its_savings_within_15_points() -> None:
     """holdout36, recorded once the eager model brought a slow profiled host to a typical
     pace: every launch call of that lease was slow (a median 9.3-10.8 µs per trace), and the
-    rule read every saving within 15 points (median 5.1) but overcorrected the eager times
-    (−30 to +19 %, median |error| 22 %; +1 to +58 %, median 17 %, without the rule): a slow
+    rule read every saving within 15 points (median 5.0) but overcorrected the eager times
+    (−26 to +23 %, median |error| 22 %; +1 to +58 %, median 17 %, without the rule): a slow
     machine, not only a slow profiled process, slows its unprofiled runs too."""
     rows = recording_rows("holdout36", False)
     points = sorted(abs(r.saving_error_points) for r in rows.values())
     assert len(points) == 4 and points[-1] <= 15
-    assert statistics.median(points) == pytest.approx(5.1, abs=0.2)
+    assert statistics.median(points) == pytest.approx(5.0, abs=0.2)
     eager = sorted(r.eager_error_frac for r in rows.values())
-    assert eager[0] == pytest.approx(-0.30, abs=0.01) and eager[-1] == pytest.approx(0.19, abs=0.01)
+    assert eager[0] == pytest.approx(-0.26, abs=0.01) and eager[-1] == pytest.approx(0.23, abs=0.01)
 
 
 def _workload(recording: str, name: str) -> Any:
@@ -1453,8 +1445,8 @@ def test_the_first_set_after_the_copy_pace_rule() -> None:
     alone (median |error| 2.4 % and 1.5 %; 2.1 % and 1.6 % with the built-in copy cost for
     every host: this lease's probes read 6.7-11.4 µs per copy, most of them over the
     built-in 9.2, so the rule charged a few copies too little). The savings are where it
-    falls short: 13 of 16 within 15 points, the misses all eager times read low (gMLP −60 %,
-    Linformer and Slot Attention on the rerun −34 %): the measured eager p50s of this lease
+    falls short: 13 of 16 within 15 points, the misses all eager times read low (gMLP −58 %,
+    Linformer and Slot Attention on the rerun −32 and −34 %): the measured eager p50s of this lease
     moved between rounds by up to 87 % and between the two recordings by up to 2x
     (ShuffleNet V2: 8,766 and 4,475 µs, graphed 887 and 838)."""
     rows = _lease_pair_all_within("holdout37")
@@ -1466,7 +1458,7 @@ def test_the_first_set_after_the_copy_pace_rule() -> None:
     }
     assert all(rows[n].eager_error_frac < -0.3 for n in missed)
     assert rows["holdout37/gmlp_spatial_gating_b8"].eager_error_frac == pytest.approx(
-        -0.595, abs=0.005
+        -0.583, abs=0.005
     )
     shufflenet = [rows[f"{r}/shufflenet_v2_b8"] for r in ("holdout37", "holdout37_rerun")]
     assert [r.eager_measured_us for r in shufflenet] == [8765.9, 4475.0]
@@ -1491,7 +1483,7 @@ def test_the_third_set_after_the_copy_pace_rule() -> None:
     within ±10 % and inside its range from the trace alone (median |error| 1.0 % and 1.3 %),
     the four steps whose side-stream branches differ in kind within 2.1 %; 15 of 16 savings
     within 15 points, the miss ECAPA-TDNN on the rerun (+20 points): its eager time from the
-    trace reads 9,716 µs against 4,729 measured (the first recording's trace: 5,157 against
+    trace reads 9,993 µs against 4,729 measured (the first recording's trace: 4,982 against
     4,943)."""
     rows = _lease_pair_all_within("holdout39")
     streams = [r for n, r in rows.items() if "streams" in n]
@@ -1499,7 +1491,7 @@ def test_the_third_set_after_the_copy_pace_rule() -> None:
     missed = _saving_misses(rows)
     assert missed == {"holdout39_rerun/ecapa_tdnn_speaker_b16"}
     ecapa = rows["holdout39_rerun/ecapa_tdnn_speaker_b16"]
-    assert (ecapa.eager_estimated_us, ecapa.eager_measured_us) == (9715.7, 4729.1)
+    assert (ecapa.eager_estimated_us, ecapa.eager_measured_us) == (9993.3, 4729.1)
 
 
 def test_the_fourth_set_after_the_copy_pace_rule() -> None:
@@ -1507,14 +1499,14 @@ def test_the_fourth_set_after_the_copy_pace_rule() -> None:
     rule; nothing in the model changed since): every graphed time within ±10 % and inside
     its range from the trace alone (median |error| 1.6 % and 1.9 %, the worst DenseNet's
     dense blocks at −5.1 %), the three steps on two side streams within 3.1 %; all 16
-    savings within 15 points (median 1.4 and 3.4 points) though the rerun's eager times read
-    a median 14 % off (its Q-Former +44 %, its variable selection +41 %)."""
+    savings within 15 points (median 1.1 and 3.2 points) though the rerun's eager times read
+    a median 13 % off (its Q-Former +52 %, its variable selection +48 %)."""
     rows = _lease_pair_all_within("holdout40")
     streams = [r for n, r in rows.items() if "streams" in n]
     assert len(streams) == 6 and max(abs(r.error_frac) for r in streams) <= 0.031
     assert not _saving_misses(rows)
     assert rows["holdout40_rerun/qformer_cross_attn_b8"].eager_error_frac == pytest.approx(
-        0.44, abs=0.01
+        0.52, abs=0.01
     )
 
 

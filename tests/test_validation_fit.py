@@ -25,10 +25,10 @@ def test_the_fit_keeps_the_per_python_call_cost(monkeypatch: pytest.MonkeyPatch)
     prepared = [validation_table.prepare(w) for w in workloads]
     base = calibration_for(prepared[0].timeline)
     for grid, value in (
-        ("OP_NS_GRID", 30_000.0),
+        ("OP_NS_GRID", 24_000.0),
         ("OP_SHAPES_NS_GRID", 0.0),
-        ("CALL_NS_GRID", 0.0),
-        ("FLOOR_GRID", 0.4),
+        ("CALL_NS_GRID", 1_000.0),
+        ("FLOOR_GRID", 0.45),
         ("NODE_EXTRA_NS_GRID", 100),
     ):
         monkeypatch.setattr(validation_table, grid, (value,))
@@ -37,6 +37,6 @@ def test_the_fit_keeps_the_per_python_call_cost(monkeypatch: pytest.MonkeyPatch)
     # THEN the fitted profiler cost keeps the built-in cost per recorded Python call (fitted
     # by bench/python_frame_cost.py, not here): a trace with stacks would otherwise lose it
     assert fitted.cost == DEFAULT_PROFILER_COST
-    assert fitted.cost.python_ns == 1_000.0
-    assert fitted.apply(base).profiler_cost.python_ns == 1_000.0
+    assert fitted.cost.python_ns == 1_050.0
+    assert fitted.apply(base).profiler_cost.python_ns == 1_050.0
     assert fitted.graph_node_extra_ns == 100
