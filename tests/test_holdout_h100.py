@@ -60,7 +60,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "haar_wavelet_b8": (212.4, 201.1, 200.8),  # −5.3 / −5.5 %
         "kv_ring_buffer_decode_b8": (398.4, 392.1, 394.2),  # −1.6 / −1.1 %
         "lora_mlp_b16": (544.6, 545.7, 545.2),  # +0.2 / +0.1 %
-        "pipeline_microbatch_streams_b4": (87.3, 88.1, 88.7),  # +0.9 / +1.6 %
+        "pipeline_microbatch_streams_b4": (87.3, 88.4, 88.9),  # +1.3 / +1.9 %
         "ppo_update_b2048": (419.4, 424.6, 430.2),  # +1.2 / +2.6 %
         "scatter_histogram_b64": (71.9, 77.0, 77.2),  # +7.1 / +7.4 %
         "siamese_streams_b32": (73.9, 74.7, 75.9),  # +1.1 / +2.7 %
@@ -79,7 +79,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "compiled_gpt_block_b4": (81.7, 80.4, 80.6),  # −1.5 / −1.4 %
         "convnext_block_b8": (598.8, 607.7, 607.3),  # +1.5 / +1.4 %
         # +13.8 / +13.2 % until a kernel of several waves made room in its last wave
-        "inception_streams_b16": (289.0, 295.4, 293.4),  # +2.2 / +1.5 %
+        "inception_streams_b16": (289.0, 293.5, 291.5),  # +1.6 / +0.9 %
     },
     "h100_holdout13": {
         "deepfm_streams_b2048": (129.0, 132.6, 134.4),  # +2.7 / +4.2 %
@@ -145,7 +145,7 @@ def test_the_blind_h100_sets(
     assert sum(r.graphed_inside for r in all_rows) == inside
 
 
-@pytest.mark.parametrize(("probe", "median_error"), [(True, 0.0175), (False, 0.0161)])
+@pytest.mark.parametrize(("probe", "median_error"), [(True, 0.0155), (False, 0.0157)])
 def test_the_h100_sets_blind_for_the_current_model(probe: bool, median_error: float) -> None:
     # 11 of 11 within ±10 % either way, each inside its range. At the freeze 10 of 11: the
     # miss was Inception, +13.8 % (+13.2 % from the trace alone), as on the H200 (+15.6 and

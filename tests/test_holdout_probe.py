@@ -208,7 +208,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "dcn_v2_streams_b1024": (158.1, 159.2, 157.1),  # +0.7 / −0.0 % (+0.7 / −0.6 % unpacked)
         # +21.9 / +26.2 % while every layer's wait was tied to the last dequantization
         "dequant_prefetch_b16": (44.7, 48.0, 49.9),  # +7.4 / +11.7 %
-        "expert_choice_moe_b16": (168.1, 143.5, 142.6),  # −14.6 / −15.2 %
+        "expert_choice_moe_b16": (168.1, 149.7, 148.8),  # −10.9 / −11.5 %
         "feature_fusion_6in_b32": (84.3, 85.4, 85.6),  # +1.3 / +1.5 %
         "gumbel_softmax_vae_b256": (120.4, 118.6, 118.1),  # −1.5 / −1.9 %
         "input_heavy_b32": (222.5, 221.7, 223.2),  # −0.4 / +0.3 %
@@ -245,7 +245,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "edsr_pixelshuffle_b4": (887.2, 900.5, 898.2),  # +1.5 / +1.2 %
         "encoder_train_step_b8": (615.3, 616.5, 619.7),  # +0.2 / +0.7 %
         "medusa_heads_decode_b1": (513.2, 486.0, 485.3),  # −5.3 / −5.4 %
-        "shared_expert_streams_b16": (346.8, 361.3, 361.4),  # +4.2 / +4.2 %
+        "shared_expert_streams_b16": (346.8, 364.6, 364.7),  # +5.1 / +5.2 %
         "timestep_film_resblock_b8": (251.5, 255.3, 251.0),  # +1.5 / −0.2 %
         "wav2vec_feature_encoder_b2": (260.1, 274.6, 273.9),  # +5.6 / +5.3 %
     },
@@ -257,8 +257,8 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         # the four levels' NCHW/NHWC transposes and 3x3 convolutions overlap in the replay
         # (114 µs of GPU time profiled, 137 predicted at the freeze, 121 now); four inputs of
         # 7.8 MB copied in
-        "fpn_lateral_streams_b2": (135.8, 150.4, 152.6),  # +10.8 / +12.4 %
-        "metrics_side_stream_b512": (110.9, 105.6, 106.9),  # −4.8 / −3.6 %
+        "fpn_lateral_streams_b2": (135.8, 148.0, 150.2),  # +9.0 / +10.6 %
+        "metrics_side_stream_b512": (110.9, 107.1, 108.4),  # −3.4 / −2.2 %
         "multitask_heads_4streams_b64": (40.6, 40.2, 40.8),  # −1.0 / +0.5 %
         "parallel_attn_mlp_streams_b8": (157.1, 150.6, 151.6),  # −4.1 / −3.5 %
         "vision_text_towers_streams_b4": (294.3, 318.9, 319.8),  # +8.4 / +8.7 %
@@ -273,7 +273,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "point_transformer_knn_b4": (1487.2, 1446.4, 1445.2),  # −2.7 / −2.8 %
         "r2plus1d_video_b2": (577.9, 600.3, 600.8),  # +3.9 / +4.0 %
         "t5_relative_bias_encoder_b8": (454.5, 461.9, 461.8),  # +1.6 / +1.6 %
-        "unet_skip_side_stream_b2": (740.7, 742.0, 744.9),  # +0.2 / +0.6 %
+        "unet_skip_side_stream_b2": (740.7, 736.7, 739.6),  # −0.5 / −0.1 %
     },
     # recorded twice on one lease, each in its own processes
     "holdout22": {
@@ -310,7 +310,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         # (device shares 0.16-0.76); the replay ran them 2.3-3x as long (the text GEMM 18 ->
         # 52 µs, the audio convolution 43 -> 97 µs), the schedule 1.3-1.5x beside each other
         # (MATRIX_SLOWDOWN; at their pace alone −26.9 / −27.1 %)
-        "tri_encoder_3streams_b16": (345.8, 277.6, 276.9),  # −19.7 / −19.9 %
+        "tri_encoder_3streams_b16": (345.8, 273.5, 272.8),  # −20.9 / −21.1 %
     },
     "holdout23_rerun": {
         "bilinear_pool_b32": (638.3, 631.3, 631.6),  # −1.1 / −1.0 %
@@ -320,7 +320,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "masked_sparse_mlp_b64": (44.7, 47.3, 47.6),  # +5.8 / +6.5 %
         "ssim_loss_b8": (493.5, 457.5, 455.4),  # −7.3 / −7.7 %
         "teacher_kl_side_stream_b32": (168.0, 166.6, 172.3),  # −0.9 / +2.5 %
-        "tri_encoder_3streams_b16": (335.0, 271.1, 277.0),  # −19.1 / −17.3 %
+        "tri_encoder_3streams_b16": (335.0, 266.4, 272.3),  # −20.4 / −18.7 %
     },
     # recorded twice after MATRIX_SLOWDOWN 1.0 past a 4 µs latency was frozen, which read
     # twin_fp32_mlp_2streams_b64 +24.2 / +24.6 % and +25.7 % (14 of 16 within ±10 %); the
@@ -349,7 +349,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
     },
     # recorded twice after the model of holdout24's pins was committed: blind
     "holdout25": {
-        "attn_beside_conv_2streams_b4": (196.5, 205.6, 201.7),  # +4.6 / +2.6 %
+        "attn_beside_conv_2streams_b4": (196.5, 207.4, 203.6),  # +5.6 / +3.6 %
         "bf16_experts_2streams_b256": (61.1, 57.5, 57.3),  # −5.9 / −6.2 %
         "conv_towers_bf16_2streams_b8": (189.8, 198.8, 197.0),  # +4.7 / +3.8 %
         "delta_rule_scan_loop_b4": (967.9, 975.0, 975.6),  # +0.7 / +0.8 %
@@ -363,7 +363,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "vicreg_loss_b256": (550.5, 533.6, 531.7),  # −3.1 / −3.4 %
     },
     "holdout25_rerun": {
-        "attn_beside_conv_2streams_b4": (189.9, 202.9, 202.5),  # +6.8 / +6.6 %
+        "attn_beside_conv_2streams_b4": (189.9, 205.0, 204.6),  # +8.0 / +7.7 %
         "bf16_experts_2streams_b256": (60.6, 57.7, 57.9),  # −4.8 / −4.5 %
         "conv_towers_bf16_2streams_b8": (186.0, 195.3, 196.0),  # +5.0 / +5.4 %
         "delta_rule_scan_loop_b4": (946.8, 974.3, 975.7),  # +2.9 / +3.0 %
@@ -385,7 +385,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         # them filling the block slots, 1-13 µs) beside four small GEMMs on a second stream:
         # the replay ran the GEMMs in among them (79 µs of GPU span); the schedule has them
         # wait for room (94 µs)
-        "conv_beside_mlp_2streams_b16": (101.3, 121.1, 126.5),  # +19.4 / +24.8 %
+        "conv_beside_mlp_2streams_b16": (101.3, 106.8, 112.2),  # +5.3 / +10.7 %
         "convlstm_loop_b4": (410.1, 439.4, 441.4),  # +7.1 / +7.6 %
         "crf_viterbi_loop_b16": (590.4, 620.5, 620.3),  # +5.1 / +5.1 %
     },
@@ -394,7 +394,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "alibi_decoder_b4": (311.3, 313.4, 311.7),  # +0.7 / +0.1 %
         "bf16_gemm_pairs_2streams_b1024": (206.6, 184.8, 185.2),  # −10.6 / −10.3 %
         "chamfer_loss_b8": (339.1, 318.9, 319.9),  # −6.0 / −5.7 %
-        "conv_beside_mlp_2streams_b16": (100.3, 121.2, 124.1),  # +20.8 / +23.7 %
+        "conv_beside_mlp_2streams_b16": (100.3, 106.7, 109.6),  # +6.4 / +9.3 %
         "convlstm_loop_b4": (411.1, 440.4, 441.0),  # +7.1 / +7.3 %
         "crf_viterbi_loop_b16": (586.2, 612.5, 613.7),  # +4.5 / +4.7 %
     },
@@ -469,8 +469,8 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "pointer_net_decode_loop_b8": (3818.4, 3947.1, 3945.3),  # +3.4 / +3.3 %
         "resnet18_b1": (371.3, 370.8, 370.1),  # −0.1 / −0.3 %
         "seg_dice_focal_loss_b8": (1149.2, 1140.2, 1138.5),  # −0.8 / −0.9 %
-        "three_towers_sidestreams_b16": (423.3, 412.7, 417.4),  # −2.5 / −1.4 %
-        "trunk_heads_3streams_b64": (66.1, 67.6, 68.6),  # +2.2 / +3.8 %
+        "three_towers_sidestreams_b16": (423.3, 413.2, 417.9),  # −2.4 / −1.3 %
+        "trunk_heads_3streams_b64": (66.1, 63.6, 64.6),  # −3.8 / −2.3 %
     },
     # written and committed with the model unchanged since holdout30 and recorded twice on
     # one lease (the spectral-norm discriminator twice on a later one): blind
@@ -522,7 +522,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "gpt2_greedy_decode_kv_b4": (373.5, 363.7, 361.0),  # −2.6 / −3.3 %
         "llama_prefill_gqa_b1": (614.0, 633.9, 635.2),  # +3.2 / +3.4 %
         "mlp_train_autocast_b256": (505.6, 496.2, 493.5),  # −1.9 / −2.4 %
-        "prefetch_normalize_side_stream_b32": (521.6, 513.2, 510.1),  # −1.6 / −2.2 %
+        "prefetch_normalize_side_stream_b32": (521.6, 518.1, 514.9),  # −0.7 / −1.3 %
         "resnet50_channels_last_b16": (1593.7, 1621.9, 1620.9),  # +1.8 / +1.7 %
         "sd_unet_midblock_b2": (463.7, 449.0, 443.1),  # −3.2 / −4.4 %
         "vit_b16_b1": (692.7, 691.3, 692.2),  # −0.2 / −0.1 %
@@ -532,7 +532,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "gpt2_greedy_decode_kv_b4": (372.5, 362.4, 361.7),  # −2.7 / −2.9 %
         "llama_prefill_gqa_b1": (649.2, 637.1, 635.4),  # −1.9 / −2.1 %
         "mlp_train_autocast_b256": (527.0, 493.4, 492.8),  # −6.4 / −6.5 %
-        "prefetch_normalize_side_stream_b32": (508.5, 504.1, 507.0),  # −0.9 / −0.3 %
+        "prefetch_normalize_side_stream_b32": (508.5, 509.4, 512.3),  # +0.2 / +0.8 %
         "resnet50_channels_last_b16": (1581.4, 1619.4, 1619.7),  # +2.4 / +2.4 %
         "sd_unet_midblock_b2": (425.3, 441.2, 442.7),  # +3.7 / +4.1 %
         "vit_b16_b1": (686.7, 690.0, 690.1),  # +0.5 / +0.5 %
@@ -568,9 +568,9 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "efficientnet_b0_b8": (1394.4, 1408.1, 1407.0),  # +1.0 / +0.9 %
         "graph_and_sequence_2streams_b16": (223.4, 199.9, 205.7),  # −10.5 / −8.0 %
         # +3.7 / +3.7 % while timing coincidences beside the waits were dependencies
-        "lstm_lm_train_tbptt_b32": (4377.1, 4456.0, 4455.3),  # +1.8 / +1.8 %
+        "lstm_lm_train_tbptt_b32": (4377.1, 4450.0, 4449.2),  # +1.7 / +1.7 %
         "multitask_loss_3heads_streams_b64": (91.4, 94.8, 104.8),  # +3.7 / +14.7 %
-        "stereo_matching_2streams_b2": (833.4, 817.3, 817.1),  # −1.9 / −2.0 %
+        "stereo_matching_2streams_b2": (833.4, 816.0, 815.9),  # −2.1 / −2.1 %
         "video_two_stream_rgb_flow_b4": (551.6, 542.0, 541.8),  # −1.7 / −1.8 %
     },
     "holdout35_rerun": {
@@ -578,9 +578,9 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "dgcnn_edgeconv_b8": (3489.1, 3593.5, 3596.0),  # +3.0 / +3.1 %
         "efficientnet_b0_b8": (1393.2, 1406.6, 1407.5),  # +1.0 / +1.0 %
         "graph_and_sequence_2streams_b16": (224.7, 201.5, 200.7),  # −10.3 / −10.7 %
-        "lstm_lm_train_tbptt_b32": (4387.3, 4333.6, 4330.1),  # −1.2 / −1.3 % (+0.5 before)
+        "lstm_lm_train_tbptt_b32": (4387.3, 4327.4, 4324.0),  # −1.4 / −1.4 % (+0.5 before)
         "multitask_loss_3heads_streams_b64": (94.0, 97.5, 105.0),  # +3.7 / +11.7 %
-        "stereo_matching_2streams_b2": (816.6, 819.4, 817.5),  # +0.3 / +0.1 %
+        "stereo_matching_2streams_b2": (816.6, 814.7, 812.7),  # −0.2 / −0.5 %
         "video_two_stream_rgb_flow_b4": (557.6, 545.7, 546.0),  # −2.1 / −2.1 %
     },
     # written and committed before recording, recorded once after a slow profiled host was
@@ -639,23 +639,23 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
     # written and committed before recording, recorded twice on one lease with the model of
     # holdout37: blind
     "holdout39": {
-        "autoint_multimodal_rec_3streams_b128": (513.9, 517.5, 517.8),  # +0.7 / +0.8 %
+        "autoint_multimodal_rec_3streams_b128": (513.9, 515.0, 515.3),  # +0.2 / +0.3 %
         "deeplabv3plus_aspp_decoder_b2": (973.6, 965.2, 962.4),  # −0.9 / −1.2 %
         "ecapa_tdnn_speaker_b16": (1855.1, 1889.7, 1889.6),  # +1.9 / +1.9 %
         "gtsrb_spatial_transformers_b128": (2206.8, 2239.2, 2238.7),  # +1.5 / +1.4 %
         "maskrcnn_roi_heads_2streams_b2": (1092.2, 1082.6, 1086.2),  # −0.9 / −0.5 %
         "speech_enhance_mag_phase_2streams_b4": (1049.9, 1054.6, 1055.5),  # +0.4 / +0.5 %
-        "video_text_itm_3dconv_2streams_b4": (851.5, 844.7, 845.9),  # −0.8 / −0.7 %
+        "video_text_itm_3dconv_2streams_b4": (851.5, 843.0, 844.3),  # −1.0 / −0.9 %
         "xdeepfm_cin_b1024": (1246.2, 1222.9, 1225.4),  # −1.9 / −1.7 %
     },
     "holdout39_rerun": {
-        "autoint_multimodal_rec_3streams_b128": (521.1, 518.7, 518.0),  # −0.5 / −0.6 %
+        "autoint_multimodal_rec_3streams_b128": (521.1, 516.2, 515.5),  # −0.9 / −1.1 %
         "deeplabv3plus_aspp_decoder_b2": (941.6, 954.0, 954.6),  # +1.3 / +1.4 %
         "ecapa_tdnn_speaker_b16": (1851.3, 1887.0, 1890.1),  # +1.9 / +2.1 %
         "gtsrb_spatial_transformers_b128": (2244.0, 2248.0, 2246.0),  # +0.2 / +0.1 %
         "maskrcnn_roi_heads_2streams_b2": (1072.5, 1082.4, 1085.3),  # +0.9 / +1.2 %
         "speech_enhance_mag_phase_2streams_b4": (1049.4, 1053.1, 1053.5),  # +0.4 / +0.4 %
-        "video_text_itm_3dconv_2streams_b4": (865.0, 850.3, 847.3),  # −1.7 / −2.0 %
+        "video_text_itm_3dconv_2streams_b4": (865.0, 848.9, 845.9),  # −1.9 / −2.2 %
         "xdeepfm_cin_b1024": (1297.6, 1231.6, 1230.0),  # −5.1 / −5.2 %
     },
     "holdout40": {
@@ -685,7 +685,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "graphormer_spatial_bias_b8": (239.3, 244.5, 249.5),  # +2.2 / +4.2 %
         # +11.7 % from the trace at its freeze, timing coincidences chaining the GRU's
         # two directions
-        "ocr_det_rec_2streams_b4": (3056.8, 3256.3, 3249.5),  # +6.5 / +6.3 %
+        "ocr_det_rec_2streams_b4": (3056.8, 3259.0, 3252.1),  # +6.6 / +6.4 %
         "pointpillars_scatter_b2": (1461.3, 1488.3, 1489.9),  # +1.8 / +2.0 %
         "rag_retriever_reader_2streams_b4": (562.9, 565.1, 560.4),  # +0.4 / −0.5 %
         "reformer_lsh_attn_b4": (4157.6, 4250.5, 4249.5),  # +2.2 / +2.2 %
@@ -695,30 +695,30 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "conv_tasnet_separator_b4": (6463.0, 6616.8, 6616.9),  # +2.4 / +2.4 %
         "gan_disc_real_fake_2streams_b32": (254.5, 246.7, 252.1),  # −3.1 / −0.9 %
         "graphormer_spatial_bias_b8": (242.2, 251.5, 241.4),  # +3.8 / −0.3 %
-        "ocr_det_rec_2streams_b4": (3026.2, 3265.4, 3261.9),  # +7.9 / +7.8 % (+14.0 then)
+        "ocr_det_rec_2streams_b4": (3026.2, 3257.4, 3253.9),  # +7.6 / +7.5 % (+14.0 then)
         "pointpillars_scatter_b2": (1462.5, 1490.7, 1495.8),  # +1.9 / +2.3 %
         "rag_retriever_reader_2streams_b4": (615.3, 562.1, 560.3),  # −8.6 / −8.9 %
         "reformer_lsh_attn_b4": (4085.9, 4234.9, 4234.2),  # +3.6 / +3.6 %
     },
     "holdout42": {
-        "bigru_asr_encoder_beside_lm_2streams_b8": (2649.4, 2902.5, 2901.1),  # +9.6 / +9.5 %
-        "bilstm_char_word_ner_2streams_b16": (746.4, 645.0, 639.1),  # −13.6 / −14.4 %
+        "bigru_asr_encoder_beside_lm_2streams_b8": (2649.4, 2899.9, 2898.6),  # +9.4 / +9.4 %
+        "bilstm_char_word_ner_2streams_b16": (746.4, 649.5, 643.5),  # −13.0 / −13.8 %
         "deepar_lstm_forecast_b128": (2103.6, 1945.2, 1946.7),  # −7.5 / −7.5 %
         "mamba2_ssd_chunked_b2": (723.4, 716.9, 716.2),  # −0.9 / −1.0 %
-        "siamese_bilstm_sentence_sim_2streams_b64": (674.7, 603.7, 605.3),  # −10.5 / −10.3 %
+        "siamese_bilstm_sentence_sim_2streams_b64": (674.7, 603.2, 604.8),  # −10.6 / −10.4 %
         "swin_v2_block_b4": (555.5, 551.3, 550.3),  # −0.8 / −0.9 %
         "unet1d_audio_diffusion_b4": (7185.7, 7285.6, 7284.5),  # +1.4 / +1.4 %
-        "video_caption_cnn_lstm_b4": (582.2, 587.7, 582.0),  # +0.9 / −0.0 %
+        "video_caption_cnn_lstm_b4": (582.2, 585.6, 580.0),  # +0.6 / −0.4 %
     },
     "holdout42_rerun": {
-        "bigru_asr_encoder_beside_lm_2streams_b8": (2581.3, 2902.6, 2897.5),  # +12.4 / +12.2 %
-        "bilstm_char_word_ner_2streams_b16": (745.4, 640.5, 633.4),  # −14.1 / −15.0 %
+        "bigru_asr_encoder_beside_lm_2streams_b8": (2581.3, 2899.9, 2894.8),  # +12.3 / +12.1 %
+        "bilstm_char_word_ner_2streams_b16": (745.4, 646.0, 638.9),  # −13.3 / −14.3 %
         "deepar_lstm_forecast_b128": (2122.4, 1942.9, 1946.0),  # −8.5 / −8.3 %
         "mamba2_ssd_chunked_b2": (711.9, 721.7, 721.2),  # +1.4 / +1.3 %
-        "siamese_bilstm_sentence_sim_2streams_b64": (680.7, 608.0, 605.7),  # −10.7 / −11.0 %
+        "siamese_bilstm_sentence_sim_2streams_b64": (680.7, 607.5, 605.2),  # −10.7 / −11.1 %
         "swin_v2_block_b4": (531.9, 548.3, 549.5),  # +3.1 / +3.3 %
         "unet1d_audio_diffusion_b4": (7124.4, 7294.1, 7290.8),  # +2.4 / +2.3 %
-        "video_caption_cnn_lstm_b4": (578.1, 587.0, 583.5),  # +1.5 / +0.9 %
+        "video_caption_cnn_lstm_b4": (578.1, 585.0, 581.5),  # +1.2 / +0.6 %
     },
 }
 #: The sets of the model before the built-in copy cost was set from their probes.
@@ -1089,8 +1089,8 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
         # every workload on side streams; the last-wave rule came from its FPN replay (5 and
         # 5 of 8 at its freeze, median 6.7 and 9.4 %, worst +14.6 and +28.8 %); the GRU
         # chains from −13.8 to +3.8 % once matrix kernels side by side slowed each other
-        ("holdout20", True, 7, 0.0489, 0.1073),
-        ("holdout20", False, 7, 0.0432, 0.1237),
+        ("holdout20", True, 8, 0.0471, 0.0898),
+        ("holdout20", False, 7, 0.0426, 0.1062),
         # blind for the last-wave rule (median 1.6 and 2.0 %, worst +7.9 and +8.4 %, the
         # four conv branches) but not for the one-wave release, which moved them to +2.6 %
         ("holdout21", True, 7, 0.0274, 0.0396),
@@ -1105,10 +1105,10 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
         # blind as well, no model change since holdout22: the miss is three encoders whose
         # matrix kernels slowed each other in the replay (−26 to −27 % at the freeze, −17 to
         # −20 % since matrix kernels side by side slow each other in the schedule)
-        ("holdout23", True, 7, 0.0312, 0.1972),
-        ("holdout23", False, 7, 0.036, 0.1991),
-        ("holdout23_rerun", True, 7, 0.0266, 0.1906),
-        ("holdout23_rerun", False, 7, 0.0251, 0.1731),
+        ("holdout23", True, 7, 0.0312, 0.2092),
+        ("holdout23", False, 7, 0.036, 0.2111),
+        ("holdout23_rerun", True, 7, 0.0266, 0.2045),
+        ("holdout23_rerun", False, 7, 0.0251, 0.1871),
         # blind for the frozen slowdown of matrix kernels side by side (1.0 past 4 µs: 14 and
         # 14 of 16, the two FP32 MLP branches +24 to +26 %), not for the per-kernel fit that
         # replaced it (0.5 past 1 µs, measured before the recording); worst: the KAN stack,
@@ -1116,21 +1116,25 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
         ("holdout24", True, 8, 0.0176, 0.0752),
         ("holdout24", False, 8, 0.0323, 0.0689),
         ("holdout24_rerun", True, 8, 0.0287, 0.0932),
-        ("holdout24_rerun", False, 8, 0.026, 0.0889),
+        ("holdout24_rerun", False, 8, 0.0265, 0.0889),
         # blind for the model as it stands: the miss is the three FP32 GEMM chains on the
         # first recording (−20.4 / −20.5 %; −8.6 / −8.9 % on the rerun, whose eager trace
         # overlapped the chains differently)
-        ("holdout25", True, 7, 0.0384, 0.2038),
-        ("holdout25", False, 7, 0.0345, 0.2053),
-        ("holdout25_rerun", True, 8, 0.0384, 0.0865),
-        ("holdout25_rerun", False, 8, 0.0486, 0.0893),
-        # blind for the model as it stands: the misses are the convolutions beside small
-        # GEMMs (+19 to +27 %: the replay ran the GEMMs among slot-filling convolution-side
-        # kernels, the schedule has them wait) and the two bf16 GEMM towers (−10.3 to −10.6 %)
-        ("holdout26", True, 5, 0.0511, 0.1944),
-        ("holdout26", False, 5, 0.0508, 0.2477),
-        ("holdout26_rerun", True, 5, 0.0596, 0.2079),
-        ("holdout26_rerun", False, 5, 0.0569, 0.2368),
+        ("holdout25", True, 7, 0.0389, 0.2038),
+        ("holdout25", False, 7, 0.0355, 0.2053),
+        ("holdout25_rerun", True, 8, 0.0394, 0.0865),
+        ("holdout25_rerun", False, 8, 0.0496, 0.0893),
+        # blind for the model it was recorded with: the misses were the convolutions beside
+        # small GEMMs (+19 to +27 %: the schedule packed each GEMM onto the few SMs a batch
+        # norm left free, 3x as long, and the convolution branch waited for its room; the
+        # replay started it after the batch norm) and the two bf16 GEMM towers (−10.3 to
+        # −10.6 %). Since a matrix kernel waits for a light kernel's room instead of packing
+        # beside it (schedule.PACK_BESIDE_LIGHT_MAX), the convolutions read +5.3 / +10.7 %
+        # and +6.4 / +9.3 %, inside their ranges
+        ("holdout26", True, 6, 0.0511, 0.1055),
+        ("holdout26", False, 5, 0.0508, 0.1068),
+        ("holdout26_rerun", True, 6, 0.0596, 0.1058),
+        ("holdout26_rerun", False, 6, 0.0569, 0.1035),
         # blind as well: the miss is two cuDNN LSTMs on two streams (+23 %); the mixup +
         # dropout training step reads −10.9 % from the trace alone, −9.9 % with its probes
         ("holdout27", True, 7, 0.0519, 0.2327),
@@ -1152,8 +1156,8 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
         ("holdout29_rerun", False, 8, 0.0123, 0.0559),
         # blind for the model as it stands, the fork-origin rules included: 8 of 8, worst the
         # trunk with three heads on side streams, +3.8 % from the trace alone
-        ("holdout30", True, 8, 0.0202, 0.0337),
-        ("holdout30", False, 8, 0.0159, 0.0379),
+        ("holdout30", True, 8, 0.0209, 0.038),
+        ("holdout30", False, 8, 0.0153, 0.0379),
         # blind for the model as it stands: the miss is CLIP's two towers on two streams
         # (−12.4 to −14.9 %): the image tower's patchify convolution, one wave of 52 blocks,
         # ran 601 µs beside the text tower against 317 alone, and the replay took longer than
@@ -1173,7 +1177,7 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
         # blind as well, 8 of 8 on each: the worst is the MLP training step under autocast on
         # the rerun, −6.4 / −6.5 %; the one side-stream step within 2.2 %
         ("holdout33", True, 8, 0.019, 0.0323),
-        ("holdout33", False, 8, 0.0231, 0.0444),
+        ("holdout33", False, 8, 0.0205, 0.0444),
         ("holdout33_rerun", True, 8, 0.0214, 0.0639),
         ("holdout33_rerun", False, 8, 0.0227, 0.065),
         # blind as well, 7 of 8 on each: the miss is segmentation and depth heads on two side
@@ -1188,7 +1192,7 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
         # copy against the built-in 9.2); with the probes, a GNN beside a SMILES encoder on two
         # streams (−10.5 / −10.3 %; −8.0 / −8.5 % from the trace alone)
         ("holdout35", True, 7, 0.0186, 0.1054),
-        ("holdout35", False, 7, 0.0186, 0.1473),
+        ("holdout35", False, 7, 0.0193, 0.1473),
         ("holdout35_rerun", True, 7, 0.0257, 0.1029),
         ("holdout35_rerun", False, 6, 0.0257, 0.117),
         # blind for the model as it stands, the host's pace included: 4 of 4
@@ -1208,8 +1212,8 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
         ("holdout38_rerun", False, 8, 0.0139, 0.0931),
         # blind, 8 of 8 on each: the four whose side-stream branches differ in kind (a conv
         # branch beside GEMMs, embedding bags beside a CNN) within 2.1 %
-        ("holdout39", True, 8, 0.0087, 0.0187),
-        ("holdout39", False, 8, 0.0095, 0.0186),
+        ("holdout39", True, 8, 0.0094, 0.0187),
+        ("holdout39", False, 8, 0.01, 0.0186),
         ("holdout39_rerun", True, 8, 0.0112, 0.0509),
         ("holdout39_rerun", False, 8, 0.0129, 0.0521),
         # blind, 8 of 8 on each: the three on two side streams within 3.1 %, the worst
@@ -1221,16 +1225,16 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
         # blind at its freeze, 7 of 8 on each: the miss the OCR step (+11.7 / +14.0 % from the
         # trace), a CRNN's bidirectional GRU beside a text detector, whose two directions were
         # chained by timing coincidences; 8 of 8 since that change, which it led to
-        ("holdout41", True, 8, 0.0215, 0.0653),
-        ("holdout41", False, 8, 0.0221, 0.063),
+        ("holdout41", True, 8, 0.0215, 0.0661),
+        ("holdout41", False, 8, 0.0221, 0.0639),
         ("holdout41_rerun", True, 8, 0.0335, 0.0865),
         ("holdout41_rerun", False, 8, 0.0255, 0.0893),
         # blind for that change, 6 and 5 of 8: three steps with bidirectional LSTMs or a GRU on
         # side streams miss (below)
-        ("holdout42", True, 6, 0.0446, 0.1358),
-        ("holdout42", False, 6, 0.0442, 0.1437),
-        ("holdout42_rerun", True, 5, 0.0577, 0.1408),
-        ("holdout42_rerun", False, 5, 0.058, 0.1502),
+        ("holdout42", True, 6, 0.0446, 0.1298),
+        ("holdout42", False, 6, 0.0442, 0.1378),
+        ("holdout42_rerun", True, 5, 0.0577, 0.1334),
+        ("holdout42_rerun", False, 5, 0.058, 0.1428),
     ],
 )
 def test_the_blind_set_after_the_copy_cost(
@@ -1250,8 +1254,6 @@ def test_the_blind_set_after_the_copy_cost(
             outside[three_encoders, mode] = {"tri_encoder_3streams_b16"}
     for mode in (True, False):
         outside["holdout25", mode] = {"fp32_gemm_chains_3streams_b512"}
-        for conv_beside_mlp in ("holdout26", "holdout26_rerun"):
-            outside[conv_beside_mlp, mode] = {"conv_beside_mlp_2streams_b16"}
         outside["holdout27", mode] = {"lstm_pair_2streams_b32"}
         outside["holdout31_rerun", mode] = {"clip_towers_2streams_b32"}
         for conv_beside_gemm in ("holdout32", "holdout32_rerun"):
@@ -1481,13 +1483,14 @@ def test_the_second_set_after_the_copy_pace_rule() -> None:
 def test_the_third_set_after_the_copy_pace_rule() -> None:
     """holdout39, recorded twice on one lease with the model of holdout37: every graphed time
     within ±10 % and inside its range from the trace alone (median |error| 1.0 % and 1.3 %),
-    the four steps whose side-stream branches differ in kind within 2.1 %; 15 of 16 savings
-    within 15 points, the miss ECAPA-TDNN on the rerun (+20 points): its eager time from the
+    the four steps whose side-stream branches differ in kind within 2.2 % (2.1 % at its
+    freeze); 15 of 16 savings within 15 points, the miss ECAPA-TDNN on the rerun (+20
+    points): its eager time from the
     trace reads 9,993 µs against 4,729 measured (the first recording's trace: 4,982 against
     4,943)."""
     rows = _lease_pair_all_within("holdout39")
     streams = [r for n, r in rows.items() if "streams" in n]
-    assert len(streams) == 8 and max(abs(r.error_frac) for r in streams) <= 0.021
+    assert len(streams) == 8 and max(abs(r.error_frac) for r in streams) <= 0.023
     missed = _saving_misses(rows)
     assert missed == {"holdout39_rerun/ecapa_tdnn_speaker_b16"}
     ecapa = rows["holdout39_rerun/ecapa_tdnn_speaker_b16"]
