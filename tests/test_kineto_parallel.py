@@ -65,19 +65,19 @@ def test_split_read_equals_one_core(
     plain = gunzip(trace, tmp_path)
     one = read_kineto(plain, workers=1)
     # WHEN it is read in 2 and in 5 ranges, with the reader's usual chunks and with
-    # 64 KiB chunks (many cuts inside every range); and the .json.gz itself in 2 ranges
-    # (gunzipped to a temporary file first)
+    # 64 KiB chunks (many cuts inside every range); and the .json.gz itself in 4 ranges
+    # (gunzipped to a temporary file first; split only from GZIP_PARALLEL_MIN_CORES)
     for workers, chunk in ((2, kineto.CHUNK_BYTES), (5, 64 * 1024)):
         monkeypatch.setattr(kineto, "CHUNK_BYTES", chunk)
         assert_same(one, read_kineto(plain, workers=workers))
     monkeypatch.setattr(kineto, "CHUNK_BYTES", kineto.CHUNK_BYTES)
     monkeypatch.setattr(_parallel.tempfile, "tempdir", str(tmp_path / "temporary"))
     (tmp_path / "temporary").mkdir()
-    assert_same(one, read_kineto(trace, workers=2))
+    assert_same(one, read_kineto(trace, workers=_parallel.GZIP_PARALLEL_MIN_CORES))
     # THEN every table is identical, files with more than a few events were split, and
     # the temporary text is gone
     if plain.stat().st_size > 100_000:
-        assert split_small == [2, 5, 2]
+        assert split_small == [2, 5, 4]
     assert not list((tmp_path / "temporary").iterdir())
 
 
@@ -148,6 +148,12 @@ def test_when_not_to_split(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
     # Gzip: sized by the text its trailer records, not the compressed bytes.
     assert _parallel.json_text_bytes(packed) == len(text)
     assert _parallel.worker_count(packed, 4) == 4
+    # ... and split only with GZIP_PARALLEL_MIN_CORES: on fewer the streamed read is faster
+    # than gunzipping to disk first
+    assert _parallel.GZIP_PARALLEL_MIN_CORES == 4
+    assert _parallel.worker_count(packed, 3) == 1
+    assert _parallel.worker_count(packed, 2) == 1
+    assert _parallel.worker_count(plain, 2) == 2
     monkeypatch.setattr(_parallel, "PARALLEL_MIN_BYTES", len(text) + 1)
     assert _parallel.worker_count(packed, 4) == 1
     monkeypatch.setattr(_parallel, "PARALLEL_MIN_BYTES", 0)

@@ -14,7 +14,9 @@ from traceinspect.analysis.estimate.schedule import (
     MATRIX_SLOWDOWN,
     ONE_WAVE_RELEASE_LIGHT,
     ONE_WAVE_RELEASE_MATRIX,
+    PACK_BESIDE_LIGHT_MAX,
     PACKED_EXPONENT,
+    GraphSchedule,
     Packing,
     matrix_contention,
     scheduled_path_ns,
@@ -293,6 +295,47 @@ def test_a_gemm_packed_onto_the_sms_another_leaves_free_runs_long() -> None:
     assert packed_path([1, 2], [5, 11.8], [0.742, 0.37], [98, 98], [1, 2], [True, True]) == (
         pytest.approx(11.8 * 2**0.7)
     )
+
+
+def test_a_gemm_waits_for_a_light_kernels_room_instead_of_packing_beside_it() -> None:
+    # holdout26's replay: a batch norm of 512 blocks holding 0.97 of the device (5 µs), and
+    # on the other stream a GEMM of 128 blocks, five to an SM (share 0.19, 6.3 µs alone)
+    assert PACK_BESIDE_LIGHT_MAX == 0.8
+    norm = dict(share=[0.97, 0.19], blocks=[512, 128], resident=[4, 5])
+    # the batch norm (light) holds more than 0.8 of the device: the GEMM waits for the room
+    # its blocks free at 80 % of its run, then runs at its own pace beside the batch norm's
+    # last microsecond (which it slows; a matrix kernel keeps its pace beside a light one)
+    assert packed_path([1, 2], [5, 6.3], matrix=[False, True], **norm) == pytest.approx(4 + 6.3)
+    # beside a GEMM holding the same room it packs, as DCN-v2's did: 6.3 x 5 ** 0.7
+    assert packed_path([1, 2], [5, 6.3], matrix=[True, True], **norm) == pytest.approx(
+        6.3 * 5**PACKED_EXPONENT
+    )
+
+
+def test_a_graphs_start_nodes_start_in_capture_order() -> None:
+    # two start nodes that each fill the device: the one captured first starts first (at its
+    # overhead), though the second's overhead is 0.4 µs shorter; the second waits for its
+    # room (before, the second started first: 0.1 + 3 + 10 = 13.1 µs)
+    assert path([1, 2], [3, 10], [1.0, 1.0], overhead=[0.5, 0.1]) == pytest.approx(0.5 + 3 + 10)
+    assert path([1, 2], [10, 3], [1.0, 1.0], overhead=[0.5, 0.1]) == pytest.approx(0.5 + 10 + 3)
+    # a later start node still waits its own overhead where that is the longer one: two that
+    # fit side by side end at their own overhead plus duration
+    assert path([1, 2], [10, 3], [0.5, 0.5], overhead=[0.2, 0.6]) == pytest.approx(10.2)
+    assert path([1, 2], [3, 10], [0.5, 0.5], overhead=[0.2, 0.6]) == pytest.approx(10.6)
+
+
+def test_a_graph_walked_again_gives_what_a_fresh_walk_gives() -> None:
+    # a light kernel beside a GEMM slows (the slowed walk), then the same graph with shorter
+    # durations: the second walk skips the plain one and gives the same as a fresh schedule
+    keys, share = np.array([1, 2]), np.array([0.9, 0.1])
+    matrix = np.array([True, False])
+    walked = GraphSchedule.of(keys, share, [], matrix)
+    first = walked.path_ns(np.array([100.0, 50.0]) * US, np.zeros(2))
+    assert walked.slowed_before == [True]
+    for dur in ([100.0, 20.0], [10.0, 50.0], [100.0, 50.0]):
+        fresh = GraphSchedule.of(keys, share, [], matrix).path_ns(np.array(dur) * US, np.zeros(2))
+        assert walked.path_ns(np.array(dur) * US, np.zeros(2)) == pytest.approx(fresh)
+    assert first == pytest.approx((100 + (50 - 100 / (1 + LIGHT_SLOWDOWN * 0.9))) * US)
 
 
 def test_a_kernel_of_several_waves_makes_room_in_its_last_one() -> None:

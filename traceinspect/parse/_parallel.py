@@ -18,10 +18,11 @@ rejects trailing text). So worker 0's success proves split 1 is a real boundary,
 1's then proves split 2, and so on. If any worker fails, or a guess was wrong, nothing is
 merged: the caller reads the file on one core, which also gives the exact error message.
 
-Gzip input cannot be seeked into: a large ``.json.gz`` is gunzipped once into a temporary
-file (deleted right after), whose ranges the workers then read. On two cores that beats
-gunzipping inline on one (``bench/parallel_parse.py --gz``); where the temporary folder has
-no room for the text, the file is read on one core as before.
+Gzip input cannot be seeked into: with :data:`GZIP_PARALLEL_MIN_CORES` cores or more, a large
+``.json.gz`` is gunzipped once into a temporary file (deleted right after), whose ranges the
+workers then read; on fewer the gunzip and the write cost more than a second core saves, and
+the file is streamed on one core (``bench/parallel_parse.py --gz``). Where the temporary
+folder has no room for the text, the file is read on one core as well.
 """
 
 from __future__ import annotations
@@ -79,6 +80,12 @@ BOUNDARY_CHECKS: Final = 4
 #: Free space asked of the temporary folder before a .json.gz is gunzipped into it, as a
 #: multiple of the JSON text's size (room is left for what else the folder holds).
 TEMPORARY_ROOM: Final = 2
+#: A .json.gz is split across processes only where this many cores are available: the
+#: gunzip to a temporary file runs on one core first, and on two cores the streamed one-core
+#: read is faster (200 MB of JSON, 16 MB gzipped, 2-core machine, quiet, 2026-12-05: 1.19-1.25 s
+#: streamed against 2.19-2.93 s gunzipped to disk and read in two ranges, the write to the
+#: temporary folder alone 0.3-1.8 s).
+GZIP_PARALLEL_MIN_CORES: Final = 4
 #: Bytes gunzipped per read while writing the temporary text.
 GUNZIP_BLOCK_BYTES: Final = 16 * 1024 * 1024
 #: Bytes of the file head searched for the ``traceEvents`` key (the keys before it are
@@ -92,16 +99,20 @@ _CHECK_DECODER: Final = msgspec.json.Decoder(list[msgspec.Raw])
 def worker_count(path: Path, requested: int | None = None) -> int:
     """Processes to read ``path`` with: ``requested``, else one per core available to this
     process, never more than one per :data:`MIN_RANGE_BYTES` of JSON text. 1 (read on one
-    core) for JSON text under :data:`PARALLEL_MIN_BYTES` and where there is no ``fork``.
+    core) for JSON text under :data:`PARALLEL_MIN_BYTES`, for a .json.gz with fewer than
+    :data:`GZIP_PARALLEL_MIN_CORES` cores, and where there is no ``fork``.
 
     Callers that already run in parallel (the per-rank pool, dask workers) ask for 1."""
     if requested is not None and requested <= 1:
         return 1
     if not hasattr(os, "fork"):
         return 1
+    cores = requested if requested is not None else _cores()
     try:
         text = json_text_bytes(path)
         if text >= PARALLEL_MIN_BYTES and sniff(path) == "json.gz":
+            if cores < GZIP_PARALLEL_MIN_CORES:
+                return 1
             # What the text holds besides blanks: a gzip of whitespace is not worth
             # inflating to disk to split (the one-core reader streams it).
             text = min(text, expanded_json_bytes(path))
@@ -109,7 +120,6 @@ def worker_count(path: Path, requested: int | None = None) -> int:
         return 1
     if text < PARALLEL_MIN_BYTES:
         return 1
-    cores = requested if requested is not None else _cores()
     return max(1, min(cores, text // MIN_RANGE_BYTES))
 
 

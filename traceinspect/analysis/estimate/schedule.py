@@ -55,7 +55,7 @@ from __future__ import annotations
 import heapq
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import numpy.typing as npt
@@ -289,6 +289,10 @@ class GraphSchedule:
     #: Per node, whether it is a light kernel holding room (what a matrix kernel does not
     #: pack beside, :data:`PACK_BESIDE_LIGHT_MAX`), where the graph packs; else all False.
     light: list[bool]
+    #: Whether an earlier :meth:`path_ns` of this graph needed the slowed walk: the next
+    #: ones (other durations and overheads, the same nodes) then skip the plain walk, which
+    #: the slowed one reproduces exactly where nothing slows.
+    slowed_before: list[bool] = field(default_factory=lambda: [False], compare=False)
 
     @classmethod
     def of(
@@ -362,23 +366,26 @@ class GraphSchedule:
         release = self.release_held if hold_one_wave else self.release
         # Each node at its own pace first: where no light node then runs beside a matrix
         # node, nothing slows, and that schedule stands (the slowed one costs 1.4x the time
-        # to walk).
-        end, started_at = _plain_path_ns(
-            dur,
-            cost,
-            self.need,
-            self.unblocks,
-            list(self.waiting),
-            self.pack,
-            release,
-            self.light,
-        )
-        if self.roles is None:
-            return end
-        heavy, slowed = self.roles
-        start = np.array(started_at)
-        if not slows_any(start, start + np.asarray(dur), heavy, slowed):
-            return end
+        # to walk). Where an earlier walk of this graph slowed, this one most likely does
+        # too: straight to the slowed walk.
+        if self.roles is None or not self.slowed_before[0]:
+            end, started_at = _plain_path_ns(
+                dur,
+                cost,
+                self.need,
+                self.unblocks,
+                list(self.waiting),
+                self.pack,
+                release,
+                self.light,
+            )
+            if self.roles is None:
+                return end
+            heavy, slowed = self.roles
+            start = np.array(started_at)
+            if not slows_any(start, start + np.asarray(dur), heavy, slowed):
+                return end
+            self.slowed_before[0] = True
         return _slowed_path_ns(
             dur,
             cost,
