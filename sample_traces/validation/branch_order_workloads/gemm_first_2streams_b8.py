@@ -1,0 +1,21 @@
+"""Branch-order probe: ``holdout32``'s convolution branch beside its GEMM branch, the GEMM
+branch forked (captured) first (``_convgemm.py``). Where the executor starts a graph's
+branches in capture order, the GEMMs now start at once and the convolution waits.
+
+    traceinspect profile gemm_first_2streams_b8.py
+"""
+
+from __future__ import annotations
+
+import _path  # noqa: F401 - ../workloads on sys.path
+import torch
+from _common import Built, main
+from _convgemm import build_pair
+
+
+def build(device: torch.device, smoke: bool) -> Built:
+    return build_pair(device, smoke, gemm_first=True, lead=False, label="GEMMs first")
+
+
+if __name__ == "__main__":
+    main(build, __doc__)
