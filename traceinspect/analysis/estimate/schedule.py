@@ -348,9 +348,7 @@ class GraphSchedule:
             ),
             cover=cover,
             light=(
-                (~np.asarray(packing.matrix, bool) & (np.asarray(share, np.float64) > 0)).tolist()
-                if packing is not None
-                else [False] * n
+                light_nodes(packing.matrix, share).tolist() if packing is not None else [False] * n
             ),
         )
 
@@ -403,6 +401,13 @@ class GraphSchedule:
         )
 
 
+def light_nodes(matrix: npt.NDArray[np.bool_], share: FloatArray) -> npt.NDArray[np.bool_]:
+    """The light kernels: nodes holding a device share that are not ``matrix`` kernels
+    (copies and memsets hold none)."""
+    out: npt.NDArray[np.bool_] = ~np.asarray(matrix, bool) & (np.asarray(share, np.float64) > 0)
+    return out
+
+
 def slowing_roles(
     matrix: npt.NDArray[np.bool_] | None, share: FloatArray
 ) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_]] | None:
@@ -412,9 +417,8 @@ def slowing_roles(
     node slows another. Copies and memsets (no share) are neither."""
     if matrix is None:
         return None
-    holds = np.asarray(share, np.float64) > 0
-    heavy = np.asarray(matrix, bool) & holds
-    light = ~heavy & holds
+    heavy = np.asarray(matrix, bool) & (np.asarray(share, np.float64) > 0)
+    light = light_nodes(matrix, share)
     if not heavy.any():
         return None
     if light.any() or _matrix_pairs_slow(heavy):
