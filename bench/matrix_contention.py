@@ -15,6 +15,10 @@ are not independent) and reports the mean and median of their absolute values, f
 constants in the schedule, for none, and over a grid::
 
     python bench/matrix_contention.py [--sets holdout15,holdout20,...] [--grid]
+
+``--without-room`` compares the kernels that started without room instead (the schedule
+has them wait, so its charge there is not what they ran), ``--min-us`` only kernels that
+long alone.
 """
 
 from __future__ import annotations
@@ -98,7 +102,10 @@ class Ratio:
     light_cover: float  # L
 
 
-def ratios(folder: Path) -> list[Ratio]:
+def ratios(folder: Path, without_room: bool = False, min_ns: float = 0.0) -> list[Ratio]:
+    """The matrix kernels of ``folder``'s replay that ran beside other streams' kernels
+    with room for all (``without_room``: only those that started without it, where the
+    schedule has them wait), of at least ``min_ns`` alone."""
     eager = sorted(folder.glob("*.eager.json.gz"))
     graphed = sorted(folder.glob("*.graphed.json.gz"))
     if not eager or not graphed:
@@ -117,13 +124,15 @@ def ratios(folder: Path) -> list[Ratio]:
         if not g.matrix[i] or not others or g.key[i] not in alone or duration < 2_000:
             continue
         held = sum(g.share[j] * t for j, t in others) / duration
-        if g.share[i] + held > 1.0:
+        if (g.share[i] + held > 1.0) != without_room:
             continue  # no room for all: the schedule has them wait, not share
         m = sum(g.cover[j] * t for j, t in others if g.matrix[j]) / duration
         light = sum(g.cover[j] * t for j, t in others if not g.matrix[j]) / duration
         if m <= 0.05 and light <= 0.05:
             continue
         solo = statistics.median(alone[g.key[i]])
+        if solo < min_ns:
+            continue
         out.append(Ratio(folder.name, duration / solo, solo, m, light))
     return out
 
@@ -152,6 +161,12 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sets", help="comma-separated folders under sample_traces/validation")
     ap.add_argument("--grid", action="store_true", help="also score a grid of constants")
+    ap.add_argument(
+        "--without-room",
+        action="store_true",
+        help="the kernels that started without room instead (the schedule has them wait)",
+    )
+    ap.add_argument("--min-us", type=float, default=0.0, help="only kernels this long alone")
     args = ap.parse_args()
     sets = args.sets.split(",") if args.sets else None
     folders = [
@@ -163,7 +178,7 @@ def main() -> int:
     ]
     by_workload: dict[str, list[Ratio]] = defaultdict(list)
     for folder in folders:
-        for r in ratios(folder):
+        for r in ratios(folder, args.without_room, args.min_us * 1000):
             by_workload[r.workload].append(r)
     n = sum(len(v) for v in by_workload.values())
     print(f"{n} matrix kernels beside other streams' kernels, {len(by_workload)} workloads")

@@ -187,3 +187,32 @@ def test_holdout_pins_refuses_a_recording_that_is_not_there(
 
     assert main(["no_such_recording"]) == 2
     assert "no recording" in capsys.readouterr().err
+
+
+def test_replay_nodes_sets_the_schedule_beside_the_replays() -> None:
+    # holdout32's convolution beside a GEMM chain (+22.8 %): all five profiled replays match
+    # the graph kernel for kernel; the schedule runs the 85 µs convolution packed beside the
+    # chain's first GEMMs (136.5 µs) and holds the chain's next GEMM until it nearly ends,
+    # where the replays ran the two side by side (the convolution 184.5 µs, the GEMM from
+    # 73.1 µs)
+    from replay_nodes import Aligned, node_error, predicted_graphs, replays
+
+    name = "holdout32/conv_beside_gemm_2streams_b8"
+    prepared, graphs = predicted_graphs(name)
+    graph = graphs[0]
+    assert len(graph.rows) == 46 and len(np.unique(graph.keys)) == 3
+    trace = next(prepared.workload.trace.parent.glob("*.graphed.json.gz"))
+    a = Aligned.of(prepared.timeline.gpu, graph, replays(trace))
+    assert len(a.replays) == 5
+    assert [round(s / 1000, 1) for s in a.spans()] == [326.7, 309.9, 335.5, 337.9, 336.4]
+    conv = next(x for x in a.nodes if "cutlass__5x_cudnn" in x[1][0])
+    i, key, n = conv
+    assert (a.end[i] - a.start[i]) / 1000 == pytest.approx(136.5, abs=0.5)
+    traced = sorted((r[key][n][1] - r[key][n][0]) / 1000 for r in a.replays)
+    assert traced[2] == pytest.approx(184.5, abs=0.1)
+    gemm = [x for x in a.nodes if x[1][0].startswith("nvjet_sm90_tst_64x56")][1]
+    assert a.start[gemm[0]] / 1000 == pytest.approx(176.9, abs=1.0)
+    assert np.median([r[gemm[1]][gemm[2]][0] for r in a.replays]) / 1000 == pytest.approx(
+        73.1, abs=0.1
+    )
+    assert node_error(name) == pytest.approx(0.122, abs=0.002)

@@ -390,3 +390,20 @@ def test_a_long_multi_stream_graph_with_last_waves_ends() -> None:
     estimates = [r.estimate for r in analysis.region_results if r.estimate is not None]
     assert estimates
     assert all(e.low_ns <= e.graphed_ns <= e.high_ns for e in estimates)
+
+
+def test_node_spans_are_the_walk_the_path_takes() -> None:
+    # a GEMM beside a light kernel (slowed), then a node after both on a third stream: each
+    # node's span is where the walk put it, and the last end is the path
+    keys, share = np.array([1, 2, 3]), np.array([0.9, 0.1, 0.5])
+    matrix = np.array([True, False, False])
+    dur, overhead = np.array([100.0, 50.0, 10.0]) * US, np.full(3, 0.5 * US)
+    schedule = GraphSchedule.of(keys, share, [(0, 2), (1, 2)], matrix)
+    start, end = schedule.spans_ns(dur, overhead)
+    light = (50 - 100 / (1 + LIGHT_SLOWDOWN * 0.9)) + 100  # slowed while the GEMM runs
+    assert start.tolist() == pytest.approx([0.5 * US, 0.5 * US, (0.5 + light + 0.5) * US])
+    assert end.tolist() == pytest.approx([100.5 * US, (0.5 + light) * US, (1 + light + 10) * US])
+    assert end.max() == pytest.approx(schedule.path_ns(dur, overhead))
+    # where nothing slows (no matrix kernel), the spans follow the plain walk
+    plain = GraphSchedule.of(keys, share, [(0, 2), (1, 2)], None)
+    assert plain.spans_ns(dur, overhead)[1].max() == pytest.approx(plain.path_ns(dur, overhead))

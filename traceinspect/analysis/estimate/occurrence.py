@@ -171,6 +171,7 @@ def estimate_occurrence(
                 matrix=mixed,
                 launch_host_ns=calibration.graph_launch_host_for(len(members)),
                 readbacks=[int(d) for d in duration[is_readback & (segment == k)]],
+                rows=rows[members],
             )
         )
 
@@ -253,6 +254,8 @@ class _Graph:
     #: What :func:`scheduled_path_ns` needs to pack a node onto the SMs left free, where
     #: the graph spans several streams; else None.
     packing: Packing | None = None
+    #: Its nodes' rows of ``timeline.gpu``, in start order (what a report names them by).
+    rows: IntArray | None = None
 
     @cached_property
     def layout(self) -> PathLayout:

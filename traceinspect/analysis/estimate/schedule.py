@@ -401,6 +401,38 @@ class GraphSchedule:
         )
 
 
+    def spans_ns(
+        self, duration: FloatArray, overhead: FloatArray, hold_one_wave: bool = False
+    ) -> tuple[FloatArray, FloatArray]:
+        """When each node starts and ends (ns from the graph's start) in the schedule
+        :meth:`path_ns` walks: the replay predicted node by node, to set beside a traced
+        one (``bench/replay_nodes.py``). Always the slowed walk, which reproduces the plain
+        one exactly where nothing slows."""
+        n = len(self.need)
+        spans = [0.0] * (2 * n)
+        if n:
+            dur = np.asarray(duration, np.float64).tolist()
+            slows = self.roles is not None
+            _slowed_path_ns(
+                dur,
+                np.asarray(overhead, np.float64).tolist(),
+                self.need,
+                self.unblocks,
+                list(self.waiting),
+                self.heavy if slows else [False] * n,
+                self.slowed if slows else [False] * n,
+                self.slowdown,
+                self.pack,
+                self.release_held if hold_one_wave else self.release,
+                self.cover if slows else [0.0] * n,
+                self.light,
+                matrix_contention(np.asarray(dur)).tolist(),
+                spans,
+            )
+        out = np.asarray(spans, np.float64).reshape(n, 2)
+        return out[:, 0], out[:, 1]
+
+
 def light_nodes(matrix: npt.NDArray[np.bool_], share: FloatArray) -> npt.NDArray[np.bool_]:
     """The light kernels: nodes holding a device share that are not ``matrix`` kernels
     (copies and memsets hold none)."""
@@ -584,6 +616,7 @@ def _slowed_path_ns(
     cover: list[float],
     light: list[bool],
     contention: list[float],
+    spans: list[float] | None = None,
 ) -> float:
     """:func:`scheduled_path_ns` where nodes slow each other: the ``slowed`` (light) nodes
     advance at ``1 / (1 + slowdown * H)`` of their pace while ``heavy`` (matrix) nodes
@@ -594,7 +627,9 @@ def _slowed_path_ns(
 
     Each running node keeps the work it has left (ns at its pace alone) and its pace, which
     changes only when a node starts or ends; the clock moves from one event (an end, room
-    freed, a node ready) to the next. A node unblocks the nodes it waits for once it ends."""
+    freed, a node ready) to the next. A node unblocks the nodes it waits for once it ends.
+    Where ``spans`` is given (``2 n`` long), node ``i``'s start and end go to
+    ``spans[2 i]`` and ``spans[2 i + 1]``."""
     n = len(dur)
     earliest = [0.0] * n
     ready = _roots(cost, waiting)
@@ -638,6 +673,8 @@ def _slowed_path_ns(
                     used_light -= need[i]
             running.remove(i)
             finished += 1
+            if spans is not None:
+                spans[2 * i + 1] = now
             if now > end:
                 end = now
             if unblocks[i]:
@@ -666,6 +703,8 @@ def _slowed_path_ns(
                 packed[i] = stretch > 1.0
                 running.append(i)
                 changed = True
+                if spans is not None:
+                    spans[2 * i] = now
             for item in blocked:
                 push(due, item)
         if changed:

@@ -1,0 +1,202 @@
+"""A multi-stream workload's predicted replay node by node, beside its profiled replays.
+
+For each graph of several streams in the step's first occurrence, the schedule's start and
+end of every node (:meth:`GraphSchedule.spans_ns`, from the eager trace, as ``analyze``
+predicts it) is printed beside the same kernel's start and end in the graphed trace's
+replays (the median over replays, and the earliest and latest start). Kernels are matched
+by name and grid, in start order within each; replays whose kernels do not match the
+graph's one for one are left out (a graph none matches is shown without the replay's
+columns). Times are µs from the graph's first node::
+
+    python bench/replay_nodes.py holdout32/conv_beside_gemm_2streams_b8 [--all]
+
+``--all`` lists every node, not only the matrix kernels and each stream's first;
+``--graphs N`` shows the first N graphs scheduled (one by default: each occurrence of the
+step schedules its own). ``--score SETS`` prints, per multi-stream workload of the named
+sets, the median distance of its graph's node ends from the replays' (a share of the
+replays' span)::
+
+    python bench/replay_nodes.py --score holdout31,holdout32
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from validation_table import VALIDATION_DIR, prepare, set_workloads  # noqa: E402
+
+from traceinspect.analysis.estimate import occurrence  # noqa: E402
+from traceinspect.calibration import calibration_for  # noqa: E402
+from traceinspect.parse import load_trace  # noqa: E402
+
+
+def predicted_graphs(name: str) -> tuple[Any, list[Any]]:
+    """The prepared workload ``SET/WORKLOAD`` and the multi-stream graphs its estimate
+    schedules, in the order first scheduled."""
+    group, workload = name.split("/", 1)
+    found = [w for w in set_workloads([group]) if w.name == name]
+    if not found:
+        raise SystemExit(f"{name}: no such workload under {VALIDATION_DIR}")
+    prepared = prepare(found[0])
+    seen: dict[int, Any] = {}
+    original = occurrence._Graph.path_ns
+
+    def spy(self: Any, *args: Any, **kwargs: Any) -> float:
+        if self.share is not None and self.rows is not None:
+            seen.setdefault(id(self), self)
+        return original(self, *args, **kwargs)
+
+    occurrence._Graph.path_ns = spy  # type: ignore[method-assign]
+    try:
+        prepared.estimate(calibration_for(prepared.timeline))
+    finally:
+        occurrence._Graph.path_ns = original  # type: ignore[method-assign]
+    return prepared, list(seen.values())
+
+
+def replays(trace: Path) -> list[dict[tuple[str, str], list[tuple[float, float]]]]:
+    """Per replay in ``trace`` (kernels of one graph launch), each (name, grid)'s kernels'
+    (start, end) in ns, in start order."""
+    gpu = load_trace(trace).gpu
+    rows = gpu[gpu["from_graph"].astype(bool) & (gpu["kind"] == "kernel")]
+    out = []
+    for _, launch in rows.groupby("correlation"):
+        launch = launch.sort_values("start_ns")
+        first = int(launch["start_ns"].min())
+        by: dict[tuple[str, str], list[tuple[float, float]]] = defaultdict(list)
+        for name, grid, s, e in zip(
+            launch["name"], launch["grid"], launch["start_ns"], launch["end_ns"], strict=True
+        ):
+            by[(str(name), str(grid))].append((int(s) - first, int(e) - first))
+        out.append(dict(by))
+    return out
+
+
+@dataclass(frozen=True)
+class Aligned:
+    """One graph's schedule beside its traced replays: per kernel node (in predicted start
+    order) its index, (name, grid) and which of those it is; the replays whose kernels
+    match the graph's one for one."""
+
+    start: np.ndarray
+    end: np.ndarray
+    nodes: list[tuple[int, tuple[str, str], int]]
+    replays: list[dict[tuple[str, str], list[tuple[float, float]]]]
+
+    @classmethod
+    def of(cls, timeline_gpu: Any, graph: Any, traced: list[Any]) -> Aligned:
+        start, end = graph.schedule.spans_ns(graph.duration, graph.overhead)
+        names = timeline_gpu["name"].to_numpy()[graph.rows].astype(str)
+        grids = timeline_gpu["grid"].to_numpy()[graph.rows].astype(str)
+        kernels = timeline_gpu["kind"].to_numpy()[graph.rows] == "kernel"
+        nth: dict[tuple[str, str], int] = defaultdict(int)
+        nodes = []
+        for i in np.argsort(start, kind="stable"):
+            if kernels[i]:
+                k = (names[i], grids[i])
+                nodes.append((int(i), k, nth[k]))
+                nth[k] += 1
+        matching = [r for r in traced if all(len(r.get(k, [])) == n for k, n in nth.items())]
+        return cls(start - start.min(), end - start.min(), nodes, matching)
+
+    def spans(self) -> list[float]:
+        """Each matching replay's span (ns)."""
+        return [max(e for v in r.values() for _, e in v) for r in self.replays]
+
+
+def node_error(name: str) -> float | None:
+    """How far the schedule's node ends are from the replays' in ``name``'s first
+    multi-stream graph: the median over its kernels of |predicted end − the replays' median
+    end|, as a share of the replays' median span; None where no replay matches."""
+    prepared, graphs = predicted_graphs(name)
+    graphed = sorted(prepared.workload.trace.parent.glob("*.graphed.json.gz"))
+    if not graphs or not graphed:
+        return None
+    a = Aligned.of(prepared.timeline.gpu, graphs[0], replays(graphed[0]))
+    if not a.replays:
+        return None
+    off = [abs(a.end[i] - float(np.median([r[k][n][1] for r in a.replays]))) for i, k, n in a.nodes]
+    return float(np.median(off)) / float(np.median(a.spans()))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("workload", help="SET/WORKLOAD under sample_traces/validation, or SETS")
+    ap.add_argument(
+        "--score",
+        action="store_true",
+        help="WORKLOAD names comma-separated sets: print each multi-stream workload's node error",
+    )
+    ap.add_argument("--all", action="store_true", help="every node, not only the main ones")
+    ap.add_argument("--graphs", type=int, default=1, help="how many graphs to show (1)")
+    args = ap.parse_args()
+    if args.score:
+        errors = []
+        for w in set_workloads(args.workload.split(",")):
+            e = node_error(w.name)
+            if e is not None:
+                errors.append(e)
+                print(f"{w.name:60s} {e:6.1%}")
+        print(
+            f"{len(errors)} workloads: node end error median {np.median(errors):.1%}, "
+            f"mean {np.mean(errors):.1%}"
+        )
+        return 0
+    prepared, graphs = predicted_graphs(args.workload)
+    gpu = prepared.timeline.gpu
+    graphed = sorted(prepared.workload.trace.parent.glob("*.graphed.json.gz"))
+    traced = replays(graphed[0]) if graphed else []
+    if not graphs:
+        print(f"{args.workload}: no multi-stream graph")
+        return 0
+    for graph in graphs[: args.graphs]:
+        a = Aligned.of(gpu, graph, traced)
+        print(
+            f"graph of {len(graph.rows)} nodes, {len(np.unique(graph.keys))} streams: predicted "
+            f"{a.end.max() / 1000:.1f} µs; {len(a.replays)} of {len(traced)} replays match"
+            + (", spanning " + ", ".join(f"{s / 1000:.1f}" for s in a.spans()) + " µs")
+            * bool(a.replays)
+        )
+        kernel_rows = [i for i, _, _ in a.nodes]
+        first_of_stream = {
+            min((i for i in kernel_rows if graph.keys[i] == s), key=lambda i: a.start[i])
+            for s in np.unique(graph.keys[kernel_rows])
+        }
+        print(
+            f"{'stream':>6s} {'start':>7s} {'end':>7s} {'dur':>6s} | {'replay':>7s} "
+            f"{'(min':>7s} {'max)':>7s} {'end':>7s} {'dur':>6s}  kernel"
+        )
+        for i, k, n in a.nodes:
+            matrix = bool(graph.packing.matrix[i])
+            if not args.all and not matrix and i not in first_of_stream:
+                continue
+            line = (
+                f"{int(graph.keys[i]) % 1000:6d} {a.start[i] / 1000:7.1f} {a.end[i] / 1000:7.1f} "
+                f"{(a.end[i] - a.start[i]) / 1000:6.1f} | "
+            )
+            if a.replays:
+                s = np.array([r[k][n][0] for r in a.replays]) / 1000
+                e = np.array([r[k][n][1] for r in a.replays]) / 1000
+                line += (
+                    f"{np.median(s):7.1f} {s.min():7.1f} {s.max():7.1f} {np.median(e):7.1f} "
+                    f"{np.median(e - s):6.1f}"
+                )
+            else:
+                line += " " * 38
+            print(f"{line}  {'M' if matrix else ' '} {k[0][:70]}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
