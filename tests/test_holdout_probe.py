@@ -1323,12 +1323,34 @@ def test_the_gemms_beside_the_convolution_started_without_room_and_ran_in_two_wa
     from overfull_starts import starts
 
     rows = starts(VALIDATION_DIR / "holdout32" / "conv_beside_gemm_2streams_b8")
-    kinds = statistics.multimode(r[1] for r in rows)
+    kinds = statistics.multimode(r.kind for r in rows)
     assert len(rows) == 68 and sorted(kinds) == ["light", "matrix-1"]
-    beside = [r[4] for r in rows if r[1] == "matrix-1" and r[2] == pytest.approx(0.606, abs=0.001)]
+    beside = [
+        r.ratio for r in rows if r.kind == "matrix-1" and r.free == pytest.approx(0.606, abs=0.001)
+    ]
     assert len(beside) == 26
     assert statistics.median(beside) == pytest.approx(1.74, abs=0.01)
     assert sum(1.6 <= x <= 1.9 for x in beside) == 24
+    # Run by the room left (0.606 of the device for a share of 0.97-1.0), they would take
+    # 2.15x; ignoring the room, 1.34x (the convolution beside them slows them); at the room's
+    # fourth root, what reads the 12,090 over-full starts of every replay best, 1.51x.
+    gemms = [r for r in rows if r.kind == "matrix-1" and r.free == pytest.approx(0.606, abs=1e-3)]
+    for gamma, ratio in ((1.0, 2.15), (0.0, 1.34), (0.25, 1.51)):
+        assert statistics.median(r.paced_ratio(gamma) for r in gemms) == pytest.approx(
+            ratio, abs=0.01
+        )
+    # and they did not wait: of the 40 kernels of one block per SM due (their stream
+    # predecessor ended) without room beside the convolution, 33 started within 1.5 µs
+    from overfull_starts import due_waits
+
+    due = [
+        w
+        for kind, room, w in due_waits(
+            VALIDATION_DIR / "holdout32" / "conv_beside_gemm_2streams_b8"
+        )
+        if kind == "matrix-1" and room != "room"
+    ]
+    assert len(due) == 40 and sum(w < 1_500 for w in due) == 33
 
 
 def test_a_step_on_several_streams_says_the_estimate_is_least_sure_there() -> None:
