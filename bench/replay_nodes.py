@@ -6,7 +6,9 @@ predicts it) is printed beside the same kernel's start and end in the graphed tr
 replays (the median over replays, and the earliest and latest start). Kernels are matched
 by name and grid, in start order within each; replays whose kernels do not match the
 graph's one for one are left out (a graph none matches is shown without the replay's
-columns). Times are µs from the graph's first node::
+columns). Where two branches run the same kernels (two LSTMs, twin towers) side by side,
+their k-th kernels may swap between the schedule and a replay: read such rows by branch,
+not one by one. Times are µs from the graph's first node::
 
     python bench/replay_nodes.py holdout32/conv_beside_gemm_2streams_b8 [--all]
 
