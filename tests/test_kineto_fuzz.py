@@ -203,14 +203,14 @@ def test_a_python_frame_name_reads_as_the_profiler_wrote_it(name: str, bad: byte
         path.write_bytes(_FRAME % raw)
         # WHEN read
         tl = read_kineto(path)
-    # THEN the name is the JSON string where it is one, else the raw text; nothing is lost.
-    # Bytes that are not UTF-8 read as U+FFFD first, encoded surrogates (b"\xed\xa0\x80")
-    # included, which Python's own json.loads would pass through as a lone surrogate that
-    # no UTF-8 report could then write.
-    text = raw.decode("utf-8", errors="replace")
+    # THEN the name is the JSON string where it is one, else the raw text (bytes that are
+    # not UTF-8 as U+FFFD); nothing is lost. A lone surrogate is never a name, whether
+    # encoded (b"\xed\xa0\x80", not UTF-8) or escaped ("\ud800", not a character):
+    # Python's own json.loads passes both through, and no UTF-8 report could write them.
     try:
-        expected = json.loads('"' + text + '"')
-    except ValueError:
-        expected = text
+        expected = json.loads('"' + raw.decode("utf-8") + '"')
+        expected.encode("utf-8")
+    except ValueError:  # UnicodeDecodeError and UnicodeEncodeError included
+        expected = raw.decode("utf-8", errors="replace")
     assert list(tl.python["name"]) == [expected]
     assert list(tl.cpu_ops["name"]) == ["aten::mm"]
