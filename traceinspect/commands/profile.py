@@ -612,12 +612,3 @@ def _import_torch() -> Any:
         raise UsageError(
             "`traceinspect profile` needs PyTorch: pip install 'traceinspect[collect]'"
         ) from None
-
-
-def _jsonable(data: Any) -> Any:
-    to_json = getattr(data, "to_json", None)
-    if callable(to_json):
-        return to_json()
-    if isinstance(data, dict):
-        return data
-    return json.loads(json.dumps(data, default=str))

@@ -55,21 +55,6 @@ def _gunzipped_head(path: Path) -> bytes:
         return b""
 
 
-def read_bytes(path: Path) -> bytes:
-    """The JSON text of ``path``, gunzipped in memory when compressed (nothing is written)."""
-    kind = sniff(path)
-    try:
-        if kind == "json.gz":
-            with gzip.open(path, "rb") as f:
-                return f.read()
-        with open(path, "rb") as f:
-            return f.read()
-    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
-        raise TraceFormatError(path, f"truncated or corrupt gzip ({exc})") from None
-    except OSError as exc:
-        raise TraceFormatError(path, f"cannot read ({exc})") from None
-
-
 def load_trace(path: str | Path, *, workers: int | None = None) -> Timeline:
     """Read any supported trace into a :class:`Timeline`. ``workers``: processes for one
     large Kineto JSON file (default: one per core; 1 where the caller runs in parallel)."""
