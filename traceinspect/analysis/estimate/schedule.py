@@ -400,7 +400,6 @@ class GraphSchedule:
             matrix_contention(np.asarray(dur)).tolist(),
         )
 
-
     def spans_ns(
         self, duration: FloatArray, overhead: FloatArray, hold_one_wave: bool = False
     ) -> tuple[FloatArray, FloatArray]:
