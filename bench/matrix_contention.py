@@ -16,9 +16,9 @@ constants in the schedule, for none, and over a grid::
 
     python bench/matrix_contention.py [--sets holdout15,holdout20,...] [--grid]
 
-``--without-room`` compares the kernels that started without room instead (the schedule
-has them wait, so its charge there is not what they ran), ``--min-us`` only kernels that
-long alone.
+``--by-order`` splits the slowdown by which kernel started first. ``--without-room``
+compares the kernels that started without room instead (the schedule has them wait, so its
+charge there is not what they ran), ``--min-us`` only kernels that long alone.
 """
 
 from __future__ import annotations
@@ -100,6 +100,9 @@ class Ratio:
     alone_ns: float
     matrix_cover: float  # C
     light_cover: float  # L
+    #: Of its time beside other matrix kernels, the share spent beside ones that started
+    #: before it (0: it started first; 1: it started after them all).
+    after: float = 0.0
 
 
 def ratios(folder: Path, without_room: bool = False, min_ns: float = 0.0) -> list[Ratio]:
@@ -133,7 +136,12 @@ def ratios(folder: Path, without_room: bool = False, min_ns: float = 0.0) -> lis
         solo = statistics.median(alone[g.key[i]])
         if solo < min_ns:
             continue
-        out.append(Ratio(folder.name, duration / solo, solo, m, light))
+        beside_matrix = [(j, t) for j, t in others if g.matrix[j]]
+        total = sum(t for _, t in beside_matrix)
+        after = (
+            sum(t for j, t in beside_matrix if g.start[j] < g.start[i]) / total if total else 0.0
+        )
+        out.append(Ratio(folder.name, duration / solo, solo, m, light, after))
     return out
 
 
@@ -157,6 +165,29 @@ def score(
     )
 
 
+def by_order(by_workload: dict[str, list[Ratio]]) -> None:
+    """Print the slowdown per unit of matrix cover (``(ratio - 1) / C``, each workload's
+    median, then their median) of the kernels beside matrix kernels covering at least 0.3
+    of the SMs, split by whether they started first or after the others."""
+    for label, keep in (
+        ("started first", lambda r: r.after < 0.2),
+        ("started after", lambda r: r.after > 0.8),
+    ):
+        medians = [
+            statistics.median((r.ratio - 1) / min(1.0, r.matrix_cover) for r in chosen)
+            for rows in by_workload.values()
+            if (chosen := [r for r in rows if keep(r) and r.matrix_cover >= 0.3])
+        ]
+        kernels = sum(
+            1 for rows in by_workload.values() for r in rows if keep(r) and r.matrix_cover >= 0.3
+        )
+        print(
+            f"{label}: {kernels} kernels, {len(medians)} workloads, slowdown per unit of "
+            f"cover {statistics.median(medians):.2f} "
+            f"({np.percentile(medians, 25):.2f}-{np.percentile(medians, 75):.2f})"
+        )
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sets", help="comma-separated folders under sample_traces/validation")
@@ -167,6 +198,11 @@ def main() -> int:
         help="the kernels that started without room instead (the schedule has them wait)",
     )
     ap.add_argument("--min-us", type=float, default=0.0, help="only kernels this long alone")
+    ap.add_argument(
+        "--by-order",
+        action="store_true",
+        help="also the slowdown of kernels that started first against those that started after",
+    )
     args = ap.parse_args()
     sets = args.sets.split(",") if args.sets else None
     folders = [
@@ -200,6 +236,8 @@ def main() -> int:
     ):
         mean, median, bias = score(by_workload, s, lat)
         print(f"{label}: |log error| mean {mean:.3f}, median {median:.3f}; bias {bias:+.3f}")
+    if args.by_order:
+        by_order(by_workload)
     if args.grid:
         grid = sorted(
             (score(by_workload, s, lat), s, lat)
