@@ -57,6 +57,7 @@ class Kernels:
     matrix: np.ndarray
     share: np.ndarray
     cover: np.ndarray
+    resident: np.ndarray  # blocks of it one SM holds at once
 
     @classmethod
     def of(cls, trace: Path) -> Kernels:
@@ -73,6 +74,7 @@ class Kernels:
             matrix=cols.matrix[rows],
             share=cols.share[rows],
             cover=cover,
+            resident=resident,
         )
 
     def beside(self) -> list[list[tuple[int, float]]]:

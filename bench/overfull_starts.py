@@ -48,22 +48,21 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from matrix_contention import VALIDATION, Kernels  # noqa: E402
 
-from traceinspect.analysis.estimate import TimelineColumns  # noqa: E402
 from traceinspect.analysis.estimate.schedule import (  # noqa: E402
     LIGHT_SLOWDOWN,
     matrix_contention,
 )
-from traceinspect.parse import load_trace  # noqa: E402
 
 #: A kernel past this share of its run makes room in the schedule (Packing.releases: 0.8 for
 #: a light kernel of one wave, 0.9 for a matrix one, (waves - 1) / waves for several waves).
 TAIL = 0.8
 
 
-def _resident(trace: Path) -> np.ndarray:
-    cols = TimelineColumns(load_trace(trace))
-    rows = np.flatnonzero(cols.gpu("kind") == "kernel")
-    return cols.occupancy[1][rows]
+def _kind(g: Kernels, i: int) -> str:
+    """Kernel ``i``'s kind: light, matrix-1 (one block per SM) or matrix-k."""
+    if not g.matrix[i]:
+        return "light"
+    return "matrix-1" if g.resident[i] <= 1 else "matrix-k"
 
 
 @dataclass(frozen=True)
@@ -115,7 +114,6 @@ def starts(folder: Path) -> list[Start]:
     g, e = Kernels.of(graphed[0]), Kernels.of(eager[0])
     if len(np.unique(g.stream)) < 2:
         return []
-    resident = _resident(graphed[0])
     alone: dict[tuple[str, float], list[float]] = defaultdict(list)
     for k in (e, g):
         for i, others in enumerate(k.beside()):
@@ -137,7 +135,7 @@ def starts(folder: Path) -> list[Start]:
         held = float(g.share[running].sum())
         if not running.any() or held + g.share[i] <= 1.0:
             continue
-        kind = "light" if not g.matrix[i] else ("matrix-1" if resident[i] <= 1 else "matrix-k")
+        kind = _kind(g, i)
         solo = statistics.median(alone[g.key[i]])
         if solo <= 0:
             continue
@@ -201,7 +199,6 @@ def due_waits(folder: Path) -> list[tuple[str, str, float]]:
     g = Kernels.of(graphed[0])
     if len(np.unique(g.stream)) < 2:
         return []
-    resident = _resident(graphed[0])
     out = []
     predecessor_end: dict[int, float] = {}
     for i in np.argsort(g.start, kind="stable"):
@@ -213,7 +210,7 @@ def due_waits(folder: Path) -> list[tuple[str, str, float]]:
         running = (g.start <= due) & (g.end > due) & (g.stream != stream)
         progress = (due - g.start) / np.maximum(g.end - g.start, 1.0)
         held = float(g.share[running & (progress < TAIL)].sum())
-        kind = "light" if not g.matrix[i] else ("matrix-1" if resident[i] <= 1 else "matrix-k")
+        kind = _kind(g, i)
         room = "room" if held + g.share[i] <= 1.0 else f"{max(0.0, 1.0 - held):.3f}"
         out.append((kind, room, float(g.start[i] - due)))
     return out
