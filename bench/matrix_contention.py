@@ -38,6 +38,7 @@ sys.path.insert(0, str(ROOT))
 
 from traceinspect.analysis.estimate import TimelineColumns  # noqa: E402
 from traceinspect.analysis.estimate.schedule import (  # noqa: E402
+    FP32_BOUND_MIN_NS,
     MATRIX_LATENCY_NS,
     MATRIX_SLOWDOWN,
     Packing,
@@ -58,6 +59,7 @@ class Kernels:
     share: np.ndarray
     cover: np.ndarray
     resident: np.ndarray  # blocks of it one SM holds at once
+    ffma: np.ndarray  # a matrix kernel on the FP32 pipes (columns.FFMA_KERNEL)
 
     @classmethod
     def of(cls, trace: Path) -> Kernels:
@@ -75,6 +77,7 @@ class Kernels:
             share=cols.share[rows],
             cover=cover,
             resident=resident,
+            ffma=cols.ffma[rows],
         )
 
     def beside(self) -> list[list[tuple[int, float]]]:
@@ -105,6 +108,9 @@ class Ratio:
     #: Of its time beside other matrix kernels, the share spent beside ones that started
     #: before it (0: it started first; 1: it started after them all).
     after: float = 0.0
+    #: Bound by the FP32 pipes (an FFMA kernel of at least ``FP32_BOUND_MIN_NS`` alone):
+    #: the schedule charges it ``FP32_SLOWDOWN``.
+    fp32: bool = False
 
 
 def ratios(folder: Path, without_room: bool = False, min_ns: float = 0.0) -> list[Ratio]:
@@ -143,13 +149,18 @@ def ratios(folder: Path, without_room: bool = False, min_ns: float = 0.0) -> lis
         after = (
             sum(t for j, t in beside_matrix if g.start[j] < g.start[i]) / total if total else 0.0
         )
-        out.append(Ratio(folder.name, duration / solo, solo, m, light, after))
+        fp32 = bool(g.ffma[i]) and solo >= FP32_BOUND_MIN_NS
+        out.append(Ratio(folder.name, duration / solo, solo, m, light, after, fp32))
     return out
 
 
 def predicted(r: Ratio, slowdown: float, latency_ns: float) -> float:
-    """The stretch the schedule charges ``r``'s kernel (:func:`matrix_contention`)."""
-    per_cover = float(matrix_contention(np.array([r.alone_ns]), slowdown, latency_ns)[0])
+    """The stretch the schedule charges ``r``'s kernel (:func:`matrix_contention`; a kernel
+    bound by the FP32 pipes at ``FP32_SLOWDOWN`` where ``slowdown`` is the schedule's)."""
+    fp32 = np.array([r.fp32 and slowdown == MATRIX_SLOWDOWN])
+    per_cover = float(
+        matrix_contention(np.array([r.alone_ns]), slowdown, latency_ns, fp32=fp32)[0]
+    )
     return 1.0 + per_cover * min(1.0, r.matrix_cover)
 
 

@@ -155,7 +155,8 @@
   spectrogram CNN beside a meta-MLP, a three-stream document-layout model), AlphaFold's
   triangle updates, ESM-2, SchNet training, SegFormer and StyleGAN2's modulated
   convolutions; committed before the profiler costs were refitted and the schedule's two
-  rules changed, recorded after: blind for them.
+  rules changed, recorded after: blind for them. Its hashing towers' miss (−11.2 %) led to
+  long FP32 GEMMs slowing each other fully (``schedule.FP32_SLOWDOWN``).
 
 The probe read 6.2 to 10.7 µs per small copy (median 9.2 µs) on the sets before holdout18:
 between machines, between processes on one machine and within one process (6.5 before a
@@ -282,25 +283,25 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
     },
     # recorded twice on one lease, each in its own processes
     "holdout22": {
-        "aux_probes_side_stream_b16": (792.5, 741.1, 742.0),  # −6.5 / −6.4 %
+        "aux_probes_side_stream_b16": (792.5, 739.9, 740.8),  # −6.6 / −6.5 %
         "ctc_greedy_decode_b16": (58.0, 60.5, 63.2),  # +4.2 / +8.9 %
-        "fake_quant_absmax_b32": (176.8, 188.1, 188.7),  # +6.4 / +6.7 %
+        "fake_quant_absmax_b32": (176.8, 188.1, 188.7),  # +6.4 / +6.8 %
         # its process's copies probed 6.0-6.3 µs against the built-in 9.2 (two inputs)
-        "hypernet_per_sample_mlp_b64": (61.7, 66.4, 66.2),  # +7.6 / +7.3 %
-        "layer_copy_prefetch_b8": (55.1, 54.2, 53.1),  # −1.6 / −3.6 %
+        "hypernet_per_sample_mlp_b64": (61.7, 66.4, 66.2),  # +7.5 / +7.1 %
+        "layer_copy_prefetch_b8": (55.1, 54.2, 53.1),  # −1.7 / −3.6 %
         "neighborhood_attn_unfold_b2": (622.9, 597.3, 597.8),  # −4.1 / −4.0 %
         "speculative_verify_b4": (136.8, 132.6, 134.9),  # −3.1 / −1.4 %
     },
     "holdout22_rerun": {
-        "aux_probes_side_stream_b16": (814.1, 746.6, 746.6),  # −8.3 / −8.3 %
-        "ctc_greedy_decode_b16": (57.2, 59.4, 61.1),  # +3.8 / +6.8 %
+        "aux_probes_side_stream_b16": (814.1, 748.8, 748.8),  # −8.0 / −8.0 %
+        "ctc_greedy_decode_b16": (57.2, 59.4, 61.1),  # +3.8 / +6.9 %
         "fake_quant_absmax_b32": (177.0, 187.9, 188.5),  # +6.2 / +6.5 %
-        "hypernet_per_sample_mlp_b64": (69.4, 72.1, 70.1),  # +3.9 / +1.0 %
-        "layer_copy_prefetch_b8": (51.6, 52.0, 53.0),  # +0.8 / +2.7 %
+        "hypernet_per_sample_mlp_b64": (69.4, 72.1, 70.1),  # +4.0 / +1.0 %
+        "layer_copy_prefetch_b8": (51.6, 52.0, 53.0),  # +0.9 / +2.8 %
         "neighborhood_attn_unfold_b2": (580.2, 594.0, 594.1),  # +2.4 / +2.4 %
         # four inputs, its process's copies probed 5.5-6.0 µs; 117.8 µs here, 136.8 in the
         # first recording's process
-        "speculative_verify_b4": (117.8, 120.4, 124.2),  # +2.2 / +5.4 %
+        "speculative_verify_b4": (117.8, 120.4, 124.2),  # +2.3 / +5.4 %
     },
     # recorded twice on one lease with no model change since holdout22
     "holdout23": {
@@ -308,24 +309,24 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "dense_moe_bmm_b16": (115.6, 112.2, 112.7),  # −2.9 / −2.5 %
         "glu_conv_stack_b8": (515.2, 525.5, 525.7),  # +2.0 / +2.0 %
         "gpu_augment_b32": (309.1, 321.8, 325.6),  # +4.1 / +5.3 %
-        "masked_sparse_mlp_b64": (48.4, 49.1, 49.7),  # +1.4 / +2.7 %
+        "masked_sparse_mlp_b64": (48.4, 49.1, 49.7),  # +1.5 / +2.6 %
         "ssim_loss_b8": (483.2, 459.7, 458.0),  # −4.9 / −5.2 %
         "teacher_kl_side_stream_b32": (177.3, 171.4, 169.2),  # −3.3 / −4.6 %
         # three encoders on three streams: their GEMMs and convolutions fit side by side
         # (device shares 0.16-0.76); the replay ran them 2.3-3x as long (the text GEMM 18 ->
         # 52 µs, the audio convolution 43 -> 97 µs), the schedule 1.3-1.5x beside each other
         # (MATRIX_SLOWDOWN; at their pace alone −26.9 / −27.1 %)
-        "tri_encoder_3streams_b16": (345.8, 273.5, 272.8),  # −20.9 / −21.1 %
+        "tri_encoder_3streams_b16": (345.8, 291.9, 291.2),  # −15.6 / −15.8 %
     },
     "holdout23_rerun": {
-        "bilinear_pool_b32": (638.3, 631.3, 631.6),  # −1.1 / −1.0 %
+        "bilinear_pool_b32": (638.3, 631.3, 631.6),  # −1.1 / −1.1 %
         "dense_moe_bmm_b16": (113.6, 110.5, 112.2),  # −2.7 / −1.2 %
         "glu_conv_stack_b8": (514.1, 527.5, 526.8),  # +2.6 / +2.5 %
         "gpu_augment_b32": (335.1, 330.1, 333.2),  # −1.5 / −0.6 %
-        "masked_sparse_mlp_b64": (44.7, 47.3, 47.6),  # +5.8 / +6.5 %
+        "masked_sparse_mlp_b64": (44.7, 47.3, 47.6),  # +5.9 / +6.7 %
         "ssim_loss_b8": (493.5, 457.5, 455.4),  # −7.3 / −7.7 %
         "teacher_kl_side_stream_b32": (168.0, 166.6, 172.3),  # −0.9 / +2.5 %
-        "tri_encoder_3streams_b16": (335.0, 266.4, 272.3),  # −20.4 / −18.7 %
+        "tri_encoder_3streams_b16": (335.0, 285.6, 291.5),  # −14.7 / −13.0 %
     },
     # recorded twice after MATRIX_SLOWDOWN 1.0 past a 4 µs latency was frozen, which read
     # twin_fp32_mlp_2streams_b64 +24.2 / +24.6 % and +25.7 % (14 of 16 within ±10 %); the
@@ -356,25 +357,25 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
     "holdout25": {
         "attn_beside_conv_2streams_b4": (196.5, 207.4, 203.6),  # +5.6 / +3.6 %
         "bf16_experts_2streams_b256": (61.1, 57.5, 57.3),  # −5.9 / −6.2 %
-        "conv_towers_bf16_2streams_b8": (189.8, 198.8, 197.0),  # +4.7 / +3.8 %
+        "conv_towers_bf16_2streams_b8": (189.8, 198.8, 196.9),  # +4.7 / +3.7 %
         "delta_rule_scan_loop_b4": (967.9, 975.0, 975.6),  # +0.7 / +0.8 %
         "dynamic_conv_b16": (122.1, 123.7, 126.4),  # +1.3 / +3.5 %
         # three chains of FP32 GEMMs (256 blocks, 0.48 of the block slots, every SM) on three
         # streams: 120 µs alone, 195-400 µs side by side in the replay, whose span is the sum
         # of the six GEMMs' time alone; the schedule runs two at once, each 1.5x, and the
         # eager trace, where they overlapped too, is taken back by as little
-        "fp32_gemm_chains_3streams_b512": (711.9, 566.8, 565.7),  # −20.4 / −20.5 %
+        "fp32_gemm_chains_3streams_b512": (711.9, 691.2, 690.1),  # −2.9 / −3.0 %
         "transformer_decoder_layer_b8": (473.1, 473.7, 477.2),  # +0.1 / +0.9 %
         "vicreg_loss_b256": (550.5, 533.6, 531.7),  # −3.1 / −3.4 %
     },
     "holdout25_rerun": {
         "attn_beside_conv_2streams_b4": (189.9, 205.0, 204.6),  # +8.0 / +7.7 %
-        "bf16_experts_2streams_b256": (60.6, 57.7, 57.9),  # −4.8 / −4.5 %
-        "conv_towers_bf16_2streams_b8": (186.0, 195.3, 196.0),  # +5.0 / +5.4 %
+        "bf16_experts_2streams_b256": (60.6, 57.6, 57.8),  # −5.0 / −4.7 %
+        "conv_towers_bf16_2streams_b8": (186.0, 195.2, 195.9),  # +5.0 / +5.3 %
         "delta_rule_scan_loop_b4": (946.8, 974.3, 975.7),  # +2.9 / +3.0 %
         "dynamic_conv_b16": (120.9, 124.3, 127.2),  # +2.9 / +5.3 %
-        "fp32_gemm_chains_3streams_b512": (733.4, 670.0, 668.0),  # −8.6 / −8.9 %
-        "transformer_decoder_layer_b8": (495.9, 481.5, 478.8),  # −2.9 / −3.4 %
+        "fp32_gemm_chains_3streams_b512": (733.4, 804.7, 802.7),  # +9.7 / +9.4 %
+        "transformer_decoder_layer_b8": (495.9, 481.5, 478.8),  # −2.9 / −3.5 %
         "vicreg_loss_b256": (545.3, 532.7, 529.5),  # −2.3 / −2.9 %
     },
     # written and committed with the model unchanged since holdout25, recorded on two leases:
@@ -727,8 +728,8 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
     },
     "holdout43": {
         "alphafold_triangle_pair_stack_b1": (1028.0, 1066.1, 1065.5),  # +3.7 / +3.6 %
-        "birdcall_tf32_spec_cnn_meta_mlp_2streams_b128": (1039.9, 1051.3, 1053.8),  # +1.1 / +1.3 %
-        "cross_modal_hashing_fp32_towers_2streams_b512": (666.7, 582.6, 591.8),  # −12.6 / −11.2 %
+        "birdcall_tf32_spec_cnn_meta_mlp_2streams_b128": (1039.9, 1051.8, 1054.3),  # +1.1 / +1.4 %
+        "cross_modal_hashing_fp32_towers_2streams_b512": (666.7, 683.5, 692.7),  # +2.5 / +3.9 %
         "doc_layout_vision_text_box_3streams_b8": (525.0, 507.2, 508.4),  # −3.4 / −3.2 %
         "esm2_rotary_encoder_b8": (2711.8, 2823.8, 2824.3),  # +4.1 / +4.2 %
         "schnet_cfconv_train_b32": (2439.2, 2397.3, 2402.3),  # −1.7 / −1.5 %
@@ -911,7 +912,8 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
     assert step.estimate is not None
     assert step.estimate.saving_frac == pytest.approx(0.12, abs=0.01)
     # holdout25: replay saved 15-17 % on the three FP32 GEMM chains (compute-bound,
-    # predicted 10 and 16 %), 27-92 % on the rest (launch-bound)
+    # predicted -10 and -1 % since long FP32 GEMMs slow each other fully, their eager time
+    # from the trace 7-27 % short; 10 and 16 % before), 27-92 % on the rest (launch-bound)
     for recording in ("holdout25", "holdout25_rerun"):
         workloads = validation_workloads(VALIDATION_DIR / recording)
         assert step_verdicts_agreeing_with_replay(workloads) == {
@@ -1128,17 +1130,18 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
         # release; from the trace alone the misses are steps fed two to four inputs on
         # processes whose copies probed 5.5-6.3 µs against the built-in 9.2
         ("holdout22", True, 7, 0.0418, 0.0754),
-        ("holdout22", False, 7, 0.0638, 0.089),
-        ("holdout22_rerun", True, 7, 0.0382, 0.0829),
-        ("holdout22_rerun", False, 7, 0.0544, 0.0829),
+        ("holdout22", False, 7, 0.0653, 0.0890),
+        ("holdout22_rerun", True, 7, 0.0382, 0.0803),
+        ("holdout22_rerun", False, 7, 0.0544, 0.0803),
         # blind as well, no model change since holdout22: the miss is three encoders whose
         # matrix kernels slowed each other in the replay (−26 to −27 % at the freeze, −17 to
         # −20 % since matrix kernels side by side slow each other in the schedule, −19 to
-        # −21 % since a graph's start nodes start in capture order)
-        ("holdout23", True, 7, 0.0312, 0.2092),
-        ("holdout23", False, 7, 0.036, 0.2111),
-        ("holdout23_rerun", True, 7, 0.0266, 0.2045),
-        ("holdout23_rerun", False, 7, 0.0251, 0.1871),
+        # −21 % since a graph's start nodes start in capture order, −13 to −16 % since long
+        # FP32 GEMMs slow each other fully)
+        ("holdout23", True, 7, 0.0312, 0.1558),
+        ("holdout23", False, 7, 0.0360, 0.1577),
+        ("holdout23_rerun", True, 7, 0.0266, 0.1473),
+        ("holdout23_rerun", False, 7, 0.0251, 0.1299),
         # blind for the frozen slowdown of matrix kernels side by side (1.0 past 4 µs: 14 and
         # 14 of 16, the two FP32 MLP branches +24 to +26 %), not for the per-kernel fit that
         # replaced it (0.5 past 1 µs, measured before the recording); worst: the KAN stack,
@@ -1147,13 +1150,14 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
         ("holdout24", False, 8, 0.0323, 0.0689),
         ("holdout24_rerun", True, 8, 0.0287, 0.0932),
         ("holdout24_rerun", False, 8, 0.0265, 0.0889),
-        # blind for the model as it stands: the miss is the three FP32 GEMM chains on the
+        # blind at its freeze, 7 and 8 of 8: the miss was the three FP32 GEMM chains on the
         # first recording (−20.4 / −20.5 %; −8.6 / −8.9 % on the rerun, whose eager trace
-        # overlapped the chains differently)
-        ("holdout25", True, 7, 0.0389, 0.2038),
-        ("holdout25", False, 7, 0.0355, 0.2053),
-        ("holdout25_rerun", True, 8, 0.0394, 0.0865),
-        ("holdout25_rerun", False, 8, 0.0496, 0.0893),
+        # overlapped the chains differently); since long FP32 GEMMs slow each other fully,
+        # which they led to, −2.9 / −3.0 % and +9.7 / +9.4 %: not blind since
+        ("holdout25", True, 8, 0.0298, 0.0592),
+        ("holdout25", False, 8, 0.0345, 0.0616),
+        ("holdout25_rerun", True, 8, 0.0394, 0.0971),
+        ("holdout25_rerun", False, 8, 0.0496, 0.0944),
         # blind for the model it was recorded with: the misses were the convolutions beside
         # small GEMMs (+19 to +27 %: the schedule packed each GEMM onto the few SMs a batch
         # norm left free, 3x as long, and the convolution branch waited for its room; the
@@ -1265,10 +1269,12 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
         ("holdout42", False, 6, 0.0442, 0.1378),
         ("holdout42_rerun", True, 5, 0.0577, 0.1334),
         ("holdout42_rerun", False, 5, 0.058, 0.1428),
-        # blind for the refitted profiler costs and both schedule rules since, 7 of 8: FP32
-        # hashing towers on two streams miss (−12.6 / −11.2 %), the "FP32 towers read short"
-        ("holdout43", True, 7, 0.0354, 0.1261),
-        ("holdout43", False, 7, 0.0340, 0.1123),
+        # blind for the refitted profiler costs and both schedule rules before it, 7 of 8: FP32
+        # hashing towers on two streams missed (−12.6 / −11.2 %, the "FP32 towers read
+        # short"); +2.5 / +3.9 % since long FP32 GEMMs slow each other fully, which they led
+        # to: not blind since
+        ("holdout43", True, 8, 0.0295, 0.0439),
+        ("holdout43", False, 8, 0.0340, 0.0442),
     ],
 )
 def test_the_blind_set_after_the_copy_cost(
@@ -1281,13 +1287,13 @@ def test_the_blind_set_after_the_copy_cost(
     assert max(errors) == pytest.approx(worst, abs=0.001)
     # measured below the range: holdout20's FPN neck from the trace alone until each input
     # copy was charged at its host's pace (its vision-text towers and holdout21's four conv
-    # branches too until a kernel of one wave made room at 80 or 90 % of its run)
+    # branches too until a kernel of one wave made room at 80 or 90 % of its run;
+    # holdout25's FP32 GEMM chains, holdout43's FP32 hashing towers with the probes and the
+    # three encoders of holdout23_rerun until long FP32 GEMMs slowed each other fully)
     outside: dict[tuple[str, bool], set[str]] = {}
-    for three_encoders in ("holdout23", "holdout23_rerun"):
-        for mode in (True, False):
-            outside[three_encoders, mode] = {"tri_encoder_3streams_b16"}
     for mode in (True, False):
-        outside["holdout25", mode] = {"fp32_gemm_chains_3streams_b512"}
+        outside["holdout23", mode] = {"tri_encoder_3streams_b16"}
+    for mode in (True, False):
         outside["holdout27", mode] = {"lstm_pair_2streams_b32"}
         outside["holdout31_rerun", mode] = {"clip_towers_2streams_b32"}
         for conv_beside_gemm in ("holdout32", "holdout32_rerun"):
@@ -1296,7 +1302,6 @@ def test_the_blind_set_after_the_copy_cost(
             outside[seg_depth, mode] = {"seg_depth_heads_2streams_b4"}
         for asr in ("holdout42", "holdout42_rerun"):
             outside[asr, mode] = {"bigru_asr_encoder_beside_lm_2streams_b8"}
-    outside["holdout43", True] = {"cross_modal_hashing_fp32_towers_2streams_b512"}
     inside = {n for n, r in rows.items() if not r.graphed_inside}
     assert inside == outside.get((recording, probe), set())
 

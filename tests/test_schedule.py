@@ -7,8 +7,10 @@ import numpy as np
 import pytest
 from conftest import SAMPLES
 
-from traceinspect.analysis.estimate.columns import MATRIX_KERNEL, TimelineColumns
+from traceinspect.analysis.estimate.columns import FFMA_KERNEL, MATRIX_KERNEL, TimelineColumns
 from traceinspect.analysis.estimate.schedule import (
+    FP32_BOUND_MIN_NS,
+    FP32_SLOWDOWN,
     LIGHT_SLOWDOWN,
     MATRIX_LATENCY_NS,
     MATRIX_SLOWDOWN,
@@ -219,7 +221,7 @@ def test_the_matrix_column_of_a_real_multi_stream_trace() -> None:
 
 
 def packed_path(
-    keys, dur, share, blocks, resident, matrix, deps=(), one_wave_release=True
+    keys, dur, share, blocks, resident, matrix, deps=(), one_wave_release=True, fp32=None
 ) -> float:
     n = len(keys)
     return (
@@ -236,6 +238,7 @@ def packed_path(
                 np.full(n, 132.0),
                 np.array(matrix, bool),
                 one_wave_release,
+                fp32=None if fp32 is None else np.array(fp32, bool),
             ),
         )
         / US
@@ -407,3 +410,67 @@ def test_node_spans_are_the_walk_the_path_takes() -> None:
     # where nothing slows (no matrix kernel), the spans follow the plain walk
     plain = GraphSchedule.of(keys, share, [(0, 2), (1, 2)], None)
     assert plain.spans_ns(dur, overhead)[1].max() == pytest.approx(plain.path_ns(dur, overhead))
+
+
+def test_long_fp32_gemms_slow_each_other_fully() -> None:
+    # holdout25's FP32 GEMM chains on the H200: 118 µs FFMA GEMMs of 256 blocks, four to an
+    # SM (0.48 of the device's block slots, covering all 132 SMs), on three streams
+    assert FP32_SLOWDOWN == 1.0 and FP32_BOUND_MIN_NS == 20_000
+    chains = dict(share=[0.48] * 2, blocks=[256] * 2, resident=[4] * 2, matrix=[True] * 2)
+    # two side by side: as tensor-core GEMMs each advances at 1 / (1 + 0.5 (1 - 1/118))
+    tensor = packed_path([1, 2], [118, 118], **chains)
+    assert tensor == pytest.approx(118 * (1 + 0.5 * (1 - 1 / 118)))
+    # bound by the FP32 pipes, at 1 / (1 + 1.0 (1 - 1/118)): nearly one after the other
+    fp32 = packed_path([1, 2], [118, 118], fp32=[True, True], **chains)
+    assert fp32 == pytest.approx(118 * (2 - 1 / 118))
+    # a third on a third stream, with 0.04 of the device free: a tensor-core GEMM packs onto
+    # the 5 free SMs (4 to an SM against 2 alone: 2 ** 0.7 as long) beside the pair; an
+    # FP32 one waits for them, the pipes of every SM being taken
+    three = dict(share=[0.48] * 3, blocks=[256] * 3, resident=[4] * 3, matrix=[True] * 3)
+    packed = packed_path([1, 2, 3], [118] * 3, **three)
+    assert packed == pytest.approx(118 * 2**PACKED_EXPONENT)
+    waited = packed_path([1, 2, 3], [118] * 3, fp32=[True] * 3, **three)
+    # (it starts in the room the pair frees at 90 % of its run, slowed beside its tail)
+    c = 1 - 1 / 118
+    assert waited == pytest.approx(fp32 + 118 - 0.1 * fp32 / (1 + c))
+    # beside a tensor-core GEMM it still packs, and slows that one as any matrix kernel does
+    mixed = packed_path([1, 2, 3], [118] * 3, fp32=[False, False, True], **three)
+    assert mixed == pytest.approx(packed)
+    # the contention charged per unit of cover, and taken back from a trace where two ran
+    # side by side for 2 x 118 µs less the latency
+    got = matrix_contention(np.array([118e3, 118e3]), fp32=np.array([True, False]))
+    assert got.tolist() == pytest.approx([1.0 * (1 - 1 / 118), 0.5 * (1 - 1 / 118)])
+    traced = int(fp32 * US)
+    solo = solo_durations(
+        np.zeros(2, np.int64),
+        np.full(2, traced),
+        np.array([0.48, 0.48]),
+        np.array([True, True]),
+        cover=np.ones(2),
+        fp32=np.array([True, True]),
+    )
+    assert solo.tolist() == pytest.approx([traced / (1 + (1 - 1e3 / traced))] * 2)
+
+
+@pytest.mark.parametrize(
+    ("name", "fp32"),
+    [
+        ("sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize64x64x8_stage3_warpsize1x4x1_ffma", True),
+        ("sm80_xmma_fprop_implicit_gemm_indexed_f32f32_f32f32_f32_nchwkcrs_nchw_ffma", True),
+        ("sm80_xmma_gemm_tf32f32_tf32f32_f32_tn_n_tilesize128x128x16_stage4", False),
+        ("nvjet_sm90_tst_96x128_64x6_1x2_h_bz_NNN", False),
+        ("void cutlass::Kernel2<cutlass_80_simt_sgemm_64x64_8x5_tn_align1>", False),
+    ],
+)
+def test_fp32_matrix_kernels_are_told_by_name(name: str, fp32: bool) -> None:
+    assert bool(FFMA_KERNEL.search(name)) is fp32
+
+
+def test_the_fp32_column_of_a_real_multi_stream_trace() -> None:
+    folder = SAMPLES / "validation/holdout25/fp32_gemm_chains_3streams_b512"
+    trace = folder / "step.b512.eager.json.gz"
+    if not trace.exists():
+        pytest.skip("holdout25 sample not present")
+    cols = TimelineColumns(load_trace(trace))
+    assert int(cols.ffma.sum()) == int(cols.matrix.sum()) == 30
+    assert not cols.ffma[~cols.matrix].any()

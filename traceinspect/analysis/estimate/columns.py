@@ -44,6 +44,10 @@ MATRIX_KERNEL: Final = re.compile(
     re.IGNORECASE,
 )
 
+#: Matrix kernels that multiply on the FP32 pipes (FFMA), not on tensor cores: cuBLAS's
+#: ``xmma`` FP32 GEMMs and convolutions name it (``..._ffma_...``).
+FFMA_KERNEL: Final = re.compile(r"ffma", re.IGNORECASE)
+
 #: Host call kinds that put work on the GPU (each counts as one eager launch).
 LAUNCH_KINDS: Final = frozenset({"launch", "memcpy", "memset", "graph_launch"})
 
@@ -61,6 +65,7 @@ class TimelineColumns:
         self._share: FloatArray | None = None
         self._occupancy: tuple[FloatArray, FloatArray, FloatArray] | None = None
         self._matrix: npt.NDArray[np.bool_] | None = None
+        self._ffma: npt.NDArray[np.bool_] | None = None
         self._shapes_recorded: bool | None = None
         #: Per-timeline results computed once by the estimate's helpers, by name.
         self.memo: dict[str, Any] = {}
@@ -200,6 +205,16 @@ class TimelineColumns:
             named = np.array([bool(MATRIX_KERNEL.search(str(n))) for n in names], bool)
             self._matrix = (self.gpu("kind") == "kernel") & named[codes]
         return self._matrix
+
+    @property
+    def ffma(self) -> npt.NDArray[np.bool_]:
+        """One boolean per GPU activity: a matrix kernel whose name :data:`FFMA_KERNEL`
+        matches."""
+        if self._ffma is None:
+            codes, names = pd.factorize(self.gpu("name"), use_na_sentinel=False)
+            named = np.array([bool(FFMA_KERNEL.search(str(n))) for n in names], bool)
+            self._ffma = self.matrix & named[codes]
+        return self._ffma
 
 
 def device_share(

@@ -22,6 +22,7 @@ from traceinspect.analysis.estimate.columns import (
 from traceinspect.analysis.estimate.critical_path import PathLayout
 from traceinspect.analysis.estimate.dependencies import infer_dependencies
 from traceinspect.analysis.estimate.schedule import (
+    FP32_BOUND_MIN_NS,
     GraphSchedule,
     Packing,
     slowing_roles,
@@ -122,6 +123,8 @@ def estimate_occurrence(
     share = np.where(cols.gpu("collective")[rows], 0.0, cols.share[rows])
     blocks, resident, sms = (a[rows] for a in cols.occupancy)
     matrix = cols.matrix[rows]
+    # matrix kernels bound by the FP32 pipes (schedule.FP32_SLOWDOWN)
+    fp32 = cols.ffma[rows] & (duration >= FP32_BOUND_MIN_NS)
     graphs: list[_Graph] = []
     dependencies = 0
     for k in range(last_segment + 1):
@@ -133,7 +136,13 @@ def estimate_occurrence(
         dependencies += len(deps)
         concurrent = len(np.unique(keys[members])) > 1
         packing = (
-            Packing(blocks[members], resident[members], sms[members], matrix[members])
+            Packing(
+                blocks[members],
+                resident[members],
+                sms[members],
+                matrix[members],
+                fp32=fp32[members],
+            )
             if concurrent
             else None
         )
@@ -154,6 +163,7 @@ def estimate_occurrence(
                         share[members],
                         mixed,
                         cover=packing.cover(share[members]),
+                        fp32=packing.fp32,
                     )
                     if packing is not None
                     else duration[members].astype(np.float64)

@@ -44,7 +44,8 @@ slots still share every SM their blocks spread over: while other matrix kernels 
 ``1 / (1 + MATRIX_SLOWDOWN * (1 - MATRIX_LATENCY_NS / d) * C)`` of its pace alone
 (:func:`matrix_contention`; ``d`` its duration alone, whose first microsecond is latency
 that does not stretch). Without it, two FP32 MLP branches on two streams whose GEMMs ran
-1.2-1.6x as long side by side in the replay as alone were predicted 23-25 % short.
+1.2-1.6x as long side by side in the replay as alone were predicted 23-25 % short. Long
+FP32 (FFMA) GEMMs slow each other by the whole of what they cover (:data:`FP32_SLOWDOWN`).
 
 A profiled eager trace shows kernels of different streams overlapping too, and a kernel that
 shared the device ran longer than it would alone: :func:`solo_durations` takes that back.
@@ -93,6 +94,26 @@ LIGHT_SLOWDOWN: float = 1.3
 MATRIX_SLOWDOWN: float = 0.5
 MATRIX_LATENCY_NS: float = 1000.0
 
+#: A matrix kernel that multiplies on the FP32 pipes (FFMA,
+#: :data:`~traceinspect.analysis.estimate.columns.FFMA_KERNEL`) and runs at least
+#: :data:`FP32_BOUND_MIN_NS` alone is bound by those pipes: beside another such kernel it
+#: slows by ``FP32_SLOWDOWN`` per unit of cover (1: two side by side take as long as one after
+#: the other), and it does not pack onto the few SMs such a kernel leaves free (their pipes
+#: are no freer). Measured in the H200 replays, such kernels ran 1.24-1.40x per unit of
+#: cover beside each other where they started without room (``holdout25``'s three FP32 GEMM
+#: chains, 118 µs alone, and ``holdout23``'s three encoders), 0.94 and 1.33 with room
+#: (``holdout43``'s hashing towers, 118 µs); shorter FFMA kernels (4.9-16.6 µs alone: GRU
+#: cells, probe heads) 0.06-0.43, as tensor-core kernels do (:data:`MATRIX_SLOWDOWN`). In
+#: those replays six 118 µs GEMMs on three streams spanned 687 µs, against 708 µs one after
+#: the other: side by side bought them nothing. Over the 561 fresh-process recordings this
+#: moves five (the chains −20.5 → −3.0 % and −8.9 → +9.4 %, the encoders −21.1 → −15.8 %
+#: and −18.7 → −13.0 %, the hashing towers −11.2 → +3.9 %) and no other: 514 within ±10 %
+#: (512 before), 552 inside the range (550); 523 savings within 15 points (525: the chains'
+#: eager time from the trace is 7-27 % short, which their short graphed time offset).
+#: Fitted on the workloads it moves; not yet judged on a hold-out recorded after it.
+FP32_SLOWDOWN: float = 1.0
+FP32_BOUND_MIN_NS: float = 20_000.0
+
 
 #: A matrix kernel of ``k0`` blocks per SM alone that starts packed ``k`` per SM on the SMs
 #: left free runs ``(k / k0) ** PACKED_EXPONENT`` times as long. From the H200 replays of
@@ -139,7 +160,7 @@ ONE_WAVE_RELEASE_MATRIX: float = 0.9
 #: ``stretch(i, used, light)``: how much longer node ``i`` runs if it starts now packed onto
 #: the SMs left free, with ``used`` of the device held, ``light`` of it by light kernels; 0
 #: where it waits instead (:meth:`Packing.stretcher`).
-Stretcher = Callable[[int, float, float], float]
+Stretcher = Callable[[int, float, float, float], float]
 
 
 @dataclass(frozen=True)
@@ -154,17 +175,26 @@ class Packing:
     #: Whether a kernel of one wave makes room before its end (:data:`ONE_WAVE_RELEASE_LIGHT`);
     #: the high end of the range has it hold its room to its end.
     one_wave_release: bool = True
+    #: Which nodes are matrix kernels bound by the FP32 pipes (:data:`FP32_SLOWDOWN`);
+    #: None: none.
+    fp32: npt.NDArray[np.bool_] | None = None
 
     def stretcher(self) -> Stretcher:
         blocks = np.where(self.matrix, self.blocks, 0.0).tolist()
         resident = self.resident.tolist()
         sms = self.sms.tolist()
+        fp32_bound = (
+            self.fp32 if self.fp32 is not None else np.zeros(len(blocks), bool)
+        ).tolist()
 
-        def stretch(i: int, used: float, light: float) -> float:
+        def stretch(i: int, used: float, light: float, fp32: float = 0.0) -> float:
             """How much longer node ``i`` runs if it starts now, with ``used`` of the device
-            held (``light`` of it by light kernels), its blocks packed onto the SMs left
-            free; 0 where it waits instead (:data:`PACK_BESIDE_LIGHT_MAX`)."""
+            held (``light`` of it by light kernels, ``fp32`` by kernels bound by the FP32
+            pipes), its blocks packed onto the SMs left free; 0 where it waits instead
+            (:data:`PACK_BESIDE_LIGHT_MAX`, :data:`FP32_SLOWDOWN`)."""
             b, m, n = blocks[i], resident[i], sms[i]
+            if fp32_bound[i] and fp32 > _EPS:
+                return 0.0
             if b <= 0 or m <= 1 or n <= 0 or light > PACK_BESIDE_LIGHT_MAX + _EPS:
                 return 0.0
             free = math.floor(n * max(0.0, 1.0 - used) + _EPS)
@@ -207,16 +237,21 @@ class Packing:
 
 
 def matrix_contention(
-    duration: FloatArray, slowdown: float | None = None, latency_ns: float | None = None
+    duration: FloatArray,
+    slowdown: float | None = None,
+    latency_ns: float | None = None,
+    fp32: npt.NDArray[np.bool_] | None = None,
 ) -> FloatArray:
     """Per node of ``duration`` ns alone: how much longer it runs per unit of the SMs other
-    matrix kernels beside it cover (``slowdown``, default :data:`MATRIX_SLOWDOWN`); 0 for a
+    matrix kernels beside it cover (``slowdown``, default :data:`MATRIX_SLOWDOWN`;
+    :data:`FP32_SLOWDOWN` where ``fp32`` marks a kernel bound by the FP32 pipes); 0 for a
     kernel no longer than ``latency_ns`` (default :data:`MATRIX_LATENCY_NS`)."""
     slowdown = MATRIX_SLOWDOWN if slowdown is None else slowdown
     latency_ns = MATRIX_LATENCY_NS if latency_ns is None else latency_ns
     d = np.asarray(duration, np.float64)
     ramp = np.divide(latency_ns, d, out=np.ones_like(d), where=d > 0)
-    out: FloatArray = slowdown * np.clip(1.0 - ramp, 0.0, 1.0)
+    per = slowdown if fp32 is None else np.where(np.asarray(fp32, bool), FP32_SLOWDOWN, slowdown)
+    out: FloatArray = per * np.clip(1.0 - ramp, 0.0, 1.0)
     return out
 
 
@@ -227,7 +262,7 @@ def _matrix_pairs_slow(matrix: npt.NDArray[np.bool_]) -> bool:
 
 
 def _start_stretch(
-    i: int, full: bool, used: float, light: float, pack: Stretcher | None
+    i: int, full: bool, used: float, light: float, pack: Stretcher | None, fp32: float = 0.0
 ) -> float:
     """How long node ``i``, due now, runs against its duration alone if it starts now: 1
     where it has room (the device not ``full`` for it), packed onto the SMs left free where
@@ -235,7 +270,7 @@ def _start_stretch(
     where it waits."""
     if not full:
         return 1.0
-    return pack(i, used, light) if pack is not None else 0.0
+    return pack(i, used, light, fp32) if pack is not None else 0.0
 
 
 def scheduled_path_ns(
@@ -289,6 +324,9 @@ class GraphSchedule:
     #: Per node, whether it is a light kernel holding room (what a matrix kernel does not
     #: pack beside, :data:`PACK_BESIDE_LIGHT_MAX`), where the graph packs; else all False.
     light: list[bool]
+    #: Per node, whether it is bound by the FP32 pipes (:data:`FP32_SLOWDOWN`), where the
+    #: graph packs; else None.
+    fp32: npt.NDArray[np.bool_] | None = None
     #: Whether an earlier :meth:`path_ns` of this graph needed the slowed walk: the next
     #: ones (other durations and overheads, the same nodes) then skip the plain walk, which
     #: the slowed one reproduces exactly where nothing slows.
@@ -350,6 +388,7 @@ class GraphSchedule:
             light=(
                 light_nodes(packing.matrix, share).tolist() if packing is not None else [False] * n
             ),
+            fp32=packing.fp32 if packing is not None else None,
         )
 
     def path_ns(
@@ -376,6 +415,7 @@ class GraphSchedule:
                 self.pack,
                 release,
                 self.light,
+                self._fp32(),
             )
             if self.roles is None:
                 return end
@@ -397,8 +437,16 @@ class GraphSchedule:
             release,
             self.cover,
             self.light,
-            matrix_contention(np.asarray(dur)).tolist(),
+            matrix_contention(np.asarray(dur), fp32=self.fp32).tolist(),
+            fp32=self._fp32(),
         )
+
+    def _fp32(self) -> list[bool] | None:
+        """:attr:`fp32` as a list, for the walks."""
+        if self.fp32 is None:
+            return None
+        out: list[bool] = np.asarray(self.fp32, bool).tolist()
+        return out
 
     def spans_ns(
         self, duration: FloatArray, overhead: FloatArray, hold_one_wave: bool = False
@@ -425,8 +473,9 @@ class GraphSchedule:
                 self.release_held if hold_one_wave else self.release,
                 self.cover if slows else [0.0] * n,
                 self.light,
-                matrix_contention(np.asarray(dur)).tolist(),
+                matrix_contention(np.asarray(dur), fp32=self.fp32).tolist(),
                 spans,
+                self._fp32(),
             )
         out = np.asarray(spans, np.float64).reshape(n, 2)
         return out[:, 0], out[:, 1]
@@ -524,6 +573,7 @@ def _plain_path_ns(
     pack: Stretcher | None,
     release: list[float],
     light: list[bool],
+    fp32: list[bool] | None = None,
 ) -> tuple[float, list[float]]:
     """:func:`scheduled_path_ns` with every node at its own pace: the last end, and when
     each node started. A node holds its room until ``release`` of its run
@@ -538,7 +588,9 @@ def _plain_path_ns(
     holding: list[tuple[float, int]] = []  # (when its room frees, node)
     push, pop = heapq.heappush, heapq.heappop
     room = CAPACITY + _EPS
-    used = used_light = now = end = 0.0
+    used = used_light = used_fp32 = now = end = 0.0
+    if fp32 is None:
+        fp32 = [False] * n
     started = 0
     while started < n:
         soon = now + _EPS
@@ -549,8 +601,10 @@ def _plain_path_ns(
             used -= need[k]
             if light[k]:
                 used_light -= need[k]
+            if fp32[k]:
+                used_fp32 -= need[k]
         if not running:
-            used = used_light = 0.0
+            used = used_light = used_fp32 = 0.0
             holding.clear()
         while ready and ready[0][0] <= soon:
             push(due, pop(ready))
@@ -559,12 +613,14 @@ def _plain_path_ns(
             item = pop(due)
             i = item[1]
             full = bool(running) and used + need[i] > room
-            stretch = _start_stretch(i, full, used, used_light, pack)
+            stretch = _start_stretch(i, full, used, used_light, pack, used_fp32)
             if not stretch:
                 blocked.append(item)
                 continue
             if light[i]:
                 used_light += need[i]
+            if fp32[i]:
+                used_fp32 += need[i]
             done = now + dur[i] * stretch
             started_at[i] = now
             push(running, (done, i))
@@ -616,6 +672,7 @@ def _slowed_path_ns(
     light: list[bool],
     contention: list[float],
     spans: list[float] | None = None,
+    fp32: list[bool] | None = None,
 ) -> float:
     """:func:`scheduled_path_ns` where nodes slow each other: the ``slowed`` (light) nodes
     advance at ``1 / (1 + slowdown * H)`` of their pace while ``heavy`` (matrix) nodes
@@ -630,6 +687,8 @@ def _slowed_path_ns(
     Where ``spans`` is given (``2 n`` long), node ``i``'s start and end go to
     ``spans[2 i]`` and ``spans[2 i + 1]``."""
     n = len(dur)
+    if fp32 is None:
+        fp32 = [False] * n
     earliest = [0.0] * n
     ready = _roots(cost, waiting)
     heapq.heapify(ready)
@@ -642,7 +701,7 @@ def _slowed_path_ns(
     pace = [1.0] * n
     packed = [False] * n  # started on the SMs left free: no other matrix node slows it
     running: list[int] = []
-    used = used_light = 0.0
+    used = used_light = used_fp32 = 0.0
     now = end = 0.0
     finished = 0
 
@@ -664,12 +723,16 @@ def _slowed_path_ns(
                 used -= need[i]
                 if light[i]:
                     used_light -= need[i]
+                if fp32[i]:
+                    used_fp32 -= need[i]
         for i in ending:
             if holds[i]:
                 holds[i] = False
                 used -= need[i]
                 if light[i]:
                     used_light -= need[i]
+                if fp32[i]:
+                    used_fp32 -= need[i]
             running.remove(i)
             finished += 1
             if spans is not None:
@@ -680,7 +743,7 @@ def _slowed_path_ns(
                 unblock(i, now)
         changed = bool(ending)
         if not running:
-            used = used_light = 0.0
+            used = used_light = used_fp32 = 0.0
         while ready and ready[0][0] <= soon:
             push(due, pop(ready))
         if due:
@@ -689,13 +752,15 @@ def _slowed_path_ns(
                 item = pop(due)
                 i = item[1]
                 full = bool(running) and used + need[i] > room
-                stretch = _start_stretch(i, full, used, used_light, pack)
+                stretch = _start_stretch(i, full, used, used_light, pack, used_fp32)
                 if not stretch:
                     blocked.append(item)
                     continue
                 used += need[i]
                 if light[i]:
                     used_light += need[i]
+                if fp32[i]:
+                    used_fp32 += need[i]
                 left[i] = dur[i] * stretch
                 keep[i] = left[i] * (1.0 - release[i])
                 holds[i] = True
@@ -764,6 +829,7 @@ def solo_durations(
     matrix: npt.NDArray[np.bool_] | None = None,
     slowdown: float = LIGHT_SLOWDOWN,
     cover: FloatArray | None = None,
+    fp32: npt.NDArray[np.bool_] | None = None,
 ) -> FloatArray:
     """Each activity's traced duration less the time it shared an over-full device, and a
     light kernel's less the time it ran slowed beside matrix kernels (``matrix`` marks them).
@@ -814,7 +880,7 @@ def solo_durations(
             # A kernel's own contention from its traced time: taken back, its solo time
             # is shorter, and the stretch it takes back is a little smaller (the first
             # approximation suffices; both are within the measurement's noise).
-            contention = matrix_contention(duration)
+            contention = matrix_contention(duration, fp32=fp32)
             # Every (matrix node, stretch it spans) pair at once: each node's pace over a
             # stretch depends on its own contention and on what the others cover there.
             nodes = np.flatnonzero(heavy)
