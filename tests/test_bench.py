@@ -216,3 +216,36 @@ def test_replay_nodes_sets_the_schedule_beside_the_replays() -> None:
         73.1, abs=0.1
     )
     assert node_error(name) == pytest.approx(0.122, abs=0.002)
+
+
+@pytest.mark.parametrize(
+    ("probe", "gemm_start_us"),
+    [("conv_first_2streams_b8", 17.4), ("gemm_first_2streams_b8", 17.6)],
+)
+def test_a_graphs_branches_start_by_room_not_by_capture_order(
+    probe: str, gemm_start_us: float
+) -> None:
+    # The branch-order probes (holdout32's convolution and GEMM branches forked in either
+    # order): in the replays' median the GEMM branch's first GEMM starts as the convolution
+    # branch's layout transform ends, whichever branch was captured first
+    from replay_nodes import Aligned, predicted_graphs, replays
+
+    name = f"branch_order/{probe}"
+    prepared, graphs = predicted_graphs(name)
+    graph = graphs[0]
+    trace = next(prepared.workload.trace.parent.glob("*.graphed.json.gz"))
+    a = Aligned.of(prepared.timeline.gpu, graph, replays(trace))
+    assert len(a.replays) == 5
+
+    def median_span(node: tuple[int, Any, int]) -> tuple[float, float]:
+        _, key, n = node
+        return (
+            float(np.median([r[key][n][0] for r in a.replays])) / 1000,
+            float(np.median([r[key][n][1] for r in a.replays])) / 1000,
+        )
+
+    gemm = next(x for x in a.nodes if x[1][0].startswith("nvjet_sm90_tst_192x80"))
+    layout = next(x for x in a.nodes if "nchwToNhwcKernel" in x[1][0])
+    assert median_span(gemm)[0] == pytest.approx(gemm_start_us, abs=0.1)
+    assert median_span(layout)[0] == pytest.approx(0.0, abs=0.1)
+    assert median_span(layout)[1] == pytest.approx(gemm_start_us, abs=1.0)
