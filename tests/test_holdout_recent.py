@@ -178,7 +178,9 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
         "fork_join_streams": (105.3, 97.6, 0.5887, 0.6511),  # −7.3 %
         # 674.0 µs (−0.1 %) while a timing coincidence beside the trace's waits chained the two
         # streams' GEMMs in the replay
-        "gemm_large_2s": (674.6, 655.5, 0.0753, 0.0964),  # compute-bound: −2.8 %
+        # (saving predicted 0.0964 before the simulated eager run shared the device: its two
+        # GEMM streams then overlapped at their traced pace)
+        "gemm_large_2s": (674.6, 655.5, 0.0753, 0.1367),  # compute-bound: −2.8 %
         "gemm_small_2s": (76.0, 80.4, 0.8386, 0.8804),  # +5.8 %
         "gemm_small_4s": (84.7, 89.3, 0.872, 0.8579),  # +5.4 %
         "multistream_events": (87.8, 94.9, 0.8252, 0.8386),  # +8.1 %

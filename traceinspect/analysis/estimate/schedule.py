@@ -448,6 +448,38 @@ class GraphSchedule:
         out: list[bool] = np.asarray(self.fp32, bool).tolist()
         return out
 
+    def launched_spans_ns(
+        self, duration: FloatArray, not_before: FloatArray
+    ) -> tuple[FloatArray, FloatArray]:
+        """When each node starts and ends where node ``i`` is launched at ``not_before[i]``
+        (ns) and costs nothing beyond its run: the eager run of the same kernels on the same
+        device, room and pace as :meth:`path_ns` has them (:mod:`.eager`)."""
+        n = len(self.need)
+        spans = [0.0] * (2 * n)
+        if n:
+            dur = np.asarray(duration, np.float64).tolist()
+            slows = self.roles is not None
+            _slowed_path_ns(
+                dur,
+                [0.0] * n,
+                self.need,
+                self.unblocks,
+                list(self.waiting),
+                self.heavy if slows else [False] * n,
+                self.slowed if slows else [False] * n,
+                self.slowdown,
+                self.pack,
+                self.release,
+                self.cover if slows else [0.0] * n,
+                self.light,
+                matrix_contention(np.asarray(dur), fp32=self.fp32).tolist(),
+                spans,
+                self._fp32(),
+                np.asarray(not_before, np.float64).tolist(),
+            )
+        out = np.asarray(spans, np.float64).reshape(n, 2)
+        return out[:, 0], out[:, 1]
+
     def spans_ns(
         self, duration: FloatArray, overhead: FloatArray, hold_one_wave: bool = False
     ) -> tuple[FloatArray, FloatArray]:
@@ -673,6 +705,7 @@ def _slowed_path_ns(
     contention: list[float],
     spans: list[float] | None = None,
     fp32: list[bool] | None = None,
+    not_before: list[float] | None = None,
 ) -> float:
     """:func:`scheduled_path_ns` where nodes slow each other: the ``slowed`` (light) nodes
     advance at ``1 / (1 + slowdown * H)`` of their pace while ``heavy`` (matrix) nodes
@@ -685,12 +718,15 @@ def _slowed_path_ns(
     changes only when a node starts or ends; the clock moves from one event (an end, room
     freed, a node ready) to the next. A node unblocks the nodes it waits for once it ends.
     Where ``spans`` is given (``2 n`` long), node ``i``'s start and end go to
-    ``spans[2 i]`` and ``spans[2 i + 1]``."""
+    ``spans[2 i]`` and ``spans[2 i + 1]``. Where ``not_before`` is given, node ``i`` is ready no
+    earlier than ``not_before[i]`` (the host launching it: :func:`launched_spans`)."""
     n = len(dur)
     if fp32 is None:
         fp32 = [False] * n
-    earliest = [0.0] * n
+    earliest = [0.0] * n if not_before is None else list(not_before)
     ready = _roots(cost, waiting)
+    if not_before is not None:
+        ready = [(max(at, not_before[i] + cost[i]), i) for at, i in ready]
     heapq.heapify(ready)
     due: list[tuple[float, int]] = []
     push, pop = heapq.heappush, heapq.heappop
