@@ -57,6 +57,7 @@ import heapq
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 
 import numpy as np
 import numpy.typing as npt
@@ -442,9 +443,15 @@ class GraphSchedule:
         )
 
     def _fp32(self) -> list[bool] | None:
-        """:attr:`fp32` as a list, for the walks."""
-        if self.fp32 is None:
+        """:attr:`fp32` as a list, for the walks (None where no node is bound by the FP32
+        pipes: the walks then skip their bookkeeping)."""
+        if self.fp32 is None or not self.fp32.any():
             return None
+        return self._fp32_list
+
+    @cached_property
+    def _fp32_list(self) -> list[bool]:
+        assert self.fp32 is not None
         out: list[bool] = np.asarray(self.fp32, bool).tolist()
         return out
 
