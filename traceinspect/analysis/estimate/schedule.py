@@ -462,30 +462,7 @@ class GraphSchedule:
         (ns) and costs nothing beyond its run: the eager run of the same kernels on the same
         device, room and pace as :meth:`path_ns` has them (:mod:`.eager`)."""
         n = len(self.need)
-        spans = [0.0] * (2 * n)
-        if n:
-            dur = np.asarray(duration, np.float64).tolist()
-            slows = self.roles is not None
-            _slowed_path_ns(
-                dur,
-                [0.0] * n,
-                self.need,
-                self.unblocks,
-                list(self.waiting),
-                self.heavy if slows else [False] * n,
-                self.slowed if slows else [False] * n,
-                self.slowdown,
-                self.pack,
-                self.release,
-                self.cover if slows else [0.0] * n,
-                self.light,
-                matrix_contention(np.asarray(dur), fp32=self.fp32).tolist(),
-                spans,
-                self._fp32(),
-                np.asarray(not_before, np.float64).tolist(),
-            )
-        out = np.asarray(spans, np.float64).reshape(n, 2)
-        return out[:, 0], out[:, 1]
+        return self._spans(duration, np.zeros(n), self.release, not_before)
 
     def spans_ns(
         self, duration: FloatArray, overhead: FloatArray, hold_one_wave: bool = False
@@ -494,6 +471,18 @@ class GraphSchedule:
         :meth:`path_ns` walks: the replay predicted node by node, to set beside a traced
         one (``bench/replay_nodes.py``). Always the slowed walk, which reproduces the plain
         one exactly where nothing slows."""
+        return self._spans(
+            duration, overhead, self.release_held if hold_one_wave else self.release
+        )
+
+    def _spans(
+        self,
+        duration: FloatArray,
+        overhead: FloatArray,
+        release: list[float],
+        not_before: FloatArray | None = None,
+    ) -> tuple[FloatArray, FloatArray]:
+        """Each node's start and end in the slowed walk (:func:`_slowed_path_ns`)."""
         n = len(self.need)
         spans = [0.0] * (2 * n)
         if n:
@@ -509,12 +498,13 @@ class GraphSchedule:
                 self.slowed if slows else [False] * n,
                 self.slowdown,
                 self.pack,
-                self.release_held if hold_one_wave else self.release,
+                release,
                 self.cover if slows else [0.0] * n,
                 self.light,
                 matrix_contention(np.asarray(dur), fp32=self.fp32).tolist(),
                 spans,
                 self._fp32(),
+                None if not_before is None else np.asarray(not_before, np.float64).tolist(),
             )
         out = np.asarray(spans, np.float64).reshape(n, 2)
         return out[:, 0], out[:, 1]
