@@ -206,6 +206,13 @@ class TimelineColumns:
             self._matrix = (self.gpu("kind") == "kernel") & named[codes]
         return self._matrix
 
+    def room_share(self, rows: IntArray) -> FloatArray:
+        """:attr:`share` of the GPU activities ``rows``, but 0 for a communication kernel:
+        it mostly waits on other ranks on a few SMs, and is written to run beside compute,
+        so it takes no room from the kernels it overlaps."""
+        out: FloatArray = np.where(self.gpu("collective")[rows], 0.0, self.share[rows])
+        return out
+
     @property
     def ffma(self) -> npt.NDArray[np.bool_]:
         """One boolean per GPU activity: a matrix kernel whose name :data:`FFMA_KERNEL`

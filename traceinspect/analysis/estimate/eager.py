@@ -48,9 +48,9 @@ from traceinspect.analysis.estimate.columns import (
 from traceinspect.analysis.estimate.dependencies import infer_dependencies
 from traceinspect.analysis.estimate.schedule import (
     CAPACITY,
-    FP32_BOUND_MIN_NS,
     GraphSchedule,
     Packing,
+    fp32_bound,
     slowing_roles,
     slows_any,
     solo_durations,
@@ -327,7 +327,7 @@ class EagerSimulation:
         ).astype(np.int64)
         copy_kind = cols.gpu("copy_kind")[rows]
         keys = stream_keys(cols.gpu("device")[rows], cols.gpu("stream")[rows])
-        multi = len(np.unique(keys)) > 1
+        share = cols.room_share(rows) if len(np.unique(keys)) > 1 else None
         return cls(
             launch_end=launch_end,
             known=known,
@@ -347,10 +347,8 @@ class EagerSimulation:
             python_starts=python_starts,
             shapes=cols.shapes_recorded,
             speed=cols.host_speed,
-            share=(
-                np.where(cols.gpu("collective")[rows], 0.0, cols.share[rows]) if multi else None
-            ),
-            shared=cache(partial(SharedDevice.of, cols, rows)) if multi else None,
+            share=share,
+            shared=None if share is None else cache(partial(SharedDevice.of, cols, rows, share)),
         )
 
     def run(self, cost: ProfilerCost | None, sync_ns: int) -> EagerRun:
@@ -381,7 +379,7 @@ class EagerSimulation:
                 members = members[np.argsort(launched_at[members], kind="stable")]
                 ready = np.where(known[members], clock.at(self.launch_end[members]) + shift, shift)
                 ready_all[members] = ready
-                before = dict(stream_free)
+                before = dict(stream_free) if self.shared is not None else {}
                 _run_gpu(
                     members, ready, self.keys, self.duration, self.incoming, stream_free, finish
                 )
@@ -431,12 +429,21 @@ def _sliver(share: FloatArray, starts: FloatArray, ends: FloatArray) -> bool:
     on = share > 0
     if int(on.sum()) < 2:
         return True
-    times = np.concatenate([starts[on], ends[on]])
-    step = np.concatenate([np.ones(int(on.sum())), -np.ones(int(on.sum()))])
-    order = np.lexsort((step, times))  # ends before starts at one instant
-    running = np.cumsum(step[order])
-    beside = float((np.maximum(running[:-1] - 1, 0) * np.diff(times[order])).sum())
+    times, running = _held(np.ones(int(on.sum())), starts[on], ends[on])
+    beside = float((np.maximum(running[:-1] - 1, 0) * np.diff(times)).sum())
     return beside <= SHARED_TOLERANCE_FRAC * float(ends.max() - starts.min())
+
+
+def _held(
+    weight: FloatArray, starts: FloatArray, ends: FloatArray
+) -> tuple[FloatArray, FloatArray]:
+    """The instants at which activities of ``weight`` start or end, in order (ends before
+    starts at one instant), and the weight running from each to the next."""
+    times = np.concatenate([starts, ends])
+    step = np.concatenate([weight, -weight])
+    order = np.lexsort((step, times))
+    out: FloatArray = np.cumsum(step[order])
+    return times[order], out
 
 
 @dataclass(frozen=True)
@@ -456,14 +463,13 @@ class SharedDevice:
     solo: FloatArray
 
     @classmethod
-    def of(cls, cols: TimelineColumns, rows: IntArray) -> SharedDevice:
-        """``rows``: the occurrence's GPU activities in start order."""
+    def of(cls, cols: TimelineColumns, rows: IntArray, share: FloatArray) -> SharedDevice:
+        """``rows``: the occurrence's GPU activities in start order, holding ``share``
+        (:meth:`TimelineColumns.room_share`) of the device."""
         start, end = cols.gpu("start_ns")[rows], cols.gpu("end_ns")[rows]
-        # a communication kernel mostly waits on other ranks: it takes no room
-        share = np.where(cols.gpu("collective")[rows], 0.0, cols.share[rows])
         blocks, resident, sms = (a[rows] for a in cols.occupancy)
         matrix = cols.matrix[rows]
-        fp32 = cols.ffma[rows] & ((end - start) >= FP32_BOUND_MIN_NS)
+        fp32 = fp32_bound(cols, rows)
         packing = Packing(blocks, resident, sms, matrix, fp32=fp32)
         mixed = matrix if slowing_roles(matrix, share) is not None else None
         solo = solo_durations(
@@ -475,13 +481,10 @@ class SharedDevice:
         """Whether ``members`` running from ``starts`` to ``ends`` never hold more than the
         device at once and no matrix kernel among them slows another kernel."""
         share = self.share[members]
-        on = share > 0
         if _sliver(share, starts, ends):
             return True
-        times = np.concatenate([starts[on], ends[on]])
-        load = np.concatenate([share[on], -share[on]])
-        order = np.lexsort((load, times))  # ends before starts at one instant
-        if float(np.cumsum(load[order]).max()) > CAPACITY + 1e-9:
+        on = share > 0
+        if float(_held(share[on], starts[on], ends[on])[1].max()) > CAPACITY + 1e-9:
             return False
         if self.matrix is None:
             return True
@@ -523,20 +526,12 @@ class SharedDevice:
                     deps.append((local[i], k))
                 elif finish[i] > not_before[k]:
                     not_before[k] = finish[i]
-        p = self.packing
-        packing = Packing(
-            p.blocks[members],
-            p.resident[members],
-            p.sms[members],
-            p.matrix[members],
-            fp32=None if p.fp32 is None else p.fp32[members],
-        )
         schedule = GraphSchedule.of(
             member_keys,
             self.share[members],
             deps,
             matrix=None if self.matrix is None else self.matrix[members],
-            packing=packing,
+            packing=self.packing.take(members),
         )
         starts, ends = schedule.launched_spans_ns(self.solo[members], not_before)
         begin[members] = starts

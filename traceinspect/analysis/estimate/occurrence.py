@@ -22,9 +22,9 @@ from traceinspect.analysis.estimate.columns import (
 from traceinspect.analysis.estimate.critical_path import PathLayout
 from traceinspect.analysis.estimate.dependencies import infer_dependencies
 from traceinspect.analysis.estimate.schedule import (
-    FP32_BOUND_MIN_NS,
     GraphSchedule,
     Packing,
+    fp32_bound,
     slowing_roles,
     slows_any,
     solo_durations,
@@ -118,13 +118,10 @@ def estimate_occurrence(
     # A whole-graph activity (graph nodes hidden) already contains its nodes' overheads.
     overhead = np.where(kind == "graph", 0.0, calibration.node_overhead_for(duration))
     keys = stream_keys(cols.gpu("device")[rows], cols.gpu("stream")[rows])
-    # A communication kernel mostly waits on other ranks on a few SMs, and is written to
-    # run beside compute: it takes no room from the kernels it overlaps.
-    share = np.where(cols.gpu("collective")[rows], 0.0, cols.share[rows])
+    share = cols.room_share(rows)
     blocks, resident, sms = (a[rows] for a in cols.occupancy)
     matrix = cols.matrix[rows]
-    # matrix kernels bound by the FP32 pipes (schedule.FP32_SLOWDOWN)
-    fp32 = cols.ffma[rows] & (duration >= FP32_BOUND_MIN_NS)
+    fp32 = fp32_bound(cols, rows)
     graphs: list[_Graph] = []
     dependencies = 0
     for k in range(last_segment + 1):

@@ -62,7 +62,7 @@ from functools import cached_property
 import numpy as np
 import numpy.typing as npt
 
-from traceinspect.analysis.estimate.columns import FloatArray, IntArray
+from traceinspect.analysis.estimate.columns import FloatArray, IntArray, TimelineColumns
 
 #: Device shares of the nodes running at once may add up to this much.
 CAPACITY: float = 1.0
@@ -114,6 +114,15 @@ MATRIX_LATENCY_NS: float = 1000.0
 #: Fitted on the workloads it moves; not yet judged on a hold-out recorded after it.
 FP32_SLOWDOWN: float = 1.0
 FP32_BOUND_MIN_NS: float = 20_000.0
+
+
+def fp32_bound(cols: TimelineColumns, rows: IntArray) -> npt.NDArray[np.bool_]:
+    """Per GPU activity of ``rows``: an FFMA matrix kernel (:attr:`TimelineColumns.ffma`) of
+    at least :data:`FP32_BOUND_MIN_NS` as traced, bound by the FP32 pipes
+    (:data:`FP32_SLOWDOWN`)."""
+    traced = cols.gpu("end_ns")[rows] - cols.gpu("start_ns")[rows]
+    out: npt.NDArray[np.bool_] = cols.ffma[rows] & (traced >= FP32_BOUND_MIN_NS)
+    return out
 
 
 #: A matrix kernel of ``k0`` blocks per SM alone that starts packed ``k`` per SM on the SMs
@@ -179,6 +188,17 @@ class Packing:
     #: Which nodes are matrix kernels bound by the FP32 pipes (:data:`FP32_SLOWDOWN`);
     #: None: none.
     fp32: npt.NDArray[np.bool_] | None = None
+
+    def take(self, nodes: IntArray) -> Packing:
+        """The packing of ``nodes`` only, in their order."""
+        return replace(
+            self,
+            blocks=self.blocks[nodes],
+            resident=self.resident[nodes],
+            sms=self.sms[nodes],
+            matrix=self.matrix[nodes],
+            fp32=None if self.fp32 is None else self.fp32[nodes],
+        )
 
     def stretcher(self) -> Stretcher:
         blocks = np.where(self.matrix, self.blocks, 0.0).tolist()
@@ -715,8 +735,9 @@ def _slowed_path_ns(
     changes only when a node starts or ends; the clock moves from one event (an end, room
     freed, a node ready) to the next. A node unblocks the nodes it waits for once it ends.
     Where ``spans`` is given (``2 n`` long), node ``i``'s start and end go to
-    ``spans[2 i]`` and ``spans[2 i + 1]``. Where ``not_before`` is given, node ``i`` is ready no
-    earlier than ``not_before[i]`` (the host launching it: :func:`launched_spans`)."""
+    ``spans[2 i]`` and ``spans[2 i + 1]``. Where ``not_before`` is given, node ``i`` is
+    ready no earlier than ``not_before[i]`` (the host launching it:
+    :meth:`GraphSchedule.launched_spans_ns`)."""
     n = len(dur)
     if fp32 is None:
         fp32 = [False] * n
