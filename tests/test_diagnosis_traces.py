@@ -256,3 +256,30 @@ def test_nsys_host_sync_names_the_sync_call_inside_check() -> None:
 def test_nsys_graph_level_trace_warns_that_nodes_are_hidden() -> None:
     health = [h["kind"] for h in nsys_sample("tiny_mlp.graphed.graph")["health"]]
     assert "graph_nodes_hidden" in health
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "HolisticTraceAnalysis__benchmark_result_2869224_1695835535_trace.json.gz",
+        "HolisticTraceAnalysis__cuda_event_sync__event_sync_trace.json.gz",
+        "HolisticTraceAnalysis__inference_rank_1.json.gz",
+        "HolisticTraceAnalysis__mi250_minitoy_train_ROCm6_2_kineto.json.gz",
+        "HolisticTraceAnalysis__nccl_data.json.gz",
+        "HolisticTraceAnalysis__negative_queue_length_values_check__rank0.json.gz",
+        "HolisticTraceAnalysis__rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz",
+        "HolisticTraceAnalysis__trace_diff__control.json.gz",
+        "HolisticTraceAnalysis__triton_example.json.gz",
+        "TraceLens__vllm_decode_full__graph_execution.json.gz",
+        "kineto__tb_plugin_resnet50_num_workers_0__worker0.1623143089861.pt.trace.json.gz",
+        "nsys-ai__h100_2gpu_1s.sqlite",
+    ],
+)
+def test_every_regions_estimate_runs_on_corpus_traces(name: str) -> None:
+    # A failed estimate is reported as a health warning, not raised: a region's estimate
+    # that raised on a real trace (a wait on a thread that recorded no event, indexed into
+    # its empty records) left the 200 MB eight-rank trace's regions without an estimate and
+    # turned a verdict; every corpus trace with GPU work estimates every region.
+    result = diagnose(load_trace(corpus_file(name)))
+    failed = [w.message for w in result.warnings if w.kind == "estimate_failed"]
+    assert failed == []
