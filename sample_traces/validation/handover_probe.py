@@ -6,7 +6,9 @@ that never runs a profiler (CUDA events around ``replay()``, the GPU idle before
    stream and one long single-block kernel (``torch.cuda._sleep``) on a side stream that
    depends on none of them, captured either *before* the N nodes (``early``) or *after*
    them (``late``). The long kernel outlasts the chain, so ``late - early`` is the wait.
-   With four side branches, branch i (from 1) is captured after i*N/4 of the nodes.
+   With four side branches, branch i (from 1) is captured after i*N/4 of the nodes. The
+   branches are roots of the graph, or fork after the capturing stream's first node
+   (``forked``).
 2. **Twin chains.** Do two chains of small kernels on two streams slow each other? A chain
    of M (small GEMM, elementwise) pairs replayed alone on one stream, two such chains on
    two streams joined at the end, and the two chains one after the other on one stream.
@@ -70,7 +72,11 @@ def sleep_cycles_for(us: float) -> int:
     return int(cycles * us / took)
 
 
-def handover(n: int, branches: int, late: bool, cycles: int, reps: int) -> dict[str, float]:
+def handover(
+    n: int, branches: int, late: bool, forked: bool, cycles: int, reps: int
+) -> dict[str, float]:
+    """``forked``: the branches fork after one node of the capturing stream (each depends
+    on it) instead of from the graph's start (roots)."""
     x = torch.zeros(8, device="cuda")
     streams = [torch.cuda.Stream() for _ in range(branches)]
 
@@ -79,6 +85,8 @@ def handover(n: int, branches: int, late: bool, cycles: int, reps: int) -> dict[
 
     def body() -> None:
         main = torch.cuda.current_stream()
+        if forked:
+            x.add_(1)
         for s in streams:
             s.wait_stream(main)
         for i in range(n + 1):
@@ -141,14 +149,17 @@ def main() -> None:
     out["sleep_cycles"] = cycles
     out["sleep_alone"] = time_replay(capture(lambda: torch.cuda._sleep(cycles)), args.reps)
     rows: dict[str, Any] = {}
-    for branches in (1, 4):
-        for n in (0, 25, 50, 100, 200, 400):
-            for late in (False, True):
-                key = f"{branches} branch{'es' if branches > 1 else ''}, {n} nodes, " + (
-                    "late" if late else "early"
-                )
-                rows[key] = handover(n, branches, late, cycles, args.reps)
-                print(key, rows[key], flush=True)
+    for forked in (False, True):
+        for branches in (1, 4):
+            for n in (0, 25, 50, 100, 200, 400):
+                for late in (False, True):
+                    key = (
+                        f"{'forked' if forked else 'roots'}, {branches} "
+                        f"branch{'es' if branches > 1 else ''}, {n} nodes, "
+                        + ("late" if late else "early")
+                    )
+                    rows[key] = handover(n, branches, late, forked, cycles, args.reps)
+                    print(key, rows[key], flush=True)
     out["handover"] = rows
     twin: dict[str, Any] = {}
     for width, batch in ((256, 16), (512, 64), (1024, 64)):
