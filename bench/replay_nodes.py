@@ -20,6 +20,13 @@ replays' span)::
 
     python bench/replay_nodes.py --score holdout31,holdout32
 
+``--late-streams SETS`` prints, per multi-stream workload of the named sets, each stream's
+first kernel: how many of the graph's nodes were launched (captured) before it, whether it
+waits on another stream (forked) or is a root, and its predicted and replayed start; then
+the median lateness per node captured before, over the streams captured 10th or later::
+
+    python bench/replay_nodes.py --late-streams holdout42,holdout42_rerun
+
 ``--first-replays`` compares, in every graphed trace of the validation sets, the first
 replay's span with the median of the others', for graphs of several streams and of one::
 
@@ -44,6 +51,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from validation_table import VALIDATION_DIR, prepare, set_workloads  # noqa: E402
 
 from traceinspect.analysis.estimate import occurrence  # noqa: E402
+from traceinspect.analysis.estimate.columns import launch_times  # noqa: E402
 from traceinspect.calibration import calibration_for  # noqa: E402
 from traceinspect.parse import load_trace  # noqa: E402
 
@@ -137,6 +145,54 @@ def node_error(name: str) -> float | None:
     return float(np.median(off)) / float(np.median(a.spans()))
 
 
+def capture_rank(prepared: Any, rows: np.ndarray) -> np.ndarray:
+    """Per node, how many of the graph's nodes were launched before it (capture order)."""
+    launched_at, _ = launch_times(prepared.columns, rows)
+    key = np.where(launched_at >= 0, launched_at, np.iinfo(np.int64).max)
+    rank = np.empty(len(rows), np.int64)
+    rank[np.argsort(key, kind="stable")] = np.arange(len(rows))
+    return rank
+
+
+def late_streams(sets: list[str]) -> None:
+    """Print when each stream's first kernel starts in the schedule and in the replays,
+    beside how many nodes were captured before it (see the module's docstring)."""
+    per_node: list[float] = []
+    for w in set_workloads(sets):
+        prepared, graphs = predicted_graphs(w.name)
+        graphed = sorted(prepared.workload.trace.parent.glob("*.graphed.json.gz"))
+        if not graphs or not graphed:
+            continue
+        graph = graphs[0]
+        a = Aligned.of(prepared.timeline.gpu, graph, replays(graphed[0]))
+        if not a.replays:
+            continue
+        rank = capture_rank(prepared, np.asarray(graph.rows))
+        forked = np.zeros(len(rank), bool)
+        forked[[dst for _, dst in graph.deps]] = True
+        kernels = {i: (k, n) for i, k, n in a.nodes}
+        print(f"{w.name}: {len(rank)} nodes")
+        for s in np.unique(graph.keys):
+            first = min(np.flatnonzero(graph.keys == s), key=lambda i: rank[i])
+            if first not in kernels:
+                continue
+            k, n = kernels[first]
+            replayed = float(np.median([r[k][n][0] for r in a.replays]))
+            late = replayed - float(a.start[first])
+            if rank[first] >= 10:
+                per_node.append(late / rank[first])
+            print(
+                f"  stream {int(s) % 1000:4d} captured #{rank[first]:<4d} "
+                f"{'forked' if forked[first] else 'root  '} predicted {a.start[first] / 1000:7.1f} "
+                f"replay {replayed / 1000:7.1f} µs  {k[0][:50]}"
+            )
+    if per_node:
+        print(
+            f"{len(per_node)} streams captured 10th or later: a median "
+            f"{np.median(per_node):.0f} ns late per node captured before them"
+        )
+
+
 def first_replays() -> None:
     """Print how the first replay of each graphed trace compares with the others."""
     out: dict[bool, list[float]] = {True: [], False: []}
@@ -177,12 +233,20 @@ def main() -> int:
     ap.add_argument(
         "--first-replays", action="store_true", help="how each trace's first replay compares"
     )
+    ap.add_argument(
+        "--late-streams",
+        action="store_true",
+        help="WORKLOAD names comma-separated sets: when each stream's first kernel starts",
+    )
     args = ap.parse_args()
     if args.first_replays:
         first_replays()
         return 0
     if args.workload is None:
         ap.error("name a workload (SET/WORKLOAD), or sets with --score, or --first-replays")
+    if args.late_streams:
+        late_streams(args.workload.split(","))
+        return 0
     if args.score:
         errors = []
         for w in set_workloads(args.workload.split(",")):

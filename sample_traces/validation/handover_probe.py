@@ -9,7 +9,10 @@ that never runs a profiler (CUDA events around ``replay()``, the GPU idle before
    With four side branches, branch i (from 1) is captured after i*N/4 of the nodes. The
    branches are roots of the graph, or fork after the capturing stream's first node
    (``forked``).
-2. **Twin chains.** Do two chains of small kernels on two streams slow each other? A chain
+2. **Many branches.** K root branches of one long single-block kernel each, K = 1 to 16:
+   do they all run at once, or do branches beyond the device's hardware queues
+   (``CUDA_DEVICE_MAX_CONNECTIONS``, 8 by default) wait behind others?
+3. **Twin chains.** Do two chains of small kernels on two streams slow each other? A chain
    of M (small GEMM, elementwise) pairs replayed alone on one stream, two such chains on
    two streams joined at the end, and the two chains one after the other on one stream.
 
@@ -102,6 +105,21 @@ def handover(
     return time_replay(capture(body), reps)
 
 
+def wide(branches: int, cycles: int, reps: int) -> dict[str, float]:
+    streams = [torch.cuda.Stream() for _ in range(branches)]
+
+    def body() -> None:
+        main = torch.cuda.current_stream()
+        for s in streams:
+            s.wait_stream(main)
+            with torch.cuda.stream(s):
+                torch.cuda._sleep(cycles)
+        for s in streams:
+            main.wait_stream(s)
+
+    return time_replay(capture(body), reps)
+
+
 def chains(m: int, layout: str, reps: int, width: int, batch: int) -> dict[str, float]:
     """M (GEMM, tanh) pairs: ``one`` chain, ``two`` chains on two streams, ``serial`` both
     chains on one stream."""
@@ -161,6 +179,11 @@ def main() -> None:
                     rows[key] = handover(n, branches, late, forked, cycles, args.reps)
                     print(key, rows[key], flush=True)
     out["handover"] = rows
+    many: dict[str, Any] = {}
+    for branches in (1, 2, 4, 7, 8, 9, 12, 16):
+        many[str(branches)] = wide(branches, cycles // 4, args.reps // 2)
+        print(f"{branches} root branches", many[str(branches)], flush=True)
+    out["many_branches"] = many
     twin: dict[str, Any] = {}
     for width, batch in ((256, 16), (512, 64), (1024, 64)):
         for layout in ("one", "two", "serial"):
