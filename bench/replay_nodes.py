@@ -130,17 +130,26 @@ class Aligned:
         return [max(e for v in r.values() for _, e in v) for r in self.replays]
 
 
-def node_error(name: str) -> float | None:
-    """How far the schedule's node ends are from the replays' in ``name``'s first
-    multi-stream graph: the median over its kernels of |predicted end − the replays' median
-    end|, as a share of the replays' median span; None where no replay matches."""
+def first_graph_aligned(name: str) -> tuple[Any, Any, Aligned] | None:
+    """The prepared workload ``name``, its first multi-stream graph and that graph aligned
+    with the replays of its graphed trace; None where it has no such graph, no graphed
+    trace, or no replay matching the graph."""
     prepared, graphs = predicted_graphs(name)
     graphed = sorted(prepared.workload.trace.parent.glob("*.graphed.json.gz"))
     if not graphs or not graphed:
         return None
     a = Aligned.of(prepared.timeline.gpu, graphs[0], replays(graphed[0]))
-    if not a.replays:
+    return (prepared, graphs[0], a) if a.replays else None
+
+
+def node_error(name: str) -> float | None:
+    """How far the schedule's node ends are from the replays' in ``name``'s first
+    multi-stream graph: the median over its kernels of |predicted end − the replays' median
+    end|, as a share of the replays' median span; None where no replay matches."""
+    found = first_graph_aligned(name)
+    if found is None:
         return None
+    _, _, a = found
     off = [abs(a.end[i] - float(np.median([r[k][n][1] for r in a.replays]))) for i, k, n in a.nodes]
     return float(np.median(off)) / float(np.median(a.spans()))
 
@@ -159,14 +168,10 @@ def late_streams(sets: list[str]) -> None:
     beside how many nodes were captured before it (see the module's docstring)."""
     per_node: list[float] = []
     for w in set_workloads(sets):
-        prepared, graphs = predicted_graphs(w.name)
-        graphed = sorted(prepared.workload.trace.parent.glob("*.graphed.json.gz"))
-        if not graphs or not graphed:
+        found = first_graph_aligned(w.name)
+        if found is None:
             continue
-        graph = graphs[0]
-        a = Aligned.of(prepared.timeline.gpu, graph, replays(graphed[0]))
-        if not a.replays:
-            continue
+        prepared, graph, a = found
         rank = capture_rank(prepared, np.asarray(graph.rows))
         forked = np.zeros(len(rank), bool)
         forked[[dst for _, dst in graph.deps]] = True
@@ -243,7 +248,10 @@ def main() -> int:
         first_replays()
         return 0
     if args.workload is None:
-        ap.error("name a workload (SET/WORKLOAD), or sets with --score, or --first-replays")
+        ap.error(
+            "name a workload (SET/WORKLOAD), or sets with --score or --late-streams, or "
+            "--first-replays"
+        )
     if args.late_streams:
         late_streams(args.workload.split(","))
         return 0

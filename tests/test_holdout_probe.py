@@ -1561,6 +1561,22 @@ def _workload(recording: str, name: str) -> Any:
     return w
 
 
+def _step_occurrence(recording: str, name: str, occurrence: int) -> tuple[Any, Any, Any]:
+    """The trace of ``recording``'s workload ``name``, its columns, and the GPU rows of the
+    step's ``occurrence``-th occurrence in start order (as the estimate takes them)."""
+    from traceinspect.analysis.arrays import index_timeline
+    from traceinspect.analysis.estimate import TimelineColumns
+    from traceinspect.analysis.regions import find_regions
+    from traceinspect.parse import load_trace
+
+    w = _workload(recording, name)
+    timeline = load_trace(w.trace)
+    cols = TimelineColumns(timeline)
+    (step,) = [r for r in find_regions(timeline, index_timeline(timeline)) if r.name == w.region]
+    rows = np.asarray(step.rows[occurrence])
+    return timeline, cols, rows[np.argsort(cols.gpu("start_ns")[rows], kind="stable")]
+
+
 def _lease_pair_rows(recording: str) -> dict[str, Any]:
     """The rows, from the trace alone, of ``recording`` and its rerun (eight workloads each),
     named ``SET/WORKLOAD``."""
@@ -1672,17 +1688,9 @@ def test_the_ocr_step_read_its_gru_directions_as_one_chain_until_the_replay_left
     the GRU's streams back into the recognizer's no longer hold the detector's next one);
     since a record made inside cuDNN's call is read on the stream it launched on last,
     −3.3 %."""
-    from traceinspect.analysis.arrays import index_timeline
-    from traceinspect.analysis.estimate import TimelineColumns, infer_dependencies
-    from traceinspect.analysis.regions import find_regions
-    from traceinspect.parse import load_trace
+    from traceinspect.analysis.estimate import infer_dependencies
 
-    w = _workload("holdout41", "ocr_det_rec_2streams_b4")
-    timeline = load_trace(w.trace)
-    cols = TimelineColumns(timeline)
-    (step,) = [r for r in find_regions(timeline, index_timeline(timeline)) if r.name == w.region]
-    rows = np.asarray(step.rows[2])
-    rows = rows[np.argsort(cols.gpu("start_ns")[rows], kind="stable")]
+    timeline, cols, rows = _step_occurrence("holdout41", "ocr_det_rec_2streams_b4", 2)
     every = set(infer_dependencies(timeline, rows, columns=cols))
     waits = set(infer_dependencies(timeline, rows, columns=cols, timing_beside_waits=False))
     extra = every - waits
@@ -1715,17 +1723,9 @@ def test_cudnn_waits_hold_back_their_own_streams_work_from_the_stream_recorded_o
     it launched since its previous record): 30, and the step reads +5.7 %."""
     from collections import Counter
 
-    from traceinspect.analysis.arrays import index_timeline
-    from traceinspect.analysis.estimate import TimelineColumns, infer_dependencies
-    from traceinspect.analysis.regions import find_regions
-    from traceinspect.parse import load_trace
+    from traceinspect.analysis.estimate import infer_dependencies
 
-    w = _workload("holdout27", "lstm_pair_2streams_b32")
-    timeline = load_trace(w.trace)
-    cols = TimelineColumns(timeline)
-    (step,) = [r for r in find_regions(timeline, index_timeline(timeline)) if r.name == w.region]
-    rows = np.asarray(step.rows[0])
-    rows = rows[np.argsort(cols.gpu("start_ns")[rows], kind="stable")]
+    timeline, cols, rows = _step_occurrence("holdout27", "lstm_pair_2streams_b32", 0)
     deps = infer_dependencies(timeline, rows, columns=cols, timing_beside_waits=False)
     streams = cols.gpu("stream")[rows]
     assert len(deps) == 30
