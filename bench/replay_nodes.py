@@ -27,6 +27,13 @@ the median lateness per node captured before, over the streams captured 10th or 
 
     python bench/replay_nodes.py --late-streams holdout42,holdout42_rerun
 
+``--root-handover SETS`` prints, per graph of two or more root branches (first kernels that
+wait on no other stream) whose first kernel starts while its launch call runs (the GPU idle
+when it was called), when the root captured last starts, as a share of the call's length
+from its start (the median over replays), then the median over graphs::
+
+    python bench/replay_nodes.py --root-handover holdout15,holdout42
+
 ``--first-replays`` compares, in every graphed trace of the validation sets, the first
 replay's span with the median of the others', for graphs of several streams and of one::
 
@@ -98,6 +105,24 @@ def replays(trace: Path) -> list[dict[tuple[str, str], list[tuple[float, float]]
     return out
 
 
+def launch_calls(trace: Path) -> list[tuple[float, float] | None]:
+    """Per replay in ``trace``, in :func:`replays`' order, its launch call's start and end
+    in ns from the replay's first kernel (None where the trace holds no call for it)."""
+    timeline = load_trace(trace)
+    gpu = timeline.gpu
+    rows = gpu[gpu["from_graph"].astype(bool) & (gpu["kind"] == "kernel")]
+    calls = timeline.host.drop_duplicates("correlation").set_index("correlation")
+    out: list[tuple[float, float] | None] = []
+    for correlation, launch in rows.groupby("correlation"):
+        first = int(launch["start_ns"].min())
+        if correlation in calls.index:
+            call = calls.loc[correlation]
+            out.append((int(call["start_ns"]) - first, int(call["end_ns"]) - first))
+        else:
+            out.append(None)
+    return out
+
+
 @dataclass(frozen=True)
 class Aligned:
     """One graph's schedule beside its traced replays: per kernel node (in predicted start
@@ -108,6 +133,8 @@ class Aligned:
     end: np.ndarray
     nodes: list[tuple[int, tuple[str, str], int]]
     replays: list[dict[tuple[str, str], list[tuple[float, float]]]]
+    #: Which of the traced replays those are (their indices).
+    kept: list[int]
 
     @classmethod
     def of(cls, timeline_gpu: Any, graph: Any, traced: list[Any]) -> Aligned:
@@ -122,8 +149,11 @@ class Aligned:
                 k = (names[i], grids[i])
                 nodes.append((int(i), k, nth[k]))
                 nth[k] += 1
-        matching = [r for r in traced if all(len(r.get(k, [])) == n for k, n in nth.items())]
-        return cls(start - start.min(), end - start.min(), nodes, matching)
+        kept = [
+            j for j, r in enumerate(traced) if all(len(r.get(k, [])) == n for k, n in nth.items())
+        ]
+        matching = [traced[j] for j in kept]
+        return cls(start - start.min(), end - start.min(), nodes, matching, kept)
 
     def spans(self) -> list[float]:
         """Each matching replay's span (ns)."""
@@ -198,6 +228,55 @@ def late_streams(sets: list[str]) -> None:
         )
 
 
+def root_handover(sets: list[str]) -> None:
+    """Print, for each graph of two or more root branches whose first kernel starts while
+    its launch call runs, when the root captured last starts, as a share of the call's
+    length from its start (see the module's docstring)."""
+    shares: list[float] = []
+    for w in set_workloads(sets):
+        found = first_graph_aligned(w.name)
+        if found is None:
+            continue
+        prepared, graph, a = found
+        calls = launch_calls(sorted(prepared.workload.trace.parent.glob("*.graphed.json.gz"))[0])
+        rank = capture_rank(prepared, np.asarray(graph.rows))
+        waits = np.zeros(len(rank), bool)
+        waits[[dst for _, dst in graph.deps]] = True
+        kernels = {i: (k, n) for i, k, n in a.nodes}
+        roots = [
+            first
+            for s in np.unique(graph.keys)
+            for first in [min(np.flatnonzero(graph.keys == s), key=lambda i: rank[i])]
+            if not waits[first]
+        ]
+        last = max(roots, key=lambda i: rank[i]) if len(roots) > 1 else None
+        timed = [(r, calls[j]) for r, j in zip(a.replays, a.kept, strict=True) if calls[j]]
+        if last not in kernels or not timed:
+            continue
+        k, n = kernels[last]
+        call = float(np.median([end - start for _, (start, end) in timed]))
+        first_in = float(np.median([-start for _, (start, _) in timed]))
+        if first_in >= 0.8 * call:  # the GPU was busy when the call began
+            continue
+        share = float(
+            np.median([(r[k][n][0] - start) / (end - start) for r, (start, end) in timed])
+        )
+        shares.append(share)
+        print(
+            f"{w.name:60s} {len(roots)} roots, the last captured #{rank[last]} of {len(rank)}: "
+            f"call {call / 1000:7.1f} µs, first kernel {first_in / call:4.2f} into it, "
+            f"the last root {share:4.2f}"
+        )
+    if shares:
+        v = np.array(shares)
+        q1, mid, q3 = np.percentile(v, [25, 50, 75])
+        print(
+            f"{len(v)} graphs: the root captured last starts a median {mid:.2f} of the launch "
+            f"call's length after it begins (middle half {q1:.2f}-{q3:.2f}); within 12 % of "
+            f"its end on {int((abs(v - 1) <= 0.12).sum())}"
+        )
+
+
 def first_replays() -> None:
     """Print how the first replay of each graphed trace compares with the others."""
     out: dict[bool, list[float]] = {True: [], False: []}
@@ -239,6 +318,11 @@ def main() -> int:
         "--first-replays", action="store_true", help="how each trace's first replay compares"
     )
     ap.add_argument(
+        "--root-handover",
+        action="store_true",
+        help="WORKLOAD names comma-separated sets: when the root captured last starts",
+    )
+    ap.add_argument(
         "--late-streams",
         action="store_true",
         help="WORKLOAD names comma-separated sets: when each stream's first kernel starts",
@@ -249,11 +333,14 @@ def main() -> int:
         return 0
     if args.workload is None:
         ap.error(
-            "name a workload (SET/WORKLOAD), or sets with --score or --late-streams, or "
-            "--first-replays"
+            "name a workload (SET/WORKLOAD), or sets with --score, --late-streams or "
+            "--root-handover, or --first-replays"
         )
     if args.late_streams:
         late_streams(args.workload.split(","))
+        return 0
+    if args.root_handover:
+        root_handover(args.workload.split(","))
         return 0
     if args.score:
         errors = []
