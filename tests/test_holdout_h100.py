@@ -198,3 +198,110 @@ def test_h100_verdicts_agree_with_what_replay_did() -> None:
         assert odd[name].saving == pytest.approx(measured, abs=0.001)
         assert step.estimate is not None
         assert step.estimate.saving_frac == pytest.approx(predicted, abs=0.001)
+
+
+#: ``holdout45``'s eight workloads (written for the H200 after the simulated eager run was made
+#: to share the device, never recorded there), recorded twice on one H100 lease after the
+#: model was frozen: blind. Values as in :data:`EXPECTED`.
+EXPECTED_45: dict[str, dict[str, tuple[float, float, float]]] = {
+    "h100_holdout45": {
+        "conv_stack_beside_gemm_chain_2streams_b16": (229.6, 237.1, 230.9),  # +3.3 / +0.6 %
+        "fp32_resnet_basic_blocks_b8": (414.8, 400.7, 398.8),  # −3.4 / −3.9 %
+        # cuDNN's two fp32 GRU layers run side by side in the replay (its kernels sum to 1.7x
+        # the replay's span); the schedule keeps layer 2's input GEMM behind layer 1
+        "gru_fp32_one_stream_b16": (1071.1, 1451.4, 1446.7),  # +35.5 / +35.1 %
+        "lstm_beside_mlp_2streams_b32": (1016.8, 1036.9, 1030.1),  # +2.0 / +1.3 %
+        "ranker_10in_b128": (181.2, 191.6, 138.3),  # +5.7 / −23.7 %
+        "sgd_momentum_foreach_update": (2482.9, 2326.4, 2047.8),  # −6.3 / −17.5 %
+        "tf32_beside_fp32_gemms_2streams_b512": (721.7, 665.8, 662.7),  # −7.7 / −8.2 %
+        "three_dense_heads_shared_feats_3streams_b2": (188.2, 181.0, 176.6),  # −3.8 / −6.2 %
+    },
+    "h100_holdout45_rerun": {
+        "conv_stack_beside_gemm_chain_2streams_b16": (226.0, 234.4, 230.4),  # +3.7 / +1.9 %
+        "fp32_resnet_basic_blocks_b8": (418.8, 406.4, 402.1),  # −3.0 / −4.0 %
+        "gru_fp32_one_stream_b16": (1062.5, 1449.4, 1445.2),  # +36.4 / +36.0 %
+        "lstm_beside_mlp_2streams_b32": (1026.2, 1036.8, 1029.1),  # +1.0 / +0.3 %
+        "ranker_10in_b128": (168.5, 173.2, 138.0),  # +2.8 / −18.1 %
+        "sgd_momentum_foreach_update": (2464.7, 2340.7, 2049.4),  # −5.0 / −16.8 %
+        "tf32_beside_fp32_gemms_2streams_b512": (701.7, 668.6, 662.7),  # −4.7 / −5.6 %
+        "three_dense_heads_shared_feats_3streams_b2": (194.1, 181.1, 176.7),  # −6.7 / −9.0 %
+    },
+}
+
+
+@pytest.mark.parametrize(
+    ("recording", "name"),
+    [(s, n) for s, by_name in EXPECTED_45.items() for n in sorted(by_name)],
+)
+def test_h100_holdout45_prediction(recording: str, name: str) -> None:
+    assert_probe_prediction(recording, name, EXPECTED_45[recording][name])
+
+
+@pytest.mark.parametrize(
+    ("probe", "within", "median_error", "inside", "savings"),
+    [
+        # with the probes' copy cost: 14 of 16; the fp32 GRU misses on both recordings, and it
+        # and the TF32-beside-FP32 GEMMs (−4.7 to −7.7 %, the range's top 696-700 µs) fall
+        # outside their ranges
+        (True, 14, 0.0427, 12, 14),
+        # from the trace alone the many-input steps read short as well: a copy charged its
+        # host's launch pace (eager.COPY_PER_LAUNCH_CALL) where the probes measured more
+        # (the ranker's 10 inputs −23.7 / −18.1 %, the foreach SGD's 96 gradients −17.5 /
+        # −16.8 %)
+        (False, 10, 0.0717, 10, 14),
+    ],
+)
+def test_the_blind_h100_holdout45(
+    probe: bool, within: int, median_error: float, inside: int, savings: int
+) -> None:
+    rows = [r for s in EXPECTED_45 for r in recording_rows(s, probe).values()]
+    errors = [abs(r.error_frac) for r in rows]
+    assert len(rows) == 16
+    assert sum(e <= 0.10 for e in errors) == within
+    assert statistics.median(errors) == pytest.approx(median_error, abs=0.001)
+    assert sum(r.graphed_inside for r in rows) == inside
+    # the savings that miss are the foreach SGD's: replay ran 21-25 % slower than eager (its
+    # graph copies in 96 gradients), read as a saving of 45 %
+    points = [(r.workload, r.saving_error_points) for r in rows]
+    assert sum(abs(p) <= 15 for _, p in points) == savings
+    assert all(abs(p) > 15 for w, p in points if w == "sgd_momentum_foreach_update")
+
+
+def test_h100_holdout45_verdicts() -> None:
+    """No region's verdict contradicts its predicted saving; the steps agree with what replay
+    did but for the foreach SGD (``launch-bound``, replay 21-25 % slower than eager, as the
+    Lion update on either GPU) and the first recording of the TF32-beside-FP32 GEMMs
+    (``mixed`` at a predicted 19 %, where replay saved 29 %)."""
+    from conftest import step_verdicts_agreeing_with_replay
+
+    workloads = [w for s in EXPECTED_45 for w in validation_workloads(VALIDATION_DIR / s)]
+    odd = [
+        w
+        for w in workloads
+        if w.name == "sgd_momentum_foreach_update"
+        or (w.name.startswith("tf32_beside") and "rerun" not in str(w.trace))
+    ]
+    assert len(odd) == 3
+    rest = [w for w in workloads if w not in odd]
+    assert step_verdicts_agreeing_with_replay(rest) == {"launch-bound": 13}
+    assert step_verdicts_agreeing_with_replay_or_not(odd) == [
+        "launch-bound",
+        "launch-bound",
+        "mixed",
+    ]
+
+
+def step_verdicts_agreeing_with_replay_or_not(workloads: list) -> list[str]:
+    from traceinspect.analysis.diagnose import diagnose
+    from traceinspect.parse import load_trace
+
+    out = []
+    for w in workloads:
+        analysis = diagnose(load_trace(w.trace))
+        for r in analysis.region_results:
+            if r.estimate is not None:
+                frac = r.estimate.saving_frac
+                assert not (r.verdict == "launch-bound" and frac < 0.10)
+                assert not (r.verdict == "compute-bound" and frac > 0.25)
+        out.append(analysis.region(w.region).verdict)
+    return sorted(out)
