@@ -193,6 +193,18 @@ def capture_rank(prepared: Any, rows: np.ndarray) -> np.ndarray:
     return rank
 
 
+def stream_heads(graph: Any, rank: np.ndarray) -> tuple[dict[int, int], np.ndarray]:
+    """Each stream's first node in capture order (stream -> node), and per node whether it
+    waits on another stream's (is forked)."""
+    forked = np.zeros(len(rank), bool)
+    forked[[dst for _, dst in graph.deps]] = True
+    heads = {
+        int(s): int(min(np.flatnonzero(graph.keys == s), key=lambda i: rank[i]))
+        for s in np.unique(graph.keys)
+    }
+    return heads, forked
+
+
 def late_streams(sets: list[str]) -> None:
     """Print when each stream's first kernel starts in the schedule and in the replays,
     beside how many nodes were captured before it (see the module's docstring)."""
@@ -203,12 +215,10 @@ def late_streams(sets: list[str]) -> None:
             continue
         prepared, graph, a = found
         rank = capture_rank(prepared, np.asarray(graph.rows))
-        forked = np.zeros(len(rank), bool)
-        forked[[dst for _, dst in graph.deps]] = True
+        heads, forked = stream_heads(graph, rank)
         kernels = {i: (k, n) for i, k, n in a.nodes}
         print(f"{w.name}: {len(rank)} nodes")
-        for s in np.unique(graph.keys):
-            first = min(np.flatnonzero(graph.keys == s), key=lambda i: rank[i])
+        for s, first in heads.items():
             if first not in kernels:
                 continue
             k, n = kernels[first]
@@ -217,7 +227,7 @@ def late_streams(sets: list[str]) -> None:
             if rank[first] >= 10:
                 per_node.append(late / rank[first])
             print(
-                f"  stream {int(s) % 1000:4d} captured #{rank[first]:<4d} "
+                f"  stream {s % 1000:4d} captured #{rank[first]:<4d} "
                 f"{'forked' if forked[first] else 'root  '} predicted {a.start[first] / 1000:7.1f} "
                 f"replay {replayed / 1000:7.1f} µs  {k[0][:50]}"
             )
@@ -240,15 +250,9 @@ def root_handover(sets: list[str]) -> None:
         prepared, graph, a = found
         calls = launch_calls(sorted(prepared.workload.trace.parent.glob("*.graphed.json.gz"))[0])
         rank = capture_rank(prepared, np.asarray(graph.rows))
-        waits = np.zeros(len(rank), bool)
-        waits[[dst for _, dst in graph.deps]] = True
+        heads, forked = stream_heads(graph, rank)
         kernels = {i: (k, n) for i, k, n in a.nodes}
-        roots = [
-            first
-            for s in np.unique(graph.keys)
-            for first in [min(np.flatnonzero(graph.keys == s), key=lambda i: rank[i])]
-            if not waits[first]
-        ]
+        roots = [first for first in heads.values() if not forked[first]]
         last = max(roots, key=lambda i: rank[i]) if len(roots) > 1 else None
         timed = [(r, calls[j]) for r, j in zip(a.replays, a.kept, strict=True) if calls[j]]
         if last not in kernels or not timed:

@@ -93,13 +93,19 @@ def step_verdicts_agreeing_with_replay(workloads: Iterable[Any]) -> dict[str, in
         elif w.saving < 0.10:
             assert step.verdict == "compute-bound", (w.trace, step.verdict)
         verdicts[step.verdict] = verdicts.get(step.verdict, 0) + 1
-        for r in analysis.region_results:
-            if r.estimate is None:
-                continue
-            frac = r.estimate.saving_frac
-            assert not (r.verdict == "launch-bound" and frac < 0.10), (w.trace, r.region.name)
-            assert not (r.verdict == "compute-bound" and frac > 0.25), (w.trace, r.region.name)
+        assert_no_verdict_contradicts_its_saving(analysis, w.trace)
     return verdicts
+
+
+def assert_no_verdict_contradicts_its_saving(analysis: Any, trace: Any) -> None:
+    """No region of ``analysis`` reads launch-bound below a 10 % predicted saving, or
+    compute-bound above 25 %."""
+    for r in analysis.region_results:
+        if r.estimate is None:
+            continue
+        frac = r.estimate.saving_frac
+        assert not (r.verdict == "launch-bound" and frac < 0.10), (trace, r.region.name)
+        assert not (r.verdict == "compute-bound" and frac > 0.25), (trace, r.region.name)
 
 
 def assert_row_classified(

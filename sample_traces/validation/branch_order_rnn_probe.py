@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from handover_probe import time_replay  # beside this script
 
 HERE = Path(__file__).resolve().parent
 WORKLOADS = (
@@ -37,28 +38,6 @@ WORKLOADS = (
     "siamese_bilstm_sentence_sim_2streams_b64",
     "bigru_asr_encoder_beside_lm_2streams_b8",
 )
-
-
-def time_replay(graph: Any, reps: int) -> dict[str, float]:
-    """Event-timed replay on an idle GPU: p50, p10 and p90 in µs over ``reps``."""
-    start = torch.cuda.Event(enable_timing=True)
-    end = torch.cuda.Event(enable_timing=True)
-    for _ in range(5):
-        graph.replay()
-    out = []
-    for _ in range(reps):
-        torch.cuda.synchronize()
-        start.record()
-        graph.replay()
-        end.record()
-        end.synchronize()
-        out.append(start.elapsed_time(end) * 1e3)
-    out.sort()
-    return {
-        "p50_us": round(statistics.median(out), 2),
-        "p10_us": round(out[len(out) // 10], 2),
-        "p90_us": round(out[(len(out) * 9) // 10], 2),
-    }
 
 
 def reversed_fork_join(original: Callable[..., list[Any]]) -> Callable[..., list[Any]]:
