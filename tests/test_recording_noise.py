@@ -28,7 +28,11 @@ def _pairs() -> list[tuple[float, float]]:
     for rerun in sorted(VALIDATION_DIR.glob("*_rerun")):
         first = rerun.with_name(rerun.name.removesuffix("_rerun"))
         number = first.name.removeprefix("holdout")
-        if first.name in PROFILED_PROCESS or (number.isdigit() and int(number) > LAST):
+        if (
+            first.name in PROFILED_PROCESS
+            or first.name.startswith("h100_")  # the H200's pairs only
+            or (number.isdigit() and int(number) > LAST)
+        ):
             continue
         measured = {w.name.split("/")[-1]: w.graphed_us for w in validation_workloads(first)}
         for w in validation_workloads(rerun):
