@@ -45,7 +45,9 @@ from __future__ import annotations
 import argparse
 import sys
 from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -87,13 +89,30 @@ def predicted_graphs(name: str) -> tuple[Any, list[Any]]:
     return prepared, list(seen.values())
 
 
+def graphed_trace(prepared: Any) -> Path | None:
+    """The graphed trace recorded beside a prepared workload's eager one, if any."""
+    found = sorted(prepared.workload.trace.parent.glob("*.graphed.json.gz"))
+    return found[0] if found else None
+
+
+@lru_cache(maxsize=1)  # replays() and launch_calls() of one trace parse it once
+def _load(trace: Path) -> Any:
+    return load_trace(trace)
+
+
+def _launches(trace: Path) -> Iterator[tuple[Any, Any]]:
+    """Per replay in ``trace``, its correlation and its kernels, in correlation order."""
+    gpu = _load(trace).gpu
+    yield from gpu[gpu["from_graph"].astype(bool) & (gpu["kind"] == "kernel")].groupby(
+        "correlation"
+    )
+
+
 def replays(trace: Path) -> list[dict[tuple[str, str], list[tuple[float, float]]]]:
     """Per replay in ``trace`` (kernels of one graph launch), each (name, grid)'s kernels'
     (start, end) in ns, in start order."""
-    gpu = load_trace(trace).gpu
-    rows = gpu[gpu["from_graph"].astype(bool) & (gpu["kind"] == "kernel")]
     out = []
-    for _, launch in rows.groupby("correlation"):
+    for _, launch in _launches(trace):
         launch = launch.sort_values("start_ns")
         first = int(launch["start_ns"].min())
         by: dict[tuple[str, str], list[tuple[float, float]]] = defaultdict(list)
@@ -108,12 +127,9 @@ def replays(trace: Path) -> list[dict[tuple[str, str], list[tuple[float, float]]
 def launch_calls(trace: Path) -> list[tuple[float, float] | None]:
     """Per replay in ``trace``, in :func:`replays`' order, its launch call's start and end
     in ns from the replay's first kernel (None where the trace holds no call for it)."""
-    timeline = load_trace(trace)
-    gpu = timeline.gpu
-    rows = gpu[gpu["from_graph"].astype(bool) & (gpu["kind"] == "kernel")]
-    calls = timeline.host.drop_duplicates("correlation").set_index("correlation")
+    calls = _load(trace).host.drop_duplicates("correlation").set_index("correlation")
     out: list[tuple[float, float] | None] = []
-    for correlation, launch in rows.groupby("correlation"):
+    for correlation, launch in _launches(trace):
         first = int(launch["start_ns"].min())
         if correlation in calls.index:
             call = calls.loc[correlation]
@@ -165,11 +181,20 @@ def first_graph_aligned(name: str) -> tuple[Any, Any, Aligned] | None:
     with the replays of its graphed trace; None where it has no such graph, no graphed
     trace, or no replay matching the graph."""
     prepared, graphs = predicted_graphs(name)
-    graphed = sorted(prepared.workload.trace.parent.glob("*.graphed.json.gz"))
-    if not graphs or not graphed:
+    graphed = graphed_trace(prepared)
+    if not graphs or graphed is None:
         return None
-    a = Aligned.of(prepared.timeline.gpu, graphs[0], replays(graphed[0]))
+    a = Aligned.of(prepared.timeline.gpu, graphs[0], replays(graphed))
     return (prepared, graphs[0], a) if a.replays else None
+
+
+def aligned_graphs(sets: list[str]) -> Iterator[tuple[str, Any, Any, Aligned]]:
+    """Per workload of the named sets with one (:func:`first_graph_aligned`): its name, the
+    prepared workload, its first multi-stream graph and that graph beside its replays."""
+    for w in set_workloads(sets):
+        found = first_graph_aligned(w.name)
+        if found is not None:
+            yield (w.name, *found)
 
 
 def node_error(name: str) -> float | None:
@@ -177,9 +202,10 @@ def node_error(name: str) -> float | None:
     multi-stream graph: the median over its kernels of |predicted end − the replays' median
     end|, as a share of the replays' median span; None where no replay matches."""
     found = first_graph_aligned(name)
-    if found is None:
-        return None
-    _, _, a = found
+    return None if found is None else _node_error(found[2])
+
+
+def _node_error(a: Aligned) -> float:
     off = [abs(a.end[i] - float(np.median([r[k][n][1] for r in a.replays]))) for i, k, n in a.nodes]
     return float(np.median(off)) / float(np.median(a.spans()))
 
@@ -209,15 +235,11 @@ def late_streams(sets: list[str]) -> None:
     """Print when each stream's first kernel starts in the schedule and in the replays,
     beside how many nodes were captured before it (see the module's docstring)."""
     per_node: list[float] = []
-    for w in set_workloads(sets):
-        found = first_graph_aligned(w.name)
-        if found is None:
-            continue
-        prepared, graph, a = found
+    for name, prepared, graph, a in aligned_graphs(sets):
         rank = capture_rank(prepared, np.asarray(graph.rows))
         heads, forked = stream_heads(graph, rank)
         kernels = {i: (k, n) for i, k, n in a.nodes}
-        print(f"{w.name}: {len(rank)} nodes")
+        print(f"{name}: {len(rank)} nodes")
         for s, first in heads.items():
             if first not in kernels:
                 continue
@@ -243,12 +265,10 @@ def root_handover(sets: list[str]) -> None:
     its launch call runs, when the root captured last starts, as a share of the call's
     length from its start (see the module's docstring)."""
     shares: list[float] = []
-    for w in set_workloads(sets):
-        found = first_graph_aligned(w.name)
-        if found is None:
-            continue
-        prepared, graph, a = found
-        calls = launch_calls(sorted(prepared.workload.trace.parent.glob("*.graphed.json.gz"))[0])
+    for name, prepared, graph, a in aligned_graphs(sets):
+        graphed = graphed_trace(prepared)
+        assert graphed is not None  # aligned with its replays
+        calls = launch_calls(graphed)
         rank = capture_rank(prepared, np.asarray(graph.rows))
         heads, forked = stream_heads(graph, rank)
         kernels = {i: (k, n) for i, k, n in a.nodes}
@@ -267,7 +287,7 @@ def root_handover(sets: list[str]) -> None:
         )
         shares.append(share)
         print(
-            f"{w.name:60s} {len(roots)} roots, the last captured #{rank[last]} of {len(rank)}: "
+            f"{name:60s} {len(roots)} roots, the last captured #{rank[last]} of {len(rank)}: "
             f"call {call / 1000:7.1f} µs, first kernel {first_in / call:4.2f} into it, "
             f"the last root {share:4.2f}"
         )
@@ -348,11 +368,9 @@ def main() -> int:
         return 0
     if args.score:
         errors = []
-        for w in set_workloads(args.workload.split(",")):
-            e = node_error(w.name)
-            if e is not None:
-                errors.append(e)
-                print(f"{w.name:60s} {e:6.1%}")
+        for name, _, _, a in aligned_graphs(args.workload.split(",")):
+            errors.append(_node_error(a))
+            print(f"{name:60s} {errors[-1]:6.1%}")
         print(
             f"{len(errors)} workloads: node end error median {np.median(errors):.1%}, "
             f"mean {np.mean(errors):.1%}"
@@ -360,8 +378,8 @@ def main() -> int:
         return 0
     prepared, graphs = predicted_graphs(args.workload)
     gpu = prepared.timeline.gpu
-    graphed = sorted(prepared.workload.trace.parent.glob("*.graphed.json.gz"))
-    traced = replays(graphed[0]) if graphed else []
+    graphed = graphed_trace(prepared)
+    traced = replays(graphed) if graphed is not None else []
     if not graphs:
         print(f"{args.workload}: no multi-stream graph")
         return 0
