@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import statistics
+from collections.abc import Iterable, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -106,6 +107,18 @@ def assert_no_verdict_contradicts_its_saving(analysis: Any, trace: Any) -> None:
         frac = r.estimate.saving_frac
         assert not (r.verdict == "launch-bound" and frac < 0.10), (trace, r.region.name)
         assert not (r.verdict == "compute-bound" and frac > 0.25), (trace, r.region.name)
+
+
+def assert_summary(
+    rows: Sequence[Any], count: int, within: int, median_error: float, inside: int
+) -> None:
+    """``count`` validation rows, ``within`` of them within ±10 %, the median |error| and
+    how many were measured inside their [low, high]."""
+    errors = [abs(r.error_frac) for r in rows]
+    assert len(rows) == count
+    assert sum(e <= 0.10 for e in errors) == within
+    assert statistics.median(errors) == pytest.approx(median_error, abs=0.001)
+    assert sum(r.graphed_inside for r in rows) == inside
 
 
 def assert_row_classified(

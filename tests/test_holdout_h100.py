@@ -17,11 +17,10 @@ sets' copy probes.
 
 from __future__ import annotations
 
-import statistics
 import sys
 
 import pytest
-from conftest import SAMPLES, assert_probe_prediction, recording_rows
+from conftest import SAMPLES, assert_probe_prediction, assert_summary, recording_rows
 
 sys.path.insert(0, str(SAMPLES.parent / "bench"))
 from validation_table import (  # noqa: E402
@@ -138,11 +137,7 @@ def test_the_blind_h100_sets(
     probe: bool, calibration: str, within: int, median_error: float, inside: int
 ) -> None:
     all_rows = [r for s in BLIND for r in recording_rows(s, probe, calibration).values()]
-    errors = [abs(r.error_frac) for r in all_rows]
-    assert len(all_rows) == 16
-    assert sum(e <= 0.10 for e in errors) == within
-    assert statistics.median(errors) == pytest.approx(median_error, abs=0.001)
-    assert sum(r.graphed_inside for r in all_rows) == inside
+    assert_summary(all_rows, 16, within, median_error, inside)
 
 
 @pytest.mark.parametrize(("probe", "median_error"), [(True, 0.0155), (False, 0.0157)])
@@ -152,11 +147,7 @@ def test_the_h100_sets_blind_for_the_current_model(probe: bool, median_error: fl
     # +16.7 %), until a kernel of several waves made room in its last wave (a rule from the
     # H200's FPN and Inception replays: not blind for Inception since)
     all_rows = {r.workload: r for s in BLIND_NOW for r in recording_rows(s, probe).values()}
-    errors = [abs(r.error_frac) for r in all_rows.values()]
-    assert len(all_rows) == 11
-    assert sum(e <= 0.10 for e in errors) == 11
-    assert statistics.median(errors) == pytest.approx(median_error, abs=0.001)
-    assert all(r.graphed_inside for r in all_rows.values())
+    assert_summary(list(all_rows.values()), 11, 11, median_error, 11)
 
 
 def test_the_blind_h100_savings() -> None:
@@ -255,11 +246,7 @@ def test_the_blind_h100_holdout45(
     probe: bool, within: int, median_error: float, inside: int, savings: int
 ) -> None:
     rows = [r for s in EXPECTED_45 for r in recording_rows(s, probe).values()]
-    errors = [abs(r.error_frac) for r in rows]
-    assert len(rows) == 16
-    assert sum(e <= 0.10 for e in errors) == within
-    assert statistics.median(errors) == pytest.approx(median_error, abs=0.001)
-    assert sum(r.graphed_inside for r in rows) == inside
+    assert_summary(rows, 16, within, median_error, inside)
     # the savings that miss are the foreach SGD's: replay ran 21-25 % slower than eager (its
     # graph copies in 96 gradients), read as a saving of 45 %
     points = [(r.workload, r.saving_error_points) for r in rows]
@@ -280,15 +267,12 @@ def test_h100_holdout45_verdicts() -> None:
     from traceinspect.analysis.diagnose import diagnose
     from traceinspect.parse import load_trace
 
-    workloads = [w for s in EXPECTED_45 for w in validation_workloads(VALIDATION_DIR / s)]
-    odd = [
-        w
-        for w in workloads
-        if w.name == "sgd_momentum_foreach_update"
-        or (w.name.startswith("tf32_beside") and "rerun" not in str(w.trace))
-    ]
+    odd, rest = [], []
+    for s in EXPECTED_45:
+        for w in validation_workloads(VALIDATION_DIR / s):
+            tf32_first = s == "h100_holdout45" and w.name.startswith("tf32_beside")
+            (odd if w.name == "sgd_momentum_foreach_update" or tf32_first else rest).append(w)
     assert len(odd) == 3
-    rest = [w for w in workloads if w not in odd]
     assert step_verdicts_agreeing_with_replay(rest) == {"launch-bound": 13}
     verdicts = []
     for w in odd:

@@ -179,7 +179,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import SAMPLES, assert_probe_prediction, recording_rows
+from conftest import SAMPLES, assert_probe_prediction, assert_summary, recording_rows
 
 sys.path.insert(0, str(SAMPLES.parent / "bench"))
 from validation_table import (  # noqa: E402
@@ -813,11 +813,7 @@ def test_probe_set_prediction(recording: str, name: str) -> None:
 )
 def test_probe_sets_summary(probe: bool, within: int, median_error: float, inside: int) -> None:
     all_rows = [r for recording in PROBED_BEFORE for r in recording_rows(recording, probe).values()]
-    errors = [abs(r.error_frac) for r in all_rows]
-    assert len(all_rows) == 32
-    assert sum(e <= 0.10 for e in errors) == within
-    assert statistics.median(errors) == pytest.approx(median_error, abs=0.001)
-    assert sum(r.graphed_inside for r in all_rows) == inside
+    assert_summary(all_rows, 32, within, median_error, inside)
 
 
 def assert_one_step_reads(

@@ -6,6 +6,7 @@ model's*)."""
 
 from __future__ import annotations
 
+import json
 import math
 import statistics
 import sys
@@ -28,9 +29,10 @@ def _pairs() -> list[tuple[float, float]]:
     for rerun in sorted(VALIDATION_DIR.glob("*_rerun")):
         first = rerun.with_name(rerun.name.removesuffix("_rerun"))
         number = first.name.removeprefix("holdout")
+        gpu = json.loads((first / "environment.json").read_text())["gpu"]
         if (
             first.name in PROFILED_PROCESS
-            or first.name.startswith("h100_")  # the H200's pairs only
+            or gpu != "NVIDIA H200"  # the H200's pairs only
             or (number.isdigit() and int(number) > LAST)
         ):
             continue
