@@ -768,6 +768,29 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "fp32_small_heads_2streams_b64": (220.6, 250.0, 250.3),  # +13.4 / +13.5 %
         "fp32_wide_mlp_towers_3streams_b256": (759.2, 782.8, 774.9),  # +3.1 / +2.1 %
     },
+    # written before the model froze, blind: recorded on an H100 first (test_holdout_h100)
+    "holdout45": {
+        "conv_stack_beside_gemm_chain_2streams_b16": (227.7, 230.3, 228.1),  # +1.1 / +0.2 %
+        "fp32_resnet_basic_blocks_b8": (430.2, 401.6, 401.1),  # −6.7 / −6.8 %
+        # cuDNN's two fp32 GRU layers overlap in the replay; the schedule holds layer 2's
+        # input GEMM behind the record launched just before its wait, one chunk late
+        "gru_fp32_one_stream_b16": (1043.8, 1456.0, 1455.0),  # +39.5 / +39.4 %
+        "lstm_beside_mlp_2streams_b32": (991.8, 1065.0, 1067.0),  # +7.4 / +7.6 %
+        "ranker_10in_b128": (133.6, 135.4, 138.2),  # +1.3 / +3.4 %
+        "sgd_momentum_foreach_update": (2050.5, 1954.4, 1917.6),  # −4.7 / −6.5 %
+        "tf32_beside_fp32_gemms_2streams_b512": (676.9, 661.2, 660.5),  # −2.3 / −2.4 %
+        "three_dense_heads_shared_feats_3streams_b2": (176.7, 178.3, 180.8),  # +0.9 / +2.3 %
+    },
+    "holdout45_rerun": {
+        "conv_stack_beside_gemm_chain_2streams_b16": (235.4, 231.5, 223.9),  # −1.7 / −4.9 %
+        "fp32_resnet_basic_blocks_b8": (396.0, 399.3, 400.1),  # +0.9 / +1.1 %
+        "gru_fp32_one_stream_b16": (1060.1, 1307.7, 1305.7),  # +23.4 / +23.2 %
+        "lstm_beside_mlp_2streams_b32": (1017.2, 1066.3, 1064.1),  # +4.8 / +4.6 %
+        "ranker_10in_b128": (166.1, 162.7, 157.6),  # −2.1 / −5.1 %
+        "sgd_momentum_foreach_update": (2056.8, 2013.4, 1935.4),  # −2.1 / −5.9 %
+        "tf32_beside_fp32_gemms_2streams_b512": (672.3, 658.0, 659.8),  # −2.1 / −1.8 %
+        "three_dense_heads_shared_feats_3streams_b2": (177.6, 174.1, 174.0),  # −1.9 / −2.1 %
+    },
 }
 #: The sets of the model before the built-in copy cost was set from their probes.
 PROBED_BEFORE = ("holdout17", "holdout17_rerun", "probe_rerecord", "probe_rerecord_rerun")
@@ -894,6 +917,8 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
         "holdout43_rerun",
         "holdout44",
         "holdout44_rerun",
+        "holdout45",
+        "holdout45_rerun",
     )
     sets = [s for s in EXPECTED if s not in blind_sets]
     workloads = [w for s in sets for w in validation_workloads(VALIDATION_DIR / s)]
@@ -1352,6 +1377,13 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
         ("holdout44", False, 6, 0.0170, 0.0958),
         ("holdout44_rerun", True, 5, 0.0473, 0.1335),
         ("holdout44_rerun", False, 5, 0.0481, 0.1349),
+        # written before the model froze and recorded on an H100 first, then on an H200 with
+        # the model unchanged: 7 of 8 on each recording; the fp32 GRU misses (+39.5 / +23.4 %,
+        # above its range), as on the H100 (+35 / +36 %)
+        ("holdout45", True, 7, 0.0350, 0.3949),
+        ("holdout45", False, 7, 0.0496, 0.3940),
+        ("holdout45_rerun", True, 7, 0.0209, 0.2336),
+        ("holdout45_rerun", False, 7, 0.0475, 0.2317),
     ],
 )
 def test_the_blind_set_after_the_copy_cost(
@@ -1381,6 +1413,9 @@ def test_the_blind_set_after_the_copy_cost(
             "fp32_wide_mlp_towers_3streams_b256",
         }
     outside["holdout44_rerun", True] = {"fp32_small_heads_2streams_b64"}
+    for mode in (True, False):
+        for gru in ("holdout45", "holdout45_rerun"):
+            outside[gru, mode] = {"gru_fp32_one_stream_b16"}
     inside = {n for n, r in rows.items() if not r.graphed_inside}
     assert inside == outside.get((recording, probe), set())
 
@@ -1782,3 +1817,55 @@ def test_the_set_after_the_replay_left_out_timing_misses_on_rnns_beside_each_oth
             cell = gpu[gpu["name"].str.contains("elemWiseRNNcell")]
             medians.append(float(np.median(cell["end_ns"] - cell["start_ns"])) / 1000)
         assert medians == pytest.approx([eager_us, replay_us], abs=0.02)
+
+
+def test_the_h200_holdout45_misses_the_fp32_gru_and_the_foreach_sgds_saving() -> None:
+    """holdout45, written before the model froze and recorded on an H100 first, on an H200
+    with the model unchanged (same session, two processes of one lease): from the trace alone
+    14 of 16 within ±10 % (median |error| 4.8 %), 14 inside their ranges. The misses are the
+    fp32 GRU on both (+39.4 / +23.2 %, +35 / +36 % on the H100). 13 of 16 savings within 15
+    points: the foreach SGD's on both (replay 7-10 % slower than eager, its graph copying in
+    96 gradients: read +31 to +34 points) and the GRU's on the rerun (−15.3)."""
+    from conftest import (
+        assert_no_verdict_contradicts_its_saving,
+        step_verdicts_agreeing_with_replay,
+    )
+
+    from traceinspect.analysis.diagnose import diagnose
+    from traceinspect.parse import load_trace
+
+    rows = _lease_pair_rows("holdout45")
+    assert_summary(list(rows.values()), 16, 14, 0.0485, 14)
+    gru = {"holdout45/gru_fp32_one_stream_b16", "holdout45_rerun/gru_fp32_one_stream_b16"}
+    assert {n for n, r in rows.items() if abs(r.error_frac) > 0.10} == gru
+    sgd = {f"{s}/sgd_momentum_foreach_update" for s in ("holdout45", "holdout45_rerun")}
+    assert _saving_misses(rows) == sgd | {"holdout45_rerun/gru_fp32_one_stream_b16"}
+    assert all(rows[n].saving_measured < 0 for n in sgd)
+    # verdicts: the SGD reads launch-bound where replay lost (as on the H100), the TF32
+    # GEMMs on the first recording mixed at 17 % (replay 24 %), the GRU on the rerun mixed at
+    # 14 % (replay 30 %); the other twelve launch-bound, as replay agreed
+    odd, rest = [], []
+    for s in ("holdout45", "holdout45_rerun"):
+        for w in validation_workloads(VALIDATION_DIR / s):
+            mixed = (s, w.name) in {
+                ("holdout45", "tf32_beside_fp32_gemms_2streams_b512"),
+                ("holdout45_rerun", "gru_fp32_one_stream_b16"),
+            }
+            (odd if mixed or w.name == "sgd_momentum_foreach_update" else rest).append(w)
+    assert step_verdicts_agreeing_with_replay(rest) == {"launch-bound": 12}
+    read = {}
+    for w in odd:
+        analysis = diagnose(load_trace(w.trace))
+        assert_no_verdict_contradicts_its_saving(analysis, w.trace)
+        step = analysis.region(w.region)
+        assert step.estimate is not None
+        read[w.trace.parent.parent.name, w.name] = (
+            step.verdict,
+            round(step.estimate.saving_frac, 2),
+        )
+    assert read == {
+        ("holdout45", "sgd_momentum_foreach_update"): ("launch-bound", 0.58),
+        ("holdout45_rerun", "sgd_momentum_foreach_update"): ("launch-bound", 0.58),
+        ("holdout45", "tf32_beside_fp32_gemms_2streams_b512"): ("mixed", 0.17),
+        ("holdout45_rerun", "gru_fp32_one_stream_b16"): ("mixed", 0.14),
+    }
