@@ -28,18 +28,31 @@ def batch_size(inputs: Sequence[Any], dim: int) -> int | None:
     return None
 
 
+def memory_format(x: Any, torch: Any) -> Any:
+    """The memory format ``x`` is dense in: channels-last (4-D) or channels-last-3d (5-D)
+    where it is laid out so and not also plain contiguous, else contiguous."""
+    for rank, fmt in ((4, torch.channels_last), (5, torch.channels_last_3d)):
+        if x.dim() == rank and x.is_contiguous(memory_format=fmt) and not x.is_contiguous():
+            return fmt
+    return torch.contiguous_format
+
+
 def resize(x: Any, size: int, dim: int, torch: Any) -> Any:
-    """``x`` with ``size`` rows along ``dim``, repeating its rows in order."""
+    """``x`` with ``size`` rows along ``dim``, repeating its rows in order, in ``x``'s memory
+    format (a channels-last input stays channels-last: the step must run as it would on
+    ``x``)."""
     if not isinstance(x, torch.Tensor) or x.dim() <= dim or x.shape[dim] == size:
         return x
     index = torch.arange(size, device=x.device) % x.shape[dim]
-    return x.index_select(dim, index).contiguous()
+    return x.index_select(dim, index).contiguous(memory_format=memory_format(x, torch))
 
 
 def rotate(x: Any, dim: int, torch: Any) -> Any:
+    """``x`` with its rows along ``dim`` rolled by one (new values for the same step), in
+    ``x``'s memory format."""
     if not isinstance(x, torch.Tensor) or x.dim() <= dim:
         return x
-    return torch.roll(x, 1, dim).contiguous()
+    return torch.roll(x, 1, dim).contiguous(memory_format=memory_format(x, torch))
 
 
 def tensors(value: Any, torch: Any) -> Iterator[Any]:
