@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -53,7 +54,7 @@ def main() -> int:
         m = NAME.match(w.name.split("/", 1)[1])
         if m is None:
             continue
-        row = built_in_row(w)
+        row = built_in_row(replace(w, host_costs=None))  # from the trace alone
         graphed = w.trace.with_name(w.trace.name.replace(".eager.", ".graphed."))
         rows.append(
             (
