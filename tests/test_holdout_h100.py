@@ -283,9 +283,9 @@ def test_h100_holdout45_verdicts() -> None:
 
 
 #: ``holdout46`` (written after ``holdout45`` was recorded on the H200, committed before any
-#: recording) and the chains probe, recorded on two H100 leases on 2026-12-05 (15:28-15:37 and 15:38-15:42 UTC;
-#: an H200 was asked for): measured graphed p50, predicted with the probes' copy cost and
-#: from the trace alone, µs.
+#: recording) and the chains probe, recorded on two H100 leases on 2026-12-05 (15:28-15:37
+#: and 15:38-15:42 UTC; an H200 was asked for): measured graphed p50, predicted with the
+#: probes' copy cost and from the trace alone, µs.
 EXPECTED_46: dict[str, dict[str, tuple[float, float, float]]] = {
     "h100_holdout46": {
         "bigru_beside_mlp_2streams_b16": (502.8, 478.8, 472.3),  # −4.8 / −6.1 %
