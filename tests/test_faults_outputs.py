@@ -204,3 +204,35 @@ def test_sigterm_during_a_write_leaves_no_temporary_file(tmp_path: Path) -> None
     child.wait(timeout=30)
     assert child.returncode != 0
     assert list(tmp_path.iterdir()) == []
+
+
+def test_sigterm_reaches_a_run_started_with_it_blocked(tmp_path: Path) -> None:
+    # A process inherits its starter's signal mask: started with SIGTERM blocked, the run
+    # still stops on it once its handlers are installed (and removes its temporary file).
+    code = (
+        "import signal, time\n"
+        "from pathlib import Path\n"
+        "assert signal.SIGTERM in signal.pthread_sigmask(signal.SIG_BLOCK, [])\n"
+        "from traceinspect.files import atomic_path, install_signal_handlers\n"
+        "install_signal_handlers()\n"
+        f"with atomic_path(Path({str(tmp_path / 'out.json')!r})) as tmp:\n"
+        "    tmp.write_text('partial')\n"
+        "    print('writing', flush=True)\n"
+        "    time.sleep(60)\n"
+    )
+    child = subprocess.Popen(
+        [sys.executable, "-c", code],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGTERM]),
+    )
+    assert child.stdout is not None
+    assert child.stdout.readline() == "writing\n"
+    child.send_signal(signal.SIGTERM)
+    try:
+        child.wait(timeout=30)
+    finally:
+        child.kill()
+    assert child.returncode != 0
+    assert list(tmp_path.iterdir()) == []

@@ -78,6 +78,11 @@ def install_signal_handlers() -> dict[int, Any]:
     for sig in (signal.SIGTERM, signal.SIGHUP):
         with contextlib.suppress(ValueError, OSError):  # not the main thread / unsupported
             previous[sig] = signal.signal(sig, _raise_terminated)
+    # A process inherits the signal mask of the thread that started it: a launcher that
+    # blocked SIGTERM while spawning (as multiprocessing's helpers do for a moment) would
+    # leave the signal pending forever, and the run unstoppable but by SIGKILL.
+    with contextlib.suppress(AttributeError, ValueError, OSError):  # no pthread_sigmask
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, (signal.SIGTERM, signal.SIGHUP))
     return previous
 
 
