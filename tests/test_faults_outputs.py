@@ -182,38 +182,18 @@ def test_write_into_a_read_only_place_is_an_output_error() -> None:
         write_atomic(Path("/sys/x.json"), "{}", force=False)
 
 
-def test_sigterm_during_a_write_leaves_no_temporary_file(tmp_path: Path) -> None:
-    # A child writes through atomic_path and is stopped by SIGTERM mid-write.
-    code = (
-        "import sys, time\n"
-        "from pathlib import Path\n"
-        "from traceinspect.files import atomic_path, install_signal_handlers\n"
-        "install_signal_handlers()\n"
-        f"with atomic_path(Path({str(tmp_path / 'out.json')!r})) as tmp:\n"
-        "    tmp.write_text('partial')\n"
-        "    print('writing', flush=True)\n"
-        "    time.sleep(60)\n"
-    )
-    child = subprocess.Popen(
-        [sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
-    assert child.stdout is not None
-    assert child.stdout.readline() == "writing\n"
-    assert len(list(tmp_path.iterdir())) == 1  # the temporary file exists while writing
-    child.send_signal(signal.SIGTERM)
-    child.wait(timeout=30)
-    assert child.returncode != 0
-    assert list(tmp_path.iterdir()) == []
-
-
-def test_sigterm_reaches_a_run_started_with_it_blocked(tmp_path: Path) -> None:
-    # A process inherits its starter's signal mask: started with SIGTERM blocked, the run
-    # still stops on it once its handlers are installed (and removes its temporary file).
+def _stop_a_write_with_sigterm(tmp_path: Path, *, blocked: bool) -> None:
+    """A child writes through atomic_path and is stopped by SIGTERM mid-write (started with
+    SIGTERM in its signal mask where ``blocked``): it exits non-zero and leaves no file."""
     code = (
         "import signal, time\n"
         "from pathlib import Path\n"
-        "assert signal.SIGTERM in signal.pthread_sigmask(signal.SIG_BLOCK, [])\n"
-        "from traceinspect.files import atomic_path, install_signal_handlers\n"
+        + (
+            "assert signal.SIGTERM in signal.pthread_sigmask(signal.SIG_BLOCK, [])\n"
+            if blocked
+            else ""
+        )
+        + "from traceinspect.files import atomic_path, install_signal_handlers\n"
         "install_signal_handlers()\n"
         f"with atomic_path(Path({str(tmp_path / 'out.json')!r})) as tmp:\n"
         "    tmp.write_text('partial')\n"
@@ -225,10 +205,15 @@ def test_sigterm_reaches_a_run_started_with_it_blocked(tmp_path: Path) -> None:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        preexec_fn=lambda: signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGTERM]),
+        preexec_fn=(
+            (lambda: signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGTERM]))
+            if blocked
+            else None
+        ),
     )
     assert child.stdout is not None
     assert child.stdout.readline() == "writing\n"
+    assert len(list(tmp_path.iterdir())) == 1  # the temporary file exists while writing
     child.send_signal(signal.SIGTERM)
     try:
         child.wait(timeout=30)
@@ -236,3 +221,13 @@ def test_sigterm_reaches_a_run_started_with_it_blocked(tmp_path: Path) -> None:
         child.kill()
     assert child.returncode != 0
     assert list(tmp_path.iterdir()) == []
+
+
+def test_sigterm_during_a_write_leaves_no_temporary_file(tmp_path: Path) -> None:
+    _stop_a_write_with_sigterm(tmp_path, blocked=False)
+
+
+def test_sigterm_reaches_a_run_started_with_it_blocked(tmp_path: Path) -> None:
+    # A process inherits its starter's signal mask: started with SIGTERM blocked, the run
+    # still stops on it once its handlers are installed (and removes its temporary file).
+    _stop_a_write_with_sigterm(tmp_path, blocked=True)
