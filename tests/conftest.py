@@ -82,20 +82,28 @@ def step_verdicts_agreeing_with_replay(workloads: Iterable[Any]) -> dict[str, in
     asserting on the way that each step's verdict agrees with the saving replay measurably
     brought (launch-bound at ≥ 20 %, compute-bound below 10 %) and that no region's verdict
     contradicts its predicted saving (launch-bound below 10 %, compute-bound above 25 %)."""
+    verdicts: dict[str, int] = {}
+    for w in workloads:
+        verdict, _ = step_read(w)
+        if w.saving >= 0.20:
+            assert verdict == "launch-bound", (w.trace, verdict)
+        elif w.saving < 0.10:
+            assert verdict == "compute-bound", (w.trace, verdict)
+        verdicts[verdict] = verdicts.get(verdict, 0) + 1
+    return verdicts
+
+
+def step_read(workload: Any) -> tuple[str, float | None]:
+    """A measured workload's step verdict and predicted saving (None without an estimate),
+    asserting on the way that no region of its trace reads a verdict its predicted saving
+    contradicts."""
     from traceinspect.analysis.diagnose import diagnose
     from traceinspect.parse import load_trace
 
-    verdicts: dict[str, int] = {}
-    for w in workloads:
-        analysis = diagnose(load_trace(w.trace))
-        step = analysis.region(w.region)
-        if w.saving >= 0.20:
-            assert step.verdict == "launch-bound", (w.trace, step.verdict)
-        elif w.saving < 0.10:
-            assert step.verdict == "compute-bound", (w.trace, step.verdict)
-        verdicts[step.verdict] = verdicts.get(step.verdict, 0) + 1
-        assert_no_verdict_contradicts_its_saving(analysis, w.trace)
-    return verdicts
+    analysis = diagnose(load_trace(workload.trace))
+    assert_no_verdict_contradicts_its_saving(analysis, workload.trace)
+    step = analysis.region(workload.region)
+    return step.verdict, step.estimate.saving_frac if step.estimate is not None else None
 
 
 def assert_no_verdict_contradicts_its_saving(analysis: Any, trace: Any) -> None:

@@ -1826,13 +1826,7 @@ def test_the_h200_holdout45_misses_the_fp32_gru_and_the_foreach_sgds_saving() ->
     fp32 GRU on both (+39.4 / +23.2 %, +35 / +36 % on the H100). 13 of 16 savings within 15
     points: the foreach SGD's on both (replay 7-10 % slower than eager, its graph copying in
     96 gradients: read +31 to +34 points) and the GRU's on the rerun (−15.3)."""
-    from conftest import (
-        assert_no_verdict_contradicts_its_saving,
-        step_verdicts_agreeing_with_replay,
-    )
-
-    from traceinspect.analysis.diagnose import diagnose
-    from traceinspect.parse import load_trace
+    from conftest import step_read, step_verdicts_agreeing_with_replay
 
     rows = _lease_pair_rows("holdout45")
     assert_summary(list(rows.values()), 16, 14, 0.0485, 14)
@@ -1855,14 +1849,9 @@ def test_the_h200_holdout45_misses_the_fp32_gru_and_the_foreach_sgds_saving() ->
     assert step_verdicts_agreeing_with_replay(rest) == {"launch-bound": 12}
     read = {}
     for w in odd:
-        analysis = diagnose(load_trace(w.trace))
-        assert_no_verdict_contradicts_its_saving(analysis, w.trace)
-        step = analysis.region(w.region)
-        assert step.estimate is not None
-        read[w.trace.parent.parent.name, w.name] = (
-            step.verdict,
-            round(step.estimate.saving_frac, 2),
-        )
+        verdict, saving = step_read(w)
+        assert saving is not None
+        read[w.trace.parent.parent.name, w.name] = (verdict, round(saving, 2))
     assert read == {
         ("holdout45", "sgd_momentum_foreach_update"): ("launch-bound", 0.58),
         ("holdout45_rerun", "sgd_momentum_foreach_update"): ("launch-bound", 0.58),
