@@ -7,7 +7,7 @@ spread of its timing rounds), its ratio to the family's K = 1, the prediction fr
 trace alone (``analyze``'s) and its error; then, from the profiled replays, the median pace
 of each chain's recurrent GEMMs (start to start, µs per step) against the eager trace's::
 
-    python bench/chains_probe.py [SET]     # SET: chains_probe (default) or its rerun
+    python bench/chains_probe.py [SET]     # SET: h100_chains_probe (default), or another
 """
 
 from __future__ import annotations
@@ -16,12 +16,14 @@ import re
 import sys
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from validation_table import VALIDATION_DIR, built_in_row, set_workloads  # noqa: E402
+from validation_table import VALIDATION_DIR, evaluate, prepare, set_workloads  # noqa: E402
 
+from traceinspect.calibration import calibration_for  # noqa: E402
 from traceinspect.parse import load_trace  # noqa: E402
 
 NAME = re.compile(r"(?P<family>.+)_chains_(?P<k>\d+)streams?_b\d+$")
@@ -29,10 +31,10 @@ NAME = re.compile(r"(?P<family>.+)_chains_(?P<k>\d+)streams?_b\d+$")
 STEP_GEMM = re.compile(r"gemm|nvjet|gemv", re.IGNORECASE)
 
 
-def step_pace_us(trace: Path) -> float:
-    """Median start-to-start gap of consecutive recurrent GEMMs on one stream, over the
-    streams that ran more than 20 of them (µs): the chains' pace per step."""
-    gpu = load_trace(trace).gpu
+def step_pace_us(gpu: Any) -> float:
+    """Median start-to-start gap of consecutive recurrent GEMMs on one stream of a trace's
+    GPU activities, over the streams that ran more than 20 of them (µs): the chains' pace
+    per step."""
     gemm = gpu[gpu["name"].str.contains(STEP_GEMM)]
     gaps: list[np.ndarray] = []
     for _, rows in gemm.groupby("stream"):
@@ -41,11 +43,12 @@ def step_pace_us(trace: Path) -> float:
         start = np.sort(rows["start_ns"].to_numpy())
         gap = np.diff(start)
         gaps.append(gap[gap < 50_000])  # within a step's occurrence, not across replays
-    return float(np.median(np.concatenate(gaps))) / 1000 if gaps else float("nan")
+    pooled = np.concatenate(gaps) if gaps else np.array([])
+    return float(np.median(pooled)) / 1000 if pooled.size else float("nan")
 
 
 def main() -> int:
-    recording = sys.argv[1] if len(sys.argv) > 1 else "chains_probe"
+    recording = sys.argv[1] if len(sys.argv) > 1 else "h100_chains_probe"
     if not (VALIDATION_DIR / recording).is_dir():
         print(f"{VALIDATION_DIR / recording}: not recorded", file=sys.stderr)
         return 1
@@ -54,7 +57,8 @@ def main() -> int:
         m = NAME.match(w.name.split("/", 1)[1])
         if m is None:
             continue
-        row = built_in_row(replace(w, host_costs=None))  # from the trace alone
+        prepared = prepare(replace(w, host_costs=None))  # from the trace alone
+        row = evaluate(prepared, calibration_for(prepared.timeline))
         graphed = w.trace.with_name(w.trace.name.replace(".eager.", ".graphed."))
         rows.append(
             (
@@ -62,8 +66,8 @@ def main() -> int:
                 int(m["k"]),
                 w,
                 row,
-                step_pace_us(w.trace),
-                step_pace_us(graphed) if graphed.exists() else float("nan"),
+                step_pace_us(prepared.timeline.gpu),
+                step_pace_us(load_trace(graphed).gpu) if graphed.exists() else float("nan"),
             )
         )
     rows.sort(key=lambda r: (r[0], r[1]))
