@@ -171,6 +171,10 @@ class Aligned:
         matching = [traced[j] for j in kept]
         return cls(start - start.min(), end - start.min(), nodes, matching, kept)
 
+    def kernels(self) -> dict[int, tuple[tuple[str, str], int]]:
+        """Node -> its kernel's (name, grid) and which of that kernel it is in the replays."""
+        return {i: (k, n) for i, k, n in self.nodes}
+
     def spans(self) -> list[float]:
         """Each matching replay's span (ns)."""
         return [max(e for v in r.values() for _, e in v) for r in self.replays]
@@ -219,16 +223,17 @@ def capture_rank(prepared: Any, rows: np.ndarray) -> np.ndarray:
     return rank
 
 
-def stream_heads(graph: Any, rank: np.ndarray) -> tuple[dict[int, int], np.ndarray]:
-    """Each stream's first node in capture order (stream -> node), and per node whether it
-    waits on another stream's (is forked)."""
+def stream_heads(prepared: Any, graph: Any) -> tuple[np.ndarray, dict[int, int], np.ndarray]:
+    """Per node its capture rank (:func:`capture_rank`), each stream's first node in capture
+    order (stream -> node), and per node whether it waits on another stream's (is forked)."""
+    rank = capture_rank(prepared, np.asarray(graph.rows))
     forked = np.zeros(len(rank), bool)
     forked[[dst for _, dst in graph.deps]] = True
     heads = {
         int(s): int(min(np.flatnonzero(graph.keys == s), key=lambda i: rank[i]))
         for s in np.unique(graph.keys)
     }
-    return heads, forked
+    return rank, heads, forked
 
 
 def late_streams(sets: list[str]) -> None:
@@ -236,9 +241,8 @@ def late_streams(sets: list[str]) -> None:
     beside how many nodes were captured before it (see the module's docstring)."""
     per_node: list[float] = []
     for name, prepared, graph, a in aligned_graphs(sets):
-        rank = capture_rank(prepared, np.asarray(graph.rows))
-        heads, forked = stream_heads(graph, rank)
-        kernels = {i: (k, n) for i, k, n in a.nodes}
+        rank, heads, forked = stream_heads(prepared, graph)
+        kernels = a.kernels()
         print(f"{name}: {len(rank)} nodes")
         for s, first in heads.items():
             if first not in kernels:
@@ -269,12 +273,11 @@ def root_handover(sets: list[str]) -> None:
         graphed = graphed_trace(prepared)
         assert graphed is not None  # aligned with its replays
         calls = launch_calls(graphed)
-        rank = capture_rank(prepared, np.asarray(graph.rows))
-        heads, forked = stream_heads(graph, rank)
-        kernels = {i: (k, n) for i, k, n in a.nodes}
+        rank, heads, forked = stream_heads(prepared, graph)
+        kernels = a.kernels()
         roots = [first for first in heads.values() if not forked[first]]
         last = max(roots, key=lambda i: rank[i]) if len(roots) > 1 else None
-        timed = [(r, calls[j]) for r, j in zip(a.replays, a.kept, strict=True) if calls[j]]
+        timed = [(r, span) for r, j in zip(a.replays, a.kept, strict=True) if (span := calls[j])]
         if last not in kernels or not timed:
             continue
         k, n = kernels[last]
