@@ -825,6 +825,27 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "siren_fp32_b65536": (1237.5, 1242.2, 1242.4),  # +0.4 / +0.4 %
         "topk_repetition_penalty_loop_b8": (1681.3, 1726.1, 1721.2),  # +2.7 / +2.4 %
     },
+    # written after holdout47 was recorded on the H200, blind: two processes of one lease
+    "holdout48": {
+        "complex_kg_filtered_rank_2streams_b512": (888.9, 804.8, 804.8),  # −9.5 / −9.5 %
+        "fsrcnn_x3_superres_b1": (2333.7, 2321.7, 2320.6),  # −0.5 / −0.6 %
+        "funnel_transformer_encoder_b8": (776.9, 794.1, 797.1),  # +2.2 / +2.6 %
+        "lennard_jones_verlet_loop_b8": (814.6, 876.3, 876.1),  # +7.6 / +7.5 %
+        "meshgraphnet_processor_b1": (1665.3, 1712.4, 1722.7),  # +2.8 / +3.5 %
+        "multiscale_patchgan_disc_3streams_b2": (755.2, 781.0, 782.4),  # +3.4 / +3.6 %
+        "squeezenet11_fire_b64": (1773.5, 1811.0, 1811.5),  # +2.1 / +2.1 %
+        "vit_tiny_cifar_train_adamw_b64": (1212.7, 1176.9, 1175.0),  # −2.9 / −3.1 %
+    },
+    "holdout48_rerun": {
+        "complex_kg_filtered_rank_2streams_b512": (889.2, 799.4, 808.3),  # −10.1 / −9.1 %
+        "fsrcnn_x3_superres_b1": (2337.6, 2324.5, 2321.8),  # −0.6 / −0.7 %
+        "funnel_transformer_encoder_b8": (790.5, 799.0, 797.8),  # +1.1 / +0.9 %
+        "lennard_jones_verlet_loop_b8": (855.0, 884.7, 882.5),  # +3.5 / +3.2 %
+        "meshgraphnet_processor_b1": (1736.3, 1719.9, 1721.5),  # −0.9 / −0.9 %
+        "multiscale_patchgan_disc_3streams_b2": (798.2, 771.2, 768.9),  # −3.4 / −3.7 %
+        "squeezenet11_fire_b64": (1772.0, 1805.1, 1805.8),  # +1.9 / +1.9 %
+        "vit_tiny_cifar_train_adamw_b64": (1175.7, 1169.7, 1171.6),  # −0.5 / −0.4 %
+    },
 }
 #: The sets of the model before the built-in copy cost was set from their probes.
 PROBED_BEFORE = ("holdout17", "holdout17_rerun", "probe_rerecord", "probe_rerecord_rerun")
@@ -956,6 +977,8 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
         "holdout46",
         "holdout47",
         "holdout47_rerun",
+        "holdout48",
+        "holdout48_rerun",
     )
     sets = [s for s in EXPECTED if s not in blind_sets]
     workloads = [w for s in sets for w in validation_workloads(VALIDATION_DIR / s)]
@@ -1431,6 +1454,13 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
         ("holdout47", False, 8, 0.0112, 0.0381),
         ("holdout47_rerun", True, 8, 0.0126, 0.0579),
         ("holdout47_rerun", False, 8, 0.0110, 0.0591),
+        # written after holdout47 was recorded: every one within ±10 % from the trace alone;
+        # the ComplEx ranking's two branches read short (−9.5 / −9.1 %, −10.1 % on the rerun
+        # with its probes), at the top of their range
+        ("holdout48", True, 8, 0.0289, 0.0946),
+        ("holdout48", False, 8, 0.0328, 0.0946),
+        ("holdout48_rerun", True, 7, 0.0148, 0.1010),
+        ("holdout48_rerun", False, 8, 0.0141, 0.0909),
     ],
 )
 def test_the_blind_set_after_the_copy_cost(
@@ -1464,6 +1494,8 @@ def test_the_blind_set_after_the_copy_cost(
         for gru in ("holdout45", "holdout45_rerun"):
             outside[gru, mode] = {"gru_fp32_one_stream_b16"}
         outside["holdout46", mode] = {"stacked_lstm_lm_b16"}
+    outside["holdout48", False] = {"complex_kg_filtered_rank_2streams_b512"}
+    outside["holdout48_rerun", True] = {"complex_kg_filtered_rank_2streams_b512"}
     inside = {n for n, r in rows.items() if not r.graphed_inside}
     assert inside == outside.get((recording, probe), set())
 
@@ -1986,3 +2018,35 @@ def test_the_chains_probe_on_the_h200_scales_as_the_schedule_reads() -> None:
         "gemm_tanh_chains_8streams_b16": 0.005,
     }
     assert all(r.graphed_inside for r in rows.values())
+
+
+def test_the_h200_holdout48_reads_every_graphed_time_within_ten_percent() -> None:
+    """holdout48, eight more families (written after holdout47 was recorded, no model code
+    changed since `holdout45`), recorded twice on one H200 lease: from the trace alone every
+    graphed time within ±10 % (median |error| 2.9 %; worst the ComplEx link-prediction
+    ranking's two branches, −9.5 % and −9.1 %, the first just above its range). 15 of 16
+    savings within 15 points: the MeshGraphNets processor's on the first recording reads
+    +23.5, its eager time from the trace +87 % — its measured eager p50 3,170 µs (±23 %)
+    there, 4,970 µs on the rerun, whose trace read it within 1 %. Every step's verdict as
+    replay did: FSRCNN and SqueezeNet compute-bound (replay saved 2-6 %), the rest
+    launch-bound (21-86 %)."""
+    from conftest import step_verdicts_agreeing_with_replay
+
+    rows = _lease_pair_rows("holdout48")
+    assert_summary(list(rows.values()), 16, 16, 0.0286, 15)
+    assert max(abs(r.error_frac) for r in rows.values()) == pytest.approx(0.0946, abs=0.001)
+    mesh = "holdout48/meshgraphnet_processor_b1"
+    assert _saving_misses(rows) == {mesh}
+    assert rows[mesh].saving_error_points == pytest.approx(23.5, abs=0.1)
+    assert rows[mesh].eager_error_frac == pytest.approx(0.87, abs=0.01)
+    rerun = rows["holdout48_rerun/meshgraphnet_processor_b1"]
+    assert abs(rerun.eager_error_frac) < 0.01
+    workloads = [
+        w
+        for s in ("holdout48", "holdout48_rerun")
+        for w in validation_workloads(VALIDATION_DIR / s)
+    ]
+    assert step_verdicts_agreeing_with_replay(workloads) == {
+        "launch-bound": 12,
+        "compute-bound": 4,
+    }
