@@ -197,7 +197,7 @@ def decide_region(
             reasons.append(
                 f"its graph runs kernels of {estimate.streams} streams side by side, which "
                 "the estimate models least well (in validation, about a fifth of such steps "
-                "replayed more than 10 % off the prediction, against 1 in 33 of the others)"
+                "replayed more than 10 % off the prediction, against 3 in 100 of the others)"
             )
         breaks = sorted({kind for severity, kind in blockers if severity == "breaks"})
         changes = sorted({kind for severity, kind in blockers if severity == "change"})
