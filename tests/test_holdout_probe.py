@@ -1970,8 +1970,9 @@ def test_the_h200_holdout47_reads_every_family_it_adds_within_ten_percent() -> N
 def test_the_h200_holdout46_misses_the_stacked_lstm_as_the_h100_did() -> None:
     """holdout46 on an H200, recorded on an H100 first, the model unchanged: 7 of 8 within
     ±10 % from the trace alone (median |error| 6.1 %); the miss is the 3-layer cuDNN LSTM,
-    +14.7 % and above its range (+12.9 % on the H100): its layers overlap in the replay as
-    holdout45's GRU layers did, and the schedule holds each layer a chunk late. 7 of 8
+    +14.7 % and above its range (+12.9 % on the H100): its eager trace shows cuDNN launching
+    each layer in chunks of time steps with the waits of holdout45's GRU (no record named),
+    which the schedule ties to the record just before them, a chunk late. 7 of 8
     savings within 15 points: the decoder layer's reads +15.9 (its eager time from the trace
     +52 %). Every verdict launch-bound, as replay saved 51-91 % on each."""
     from conftest import step_verdicts_agreeing_with_replay
