@@ -1700,6 +1700,15 @@ def _lease_pair_rows(recording: str) -> dict[str, Any]:
     return rows
 
 
+def _lease_pair_workloads(recording: str) -> list[Any]:
+    """The measured workloads of ``recording`` and of its rerun."""
+    return [
+        w
+        for r in (recording, f"{recording}_rerun")
+        for w in validation_workloads(VALIDATION_DIR / r)
+    ]
+
+
 def _lease_pair_all_within(recording: str) -> dict[str, Any]:
     """:func:`_lease_pair_rows`, asserting that every graphed time is within ±10 % and inside
     its range."""
@@ -1919,13 +1928,12 @@ def test_the_h200_holdout45_misses_the_fp32_gru_and_the_foreach_sgds_saving() ->
     # GEMMs on the first recording mixed at 17 % (replay 24 %), the GRU on the rerun mixed at
     # 14 % (replay 30 %); the other twelve launch-bound, as replay agreed
     odd, rest = [], []
-    for s in ("holdout45", "holdout45_rerun"):
-        for w in validation_workloads(VALIDATION_DIR / s):
-            mixed = (s, w.name) in {
-                ("holdout45", "tf32_beside_fp32_gemms_2streams_b512"),
-                ("holdout45_rerun", "gru_fp32_one_stream_b16"),
-            }
-            (odd if mixed or w.name == "sgd_momentum_foreach_update" else rest).append(w)
+    for w in _lease_pair_workloads("holdout45"):
+        mixed = (w.trace.parent.parent.name, w.name) in {
+            ("holdout45", "tf32_beside_fp32_gemms_2streams_b512"),
+            ("holdout45_rerun", "gru_fp32_one_stream_b16"),
+        }
+        (odd if mixed or w.name == "sgd_momentum_foreach_update" else rest).append(w)
     assert step_verdicts_agreeing_with_replay(rest) == {"launch-bound": 12}
     read = {}
     for w in odd:
@@ -1956,12 +1964,7 @@ def test_the_h200_holdout47_reads_every_family_it_adds_within_ten_percent() -> N
     assert not _saving_misses(rows)
     loop = rows["holdout47_rerun/topk_repetition_penalty_loop_b8"]
     assert loop.saving_error_points == pytest.approx(-13.3, abs=0.1)
-    workloads = [
-        w
-        for s in ("holdout47", "holdout47_rerun")
-        for w in validation_workloads(VALIDATION_DIR / s)
-    ]
-    assert step_verdicts_agreeing_with_replay(workloads) == {
+    assert step_verdicts_agreeing_with_replay(_lease_pair_workloads("holdout47")) == {
         "launch-bound": 14,
         "compute-bound": 2,
     }
@@ -2042,12 +2045,7 @@ def test_the_h200_holdout48_reads_every_graphed_time_within_ten_percent() -> Non
     assert rows[mesh].eager_error_frac == pytest.approx(0.87, abs=0.01)
     rerun = rows["holdout48_rerun/meshgraphnet_processor_b1"]
     assert abs(rerun.eager_error_frac) < 0.01
-    workloads = [
-        w
-        for s in ("holdout48", "holdout48_rerun")
-        for w in validation_workloads(VALIDATION_DIR / s)
-    ]
-    assert step_verdicts_agreeing_with_replay(workloads) == {
+    assert step_verdicts_agreeing_with_replay(_lease_pair_workloads("holdout48")) == {
         "launch-bound": 12,
         "compute-bound": 4,
     }
