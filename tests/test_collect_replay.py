@@ -359,6 +359,61 @@ def test_a_graph_that_baked_in_a_value_still_fails_the_second_check(tmp_path: Pa
     assert graphed["max_abs_error"] == pytest.approx(1.0, abs=1e-3)
 
 
+def test_a_step_whose_first_two_eager_calls_agree_by_chance_is_not_judged_incorrect(
+    tmp_path: Path,
+) -> None:
+    """Nondeterministic kernels (atomics in float, as LightGCN's ``index_add_`` before a
+    ``topk``) can give the same outputs on the two reference calls by chance, then others in
+    the replay: the replay's miss sends eager back for more calls, which differ from the
+    reference too, so the step is read unrepeatable and its replay unchecked, not incorrect."""
+    fake = FakeTorch()
+    calls = {"after_capture": 0}
+
+    def racy(x: Any) -> Any:
+        graph = fake.cuda.capturing
+        if graph is not None:  # the replay's atomics land apart from the reference's
+            out = x * 3 + 1
+            graph.replay_fn = lambda: out.copy_(x * 3 + 1)
+            calls["after_capture"] = 1
+            return out
+        if calls["after_capture"]:  # from then on, every other eager call lands apart too
+            calls["after_capture"] += 1
+            return x * 3 + calls["after_capture"] % 2
+        return x * 3
+
+    candidate = _candidate(racy, (torch.ones(2, 4),), buckets=(2,))
+    result, lines = _measure(candidate, fake, tmp_path)
+    eager, graphed = result.rows[:2]
+    assert (eager["repeatable"], eager["repeat_max_abs_error"]) == (False, 1.0)
+    assert (graphed["status"], graphed["correct"], graphed["checked_against"]) == (
+        "ok",
+        None,
+        None,
+    )
+    assert any("and so does eager from itself" in x for x in lines)
+
+
+def test_a_deterministic_step_whose_graph_baked_a_value_stays_incorrect(tmp_path: Path) -> None:
+    """The re-check is no excuse for a real mismatch: eager called again agrees with itself,
+    so a graph that froze a value is still incorrect."""
+    fake = FakeTorch()
+
+    def bake(x: Any) -> Any:
+        out = x * 3 + (1.0 if fake.cuda.capturing is not None else 0.0)
+        graph = fake.cuda.capturing
+        if graph is not None:
+            graph.replay_fn = lambda: None  # replays the captured outputs as they were
+        return out
+
+    candidate = _candidate(bake, (torch.ones(2, 4),), buckets=(2,))
+    result, lines = _measure(candidate, fake, tmp_path)
+    eager, graphed = result.rows[:2]
+    assert (eager["repeatable"], eager["repeat_max_abs_error"]) == (True, 0.0)
+    assert (graphed["status"], graphed["correct"]) == ("incorrect", False)
+    assert graphed["max_abs_error"] == pytest.approx(1.0)
+    assert not any("and so does eager from itself" in x for x in lines)
+
+
 def test_a_repeatable_step_says_so(tmp_path: Path) -> None:
     fake = FakeTorch()
     candidate = _candidate(

@@ -37,7 +37,11 @@ and its replay is left unchecked (``repeatable: false``); one whose calls differ
 tolerance may still drift past it over the steps between the reference and the replay, so a
 replay that misses the reference is checked again against an eager call made right after it,
 within tolerance or within twice what that call and the next one differ by (one step of the
-step's own drift; ``checked_against: "eager_after_replay"``).
+step's own drift; ``checked_against: "eager_after_replay"``). A replay that misses the
+reference of a step whose two calls were identical sends eager back for
+:data:`RECHECK_CALLS` more calls: if one of them misses the reference too, the step runs
+nondeterministic kernels whose first two calls agreed by chance, and it is read as
+unrepeatable (its replay unchecked) instead of incorrect.
 """
 
 from __future__ import annotations
@@ -95,6 +99,13 @@ def _same_draws(torch: Any) -> Iterator[None]:
         if cuda is not None:
             torch.cuda.set_rng_state_all(cuda)
 
+
+#: Eager calls made again when a replay of a step whose first two eager calls agreed misses
+#: the reference: if any of them misses it too, the step is nondeterministic and its replay
+#: unchecked. On the H100, a LightGCN step (``index_add_`` in float32, then ``topk``) gave the
+#: same item ids on its two reference calls in one process of two, and its replay was read
+#: incorrect there.
+RECHECK_CALLS: Final = 4
 
 #: Columns of a results row, in order. Every row has all of them; ``None`` = not measured.
 ROW_FIELDS: Final = (
@@ -371,7 +382,9 @@ class _Measurement:
         if not repeatable(eager):
             expected = None  # nothing to check the replay against
         drifts = bool(eager["repeat_max_abs_error"])
-        self._graphed(graphed, bucket, inputs, new_inputs, expected, drifts, rounds=rounds)
+        self._graphed(
+            graphed, bucket, inputs, new_inputs, expected, drifts, rounds=rounds, eager=eager
+        )
         self._more_rounds(rounds)
         for row in (eager, graphed):
             if row["mode"] in rounds:
@@ -464,9 +477,12 @@ class _Measurement:
         drifts: bool,
         *,
         rounds: dict[str, _Rounds],
+        eager: dict[str, Any],
     ) -> None:
         """Capture, replay, time and check one bucket. ``drifts``: two eager calls on the
-        same inputs were within tolerance of each other but not identical."""
+        same inputs were within tolerance of each other but not identical. ``eager``: the
+        bucket's eager row, marked unrepeatable where the replay's check finds eager
+        nondeterministic."""
         torch, fn = self.torch, self.c.fn
         static = tuple(x.clone() if isinstance(x, torch.Tensor) else x for x in inputs)
         try:
@@ -539,6 +555,16 @@ class _Measurement:
                 if check is not None:
                     correct, max_error, tolerance = True, check[0], check[1]
                     checked_against = "eager_after_replay"
+            elif correct is False:
+                # Two identical eager calls do not prove a step deterministic: atomics (an
+                # index_add_ or scatter_add_ in float) can land in the same order twice by
+                # chance. Call it again; if eager differs from itself, the replay is
+                # unchecked, as for a step found unrepeatable at first.
+                nondeterministic = self._eager_spread(new_inputs, expected)
+                if nondeterministic is not None:
+                    correct, checked_against = None, None
+                    eager["repeatable"] = False
+                    eager["repeat_max_abs_error"] = nondeterministic
         except Exception as exc:  # noqa: BLE001
             _fail_exc(row, "replay", exc)
             self._check_context()
@@ -559,6 +585,28 @@ class _Measurement:
             self.pending_traces.append((row, bucket, "graphed", step))
         if bucket is not None and status == "ok":
             self.graphs[bucket] = (graph, static, static_out)
+
+    def _eager_spread(self, new_inputs: tuple[Any, ...], expected: Any) -> float | None:
+        """Call the eager step :data:`RECHECK_CALLS` times more on ``new_inputs`` with the
+        reference's draws: the largest |error| of a call that differs from ``expected``
+        beyond tolerance (the step runs nondeterministic kernels), else None."""
+        torch, fn = self.torch, self.c.fn
+        worst: float | None = None
+        for _ in range(RECHECK_CALLS):
+            with _same_draws(torch):
+                call = clone_tensors(fn(*new_inputs), torch)
+                torch.cuda.synchronize()
+            same, error, _ = compare_outputs(expected, call, torch)
+            if same is False and error is not None:
+                worst = max(worst or 0.0, error)
+        if worst is not None:
+            self.log(
+                f"  {self.c.name}: the replay differs from eager, and so does eager from itself "
+                f"on the same inputs and draws (max |error| {worst:.3g} over "
+                f"{RECHECK_CALLS} more calls; the first two agreed): nondeterministic "
+                "kernels, the replay's outputs are not checked"
+            )
+        return worst
 
     def _check_after_replay(
         self, static_out: Any, new_inputs: tuple[Any, ...]
