@@ -159,21 +159,21 @@ def test_peak_rss_is_the_childs_high_water_mark() -> None:
 
 def test_holdout_pins_prints_what_the_tests_pin(capsys: pytest.CaptureFixture[str]) -> None:
     # holdout42's first recording, as tests/test_holdout_probe.py pins it: the BiGRU beside an
-    # LSTM language model +5.0 / +4.9 %, the set 6 of 8 within ±10 % either way, the 1-D
+    # LSTM language model +4.9 / +4.8 %, the set 6 of 8 within ±10 % either way, the 1-D
     # UNet's saving 21 points off, every step launch-bound
     from holdout_pins import main
 
     assert main(["holdout42"]) == 0
     out = capsys.readouterr().out
-    assert '"bigru_asr_encoder_beside_lm_2streams_b8": (2649.4, 2781.4, 2780.1)' in out
-    assert '("holdout42", True, 6, 0.0318, 0.1777),' in out
-    assert '("holdout42", False, 6, 0.0315, 0.1856),' in out
+    assert '"bigru_asr_encoder_beside_lm_2streams_b8": (2649.4, 2779.1, 2777.7)' in out
+    assert '("holdout42", True, 6, 0.0314, 0.1751),' in out
+    assert '("holdout42", False, 6, 0.0311, 0.1830),' in out
     assert "savings beyond 15 points ['unet1d_audio_diffusion_b4 -20.8']" in out
     assert "# verdicts: {'launch-bound': 8}" in out
     # the set's row of docs/validation.md with the current model's columns as written there
     # (the tool cannot know the set's figures at its freeze, and repeats the current ones)
-    current = "| 6/8 | 3.2 % | \N{MINUS SIGN}1.0 % | 18.6 % | 8/8 | 7/8 | 31 % |"
-    assert "| `holdout42` | 8 | 6/8 | 3.2 % " + current in out
+    current = "| 6/8 | 3.1 % | \N{MINUS SIGN}1.0 % | 18.3 % | 8/8 | 7/8 | 31 % |"
+    assert "| `holdout42` | 8 | 6/8 | 3.1 % " + current in out
     docs = (ROOT / "docs" / "validation.md").read_text(encoding="utf-8")
     assert "| `holdout42` | 8 | 6/8 | 4.4 % " + current in docs
     assert "disagrees" not in out and "CONTRADICTION" not in out
@@ -209,12 +209,14 @@ def test_replay_nodes_sets_the_schedule_beside_the_replays() -> None:
     assert (a.end[i] - a.start[i]) / 1000 == pytest.approx(136.5, abs=0.5)
     traced = sorted((r[key][n][1] - r[key][n][0]) / 1000 for r in a.replays)
     assert traced[2] == pytest.approx(184.5, abs=0.1)
+    # the schedule holds the chain's next GEMM (one block to an SM) until the convolution
+    # makes room (176.9 µs while the GELU before it waited for all its room too)
     gemm = [x for x in a.nodes if x[1][0].startswith("nvjet_sm90_tst_64x56")][1]
-    assert a.start[gemm[0]] / 1000 == pytest.approx(176.9, abs=1.0)
+    assert a.start[gemm[0]] / 1000 == pytest.approx(171.3, abs=1.0)
     assert np.median([r[gemm[1]][gemm[2]][0] for r in a.replays]) / 1000 == pytest.approx(
         73.1, abs=0.1
     )
-    assert node_error(name) == pytest.approx(0.122, abs=0.002)
+    assert node_error(name) == pytest.approx(0.103, abs=0.002)
 
 
 @pytest.mark.parametrize(

