@@ -21,11 +21,11 @@ def _rows(path: Path) -> dict[str, dict]:
 
 def test_the_set_has_the_families_and_sizes() -> None:
     assert len(ANNOTATED) == 17 and len(UNANNOTATED) == 6
-    # 120 MB: every hold-out set adds 0.2-3 MB of gzipped traces and logs (112.6 MB with
-    # holdout46, holdout47 and holdout48 on the H200, and the chains probe there). A device
+    # 125 MB: every hold-out set adds 0.2-4 MB of gzipped traces and logs (120.1 MB with
+    # holdout49's two H100 recordings). A device
     # run carries at most 64 MiB: the recorded sets are moved out of the tree for it
     # (README.md, "Re-recording")
-    assert sum(f.stat().st_size for f in ROOT.rglob("*") if f.is_file()) <= 120_000_000
+    assert sum(f.stat().st_size for f in ROOT.rglob("*") if f.is_file()) <= 125_000_000
     assert not list(ROOT.rglob("*.log")), "run logs are kept gzipped (record.sh)"
     for trace in ROOT.rglob("*.json.gz"):
         assert trace.stat().st_size <= 1_500_000, trace
