@@ -196,8 +196,9 @@ def decide_region(
         if estimate.streams > 1 and estimate.dependencies > 0:
             reasons.append(
                 f"its graph runs kernels of {estimate.streams} streams side by side, which "
-                "the estimate models least well (in validation, about a fifth of such steps "
-                "replayed more than 10 % off the prediction, against 3 in 100 of the others)"
+                "the estimate models least well (in validation, about one in six of such "
+                "steps replayed more than 10 % off the prediction, against 3 in 100 of the "
+                "others)"
             )
         breaks = sorted({kind for severity, kind in blockers if severity == "breaks"})
         changes = sorted({kind for severity, kind in blockers if severity == "change"})
