@@ -5,7 +5,8 @@ A node is ready once its stream predecessor and the nodes it depends on have fin
 its own per-node overhead. It starts as soon as it is ready *and* the device has room for
 it: the device shares (:func:`~traceinspect.analysis.estimate.columns.device_share`, the
 share of the device's resident-block slots the node's grid fills) of the nodes running at
-that moment must not exceed 1. Once started, a node runs for its whole duration (a block
+that moment must not exceed 1 (a light kernel starts on two thirds of its room and runs the
+longer for it, :data:`LIGHT_PARTIAL_MAX`). Once started, a node runs for its whole duration (a block
 scheduler does not take SMs back). A node alone on the device always starts.
 
 Measured on the H200 (``sample_traces/validation/streams_fit`` and the hold-outs'
@@ -180,7 +181,9 @@ ONE_WAVE_RELEASE_MATRIX: float = 0.9
 #: multi-stream ones 167 within (162). In: ``holdout23``'s three encoders (−15.8 → −4.8 %,
 #: −13.0 → −3.3 %), the dequantize-and-prefetch step (+10.5 → +0.8 %, +11.7 → +2.5 %) and
 #: ``holdout26``'s convolution beside an MLP (+10.7 → +7.1 %); none out. 1.25 read 587 within,
-#: 1.75 592. Chosen on those recordings; ``holdout49`` was recorded after it.
+#: 1.75 592. Chosen on those recordings; ``holdout49``, recorded after it (twice, on an
+#: H100), read all 15 of its recordings within ±10 % (its four multi-stream steps within
+#: 6.1 %). The high end of the range keeps light kernels waiting (:meth:`Packing.stretcher`).
 LIGHT_PARTIAL_MAX: float = 1.5
 
 #: A matrix kernel of more blocks than the device holds at once (several waves) that does
