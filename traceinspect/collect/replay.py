@@ -435,15 +435,11 @@ class _Measurement:
             torch.cuda.reset_peak_memory_stats()
             row["allocated_before_bytes"] = int(torch.cuda.memory_allocated())
             host, gpu = _time_steps(lambda: fn(*inputs), self.opt.iters, torch)
-            with _same_draws(torch):
-                expected = clone_tensors(fn(*inputs), torch)
-                torch.cuda.synchronize()
+            expected = self._reference_call(inputs)
             # The same call again, with the same draws: a step that changes its own state
             # (parameters, buffers, an optimizer's moments) or runs nondeterministic kernels
             # differs from itself, and its replay cannot be checked against it.
-            with _same_draws(torch):
-                again = clone_tensors(fn(*inputs), torch)
-                torch.cuda.synchronize()
+            again = self._reference_call(inputs)
         except Exception as exc:  # noqa: BLE001 - reported in the row
             _fail_exc(row, "eager", exc)
             self._check_context()
@@ -586,17 +582,23 @@ class _Measurement:
         if bucket is not None and status == "ok":
             self.graphs[bucket] = (graph, static, static_out)
 
+    def _reference_call(self, inputs: tuple[Any, ...]) -> Any:
+        """The eager step's outputs on ``inputs``, copied, drawing the random numbers every
+        reference call draws (:func:`_same_draws`), the device synchronized after."""
+        torch = self.torch
+        with _same_draws(torch):
+            out = clone_tensors(self.c.fn(*inputs), torch)
+            torch.cuda.synchronize()
+        return out
+
     def _eager_spread(self, new_inputs: tuple[Any, ...], expected: Any) -> float | None:
         """Call the eager step :data:`RECHECK_CALLS` times more on ``new_inputs`` with the
         reference's draws: the largest |error| of a call that differs from ``expected``
         beyond tolerance (the step runs nondeterministic kernels), else None."""
-        torch, fn = self.torch, self.c.fn
         worst: float | None = None
         for _ in range(RECHECK_CALLS):
-            with _same_draws(torch):
-                call = clone_tensors(fn(*new_inputs), torch)
-                torch.cuda.synchronize()
-            same, error, _ = compare_outputs(expected, call, torch)
+            call = self._reference_call(new_inputs)
+            same, error, _ = compare_outputs(expected, call, self.torch)
             if same is False and error is not None:
                 worst = max(worst or 0.0, error)
         if worst is not None:
@@ -614,13 +616,9 @@ class _Measurement:
         """Compare the replay's outputs with an eager call made right after it, whose state
         is one step on: (max |error|, the tolerance used) where they agree within tolerance
         or within twice what that eager call and the next one differ by, else ``None``."""
-        torch, fn = self.torch, self.c.fn
+        torch = self.torch
         replayed = clone_tensors(static_out, torch)
-        calls = []
-        for _ in range(2):
-            with _same_draws(torch):
-                calls.append(clone_tensors(fn(*new_inputs), torch))
-                torch.cuda.synchronize()
+        calls = [self._reference_call(new_inputs) for _ in range(2)]
         ok, error, tolerance = compare_outputs(calls[0], replayed, torch)
         _, step_error, _ = compare_outputs(calls[0], calls[1], torch)
         if error is None or step_error is None:
