@@ -229,12 +229,17 @@ class Packing:
             fp32=None if self.fp32 is None else self.fp32[nodes],
         )
 
-    def stretcher(self) -> Stretcher:
+    def stretcher(self, share: FloatArray) -> Stretcher:
+        """:data:`Stretcher` of these nodes, each holding ``share`` of the device (what the
+        room test reads) while it runs."""
         blocks = np.where(self.matrix, self.blocks, 0.0).tolist()
         # The high end of the range (no early release) holds room rigidly: light kernels
-        # wait for all theirs, and kernels of several waves do not pack.
+        # wait for all theirs, and kernels of several waves do not pack. A light kernel of
+        # unknown occupancy waits too.
         rigid = not self.one_wave_release
-        light_blocks = np.where(self.matrix | rigid, 0.0, self.blocks).tolist()
+        waits = self.matrix | rigid | (self.resident <= 0) | (self.sms <= 0) | (self.blocks <= 0)
+        light_need = np.where(waits, 0.0, np.clip(np.asarray(share, np.float64), 0.0, 1.0))
+        light_need_list = light_need.tolist()
         resident = self.resident.tolist()
         sms = self.sms.tolist()
         fp32_bound = (self.fp32 if self.fp32 is not None else np.zeros(len(blocks), bool)).tolist()
@@ -246,9 +251,8 @@ class Packing:
             left, :data:`LIGHT_PARTIAL_MAX`); 0 where it waits instead
             (:data:`PACK_BESIDE_LIGHT_MAX`, :data:`FP32_SLOWDOWN`, :data:`PACKED_WAVES_MAX`)."""
             b, m, n = blocks[i], resident[i], sms[i]
-            if light_blocks[i] > 0:
-                need = min(light_blocks[i] / (m * n), 1.0) if m > 0 and n > 0 else 0.0
-                return _partial_stretch(need, used)
+            if light_need_list[i] > 0:
+                return _partial_stretch(light_need_list[i], used)
             if fp32_bound[i] and fp32 > _EPS:
                 return 0.0
             if b <= 0 or m <= 1 or n <= 0 or light > PACK_BESIDE_LIGHT_MAX + _EPS:
@@ -453,9 +457,9 @@ class GraphSchedule:
             heavy=roles[0].tolist() if roles is not None else [],
             slowed=roles[1].tolist() if roles is not None else [],
             slowdown=slowdown,
-            pack=packing.stretcher() if packing is not None else None,
+            pack=packing.stretcher(share) if packing is not None else None,
             pack_held=(
-                replace(packing, one_wave_release=False).stretcher()
+                replace(packing, one_wave_release=False).stretcher(share)
                 if packing is not None
                 else None
             ),
