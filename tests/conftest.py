@@ -117,6 +117,33 @@ def assert_no_verdict_contradicts_its_saving(analysis: Any, trace: Any) -> None:
         assert not (r.verdict == "compute-bound" and frac > 0.25), (trace, r.region.name)
 
 
+def assert_one_step_reads(
+    recording: str,
+    name: str,
+    others: dict[str, int],
+    saving: float,
+    verdict: str,
+    predicted: float,
+) -> None:
+    """In ``sample_traces/validation/RECORDING``, every step but ``name`` reads as replay did
+    (``others``: their verdicts), and ``name``, where replay saved ``saving``, reads
+    ``verdict`` at a predicted saving of ``predicted``."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    from validation_table import VALIDATION_DIR, validation_workloads
+
+    workloads = validation_workloads(VALIDATION_DIR / recording)
+    odd = next(w for w in workloads if w.name == name)
+    rest = [w for w in workloads if w is not odd]
+    assert step_verdicts_agreeing_with_replay(rest) == others
+    assert odd.saving == pytest.approx(saving, abs=0.001)
+    step_verdict, step_saving = step_read(odd)
+    assert step_verdict == verdict
+    assert step_saving is not None
+    assert step_saving == pytest.approx(predicted, abs=0.01)
+
+
 def assert_summary(
     rows: Sequence[Any], count: int, within: int, median_error: float, inside: int
 ) -> None:

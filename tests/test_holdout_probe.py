@@ -179,7 +179,13 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import SAMPLES, assert_probe_prediction, assert_summary, recording_rows
+from conftest import (
+    SAMPLES,
+    assert_one_step_reads,
+    assert_probe_prediction,
+    assert_summary,
+    recording_rows,
+)
 
 sys.path.insert(0, str(SAMPLES.parent / "bench"))
 from validation_table import (  # noqa: E402
@@ -895,33 +901,6 @@ def test_probe_set_prediction(recording: str, name: str) -> None:
 def test_probe_sets_summary(probe: bool, within: int, median_error: float, inside: int) -> None:
     all_rows = [r for recording in PROBED_BEFORE for r in recording_rows(recording, probe).values()]
     assert_summary(all_rows, 32, within, median_error, inside)
-
-
-def assert_one_step_reads(
-    recording: str,
-    name: str,
-    others: dict[str, int],
-    saving: float,
-    verdict: str,
-    predicted: float,
-) -> None:
-    """In ``recording``, every step but ``name`` reads as replay did (``others``: their
-    verdicts), and ``name``, where replay saved ``saving``, reads ``verdict`` at a predicted
-    saving of ``predicted``."""
-    from conftest import step_verdicts_agreeing_with_replay
-
-    from traceinspect.analysis.diagnose import diagnose
-    from traceinspect.parse import load_trace
-
-    workloads = validation_workloads(VALIDATION_DIR / recording)
-    odd = next(w for w in workloads if w.name == name)
-    rest = [w for w in workloads if w is not odd]
-    assert step_verdicts_agreeing_with_replay(rest) == others
-    assert odd.saving == pytest.approx(saving, abs=0.001)
-    step = diagnose(load_trace(odd.trace)).region(odd.region)
-    assert step.verdict == verdict
-    assert step.estimate is not None
-    assert step.estimate.saving_frac == pytest.approx(predicted, abs=0.01)
 
 
 def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
