@@ -1582,6 +1582,36 @@ def test_a_step_on_several_streams_says_the_estimate_is_least_sure_there() -> No
     assert not [r for r in reasons("tcn_dilated_b16") if "least well" in r]
 
 
+def test_the_streams_cudnn_forks_for_itself_are_told_from_the_programs() -> None:
+    """holdout45's GRU runs on one stream of the program's, yet its step spans five: cuDNN
+    forks the two layers' recurrences and input projections onto four streams of its own
+    inside ``aten::_cudnn_rnn``. The estimate counts them apart, and the several-streams
+    caveat says whose they are; the LSTM beside an MLP adds the program's two side streams
+    to cuDNN's four; three dense heads on streams the program opened fork none."""
+    from traceinspect.analysis.diagnose import diagnose
+    from traceinspect.parse import load_trace
+
+    def step(recording: str, name: str) -> Any:
+        w = _workload(recording, name)
+        return diagnose(load_trace(w.trace)).region(w.region)
+
+    gru = step("holdout45", "gru_fp32_one_stream_b16")
+    assert gru.estimate is not None
+    assert (gru.estimate.streams, gru.estimate.forked_streams) == (5, 4)
+    assert gru.estimate.forking_operators == ("aten::_cudnn_rnn",)
+    assert gru.estimate.to_json()["graph"]["forking_operators"] == ["aten::_cudnn_rnn"]
+    (said,) = [r for r in gru.decision.reasons if "least well" in r]
+    assert said.startswith(
+        "its graph runs kernels of 5 streams (4 of them forked inside aten::_cudnn_rnn) "
+        "side by side"
+    )
+    lstm = step("holdout45", "lstm_beside_mlp_2streams_b32").estimate
+    assert lstm is not None and (lstm.streams, lstm.forked_streams) == (7, 4)
+    heads = step("holdout45", "three_dense_heads_shared_feats_3streams_b2").estimate
+    assert heads is not None and (heads.streams, heads.forked_streams) == (4, 0)
+    assert heads.forking_operators == ()
+
+
 def test_the_heads_miss_is_one_eager_kernel_that_ran_slow_alone_not_their_overlap(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

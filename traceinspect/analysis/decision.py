@@ -195,7 +195,7 @@ def decide_region(
             )
         if estimate.streams > 1 and estimate.dependencies > 0:
             reasons.append(
-                f"its graph runs kernels of {estimate.streams} streams side by side, which "
+                f"its graph runs kernels of {_streams_said(estimate)} side by side, which "
                 "the estimate models least well (in validation, about one in six of such "
                 "steps replayed more than 10 % off the prediction, against 3 in 100 of the "
                 "others)"
@@ -223,6 +223,18 @@ def decide_region(
     return GraphDecision(
         name, "region", choice, tuple(reasons), saving_us=saving_us, saving_frac=saving_frac
     )
+
+
+def _streams_said(estimate: RegionEstimate) -> str:
+    """How many streams the graph spans, and how many of them a library's operator forked
+    for itself (the program did not ask for those)."""
+    said = f"{estimate.streams} streams"
+    forked = estimate.forked_streams
+    if forked <= 0:
+        return said
+    inside = " and ".join(estimate.forking_operators) or "one operator"
+    which = "all of them" if forked >= estimate.streams else f"{forked} of them"
+    return f"{said} ({which} forked inside {inside})"
 
 
 def _not_worth_a_graph(

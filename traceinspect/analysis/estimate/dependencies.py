@@ -556,3 +556,42 @@ def _after_previous_launch(cols: TimelineColumns, lo: int) -> int:
     start = max(0, lo - FORK_LOOKBACK_CALLS)
     launches = np.flatnonzero(np.isin(kind[start:lo], list(LAUNCH_KINDS)))
     return start + int(launches[-1]) + 1 if len(launches) else start
+
+
+def forked_streams(cols: TimelineColumns, rows: IntArray) -> tuple[int, tuple[str, ...]]:
+    """How many streams of the activities at ``rows`` an operator forked for itself, and
+    the names of those operators (sorted): streams whose every activity was launched inside
+    a CPU operator that itself made a stream wait on an event. A library's own streams:
+    cuDNN's RNNs run their layers and directions on streams of their own, forked and joined
+    inside ``aten::_cudnn_rnn`` (a one-stream GRU's step spans five streams, four of them
+    cuDNN's); the streams a program opens with ``torch.cuda.stream`` and joins with
+    ``wait_stream`` hold work of many operators and wait outside any."""
+    if not cols.host_rows or len(rows) == 0:
+        return 0, ()
+    launch_row = cols.gpu("launch_row")[rows]
+    op = host_column(cols, "external_id", launch_row)
+    tag = (host_column(cols, "pid", launch_row).astype(np.int64) << 32) ^ op
+    inside = (launch_row >= 0) & (op >= 0) & np.isin(tag, _forking_operators(cols))
+    if not inside.any():
+        return 0, ()
+    keys = stream_keys(cols.gpu("device")[rows], cols.gpu("stream")[rows])
+    forked = [key for key in np.unique(keys) if inside[keys == key].all()]
+    if not forked:
+        return 0, ()
+    tags = np.unique(tag[np.isin(keys, forked)])
+    ops = cols.timeline.cpu_ops
+    op_tag = (ops["pid"].to_numpy().astype(np.int64) << 32) ^ ops["external_id"].to_numpy()
+    names = ops["name"].to_numpy()[np.isin(op_tag, tags) & (ops["external_id"].to_numpy() >= 0)]
+    return len(forked), tuple(sorted({str(name) for name in names}))
+
+
+def _forking_operators(cols: TimelineColumns) -> IntArray:
+    """The (pid, external id) keys, as one integer, of the CPU operators inside which a
+    stream wait was called (computed once per timeline)."""
+    if "forking_operators" not in cols.memo:
+        waits = np.flatnonzero(cols.host_flag("wait"))
+        op = cols.host("external_id")[waits]
+        pid = cols.host("pid")[waits].astype(np.int64)
+        cols.memo["forking_operators"] = np.unique(((pid << 32) ^ op)[op >= 0])
+    out: IntArray = cols.memo["forking_operators"]
+    return out

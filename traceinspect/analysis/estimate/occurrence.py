@@ -20,7 +20,7 @@ from traceinspect.analysis.estimate.columns import (
     sync_points,
 )
 from traceinspect.analysis.estimate.critical_path import PathLayout
-from traceinspect.analysis.estimate.dependencies import infer_dependencies
+from traceinspect.analysis.estimate.dependencies import forked_streams, infer_dependencies
 from traceinspect.analysis.estimate.schedule import (
     GraphSchedule,
     Packing,
@@ -71,6 +71,10 @@ class OccurrenceEstimate:
     #: Graphs the work splits into (host syncs inside the occurrence cut it).
     graphs: int = 1
     host_syncs: int = 0
+    #: Of ``streams``, those an operator forked for itself, and those operators' names
+    #: (:func:`forked_streams`).
+    forked_streams: int = 0
+    forking_operators: tuple[str, ...] = ()
 
 
 def estimate_occurrence(
@@ -226,17 +230,21 @@ def estimate_occurrence(
         one_wave_release=False,
     )
     parts["gpu_busy"] = int(duration[node].sum())
+    streams = len(np.unique(keys[node]))
+    forked, forking = forked_streams(cols, rows[node]) if streams > 1 else (0, ())
     return OccurrenceEstimate(
         graphed_ns=graphed,
         low_ns=min(low, graphed),
         high_ns=max(high, graphed),
         parts=parts,
         nodes=int(node.sum()),
-        streams=len(np.unique(keys[node])),
+        streams=streams,
         dependencies=dependencies,
         input_copies=int(is_input.sum()),
         graphs=sum(1 for g in graphs if len(g.keys)),
         host_syncs=last_segment,
+        forked_streams=forked,
+        forking_operators=forking,
     )
 
 

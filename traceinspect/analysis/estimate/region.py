@@ -78,6 +78,10 @@ class RegionEstimate:
     unprofiled: UnprofiledShape | None = None
     #: Processes x devices replayed side by side (a multi-rank region): 1 for one.
     ranks: int = 1
+    #: Of ``streams``, those an operator forked for itself (a library's own: cuDNN's RNNs,
+    #: NCCL's collectives), and those operators' names.
+    forked_streams: int = 0
+    forking_operators: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -101,6 +105,8 @@ class RegionEstimate:
             "graph": {
                 "nodes": self.nodes,
                 "streams": self.streams,
+                "forked_streams": self.forked_streams,
+                "forking_operators": list(self.forking_operators),
                 "cross_stream_dependencies": self.dependencies,
                 "input_copies": self.input_copies,
                 "graphs": self.graphs,
@@ -257,6 +263,7 @@ def estimate_region(
     if calibration.is_fallback:
         notes.append(f"calibration {calibration.name}: {calibration.fallback_note}")
     saving = eager - graphed
+    widest = max(estimates, key=lambda e: e.streams)
     return RegionEstimate(
         graphed_ns=graphed,
         low_ns=low,
@@ -269,7 +276,7 @@ def estimate_region(
         parts=parts,
         occurrences=len(estimates),
         nodes=_median([e.nodes for e in estimates]),
-        streams=max(e.streams for e in estimates),
+        streams=widest.streams,
         dependencies=_median([e.dependencies for e in estimates]),
         input_copies=_median([e.input_copies for e in estimates]),
         graphs=_median([e.graphs for e in estimates]),
@@ -281,6 +288,8 @@ def estimate_region(
         saving_high_frac=1.0 - low / eager_high if eager_high > 0 else 0.0,
         unprofiled=unprofiled,
         ranks=ranks,
+        forked_streams=widest.forked_streams,
+        forking_operators=widest.forking_operators,
     )
 
 
@@ -304,6 +313,8 @@ def _slowest(estimates: Sequence[OccurrenceEstimate]) -> OccurrenceEstimate:
         high_ns=max(e.high_ns for e in estimates),
         nodes=sum(e.nodes for e in estimates),
         streams=sum(e.streams for e in estimates),
+        forked_streams=sum(e.forked_streams for e in estimates),
+        forking_operators=tuple(sorted({n for e in estimates for n in e.forking_operators})),
         dependencies=sum(e.dependencies for e in estimates),
         input_copies=sum(e.input_copies for e in estimates),
     )
