@@ -94,6 +94,35 @@ def test_fsdp_occurrences_own_only_their_process_gpu_work() -> None:
             assert set(gpu_pid[rows].tolist()) <= {region.process}
 
 
+@pytest.mark.corpus
+def test_a_step_whose_gpu_stays_busy_reads_compute_bound_however_long_its_host_waits() -> None:
+    """The FSDP run's detected step: its host launches ahead and then waits in a sync for
+    the whole step (100 % of its 29.3 ms wall), while the step's own kernels keep the GPU
+    busy 99 % of it. The GPU sets its pace: compute-bound, the wait kept as evidence (it
+    read sync-bound, the wait 1 % longer than the work)."""
+    (step,) = [r for r in report_of(corpus_file(H100))["regions"] if r["name"] == "step (detected)"]
+    assert step["verdict"] == "compute-bound"
+    assert "host blocked in syncs 100% of wall" in step["evidence"]
+    assert step["gpu_busy_share"] >= 0.99
+
+
+@pytest.mark.corpus
+def test_the_regions_table_keeps_each_ranks_process_prefix_whole(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At 100 columns the FSDP ranges' names do not fit: they are shortened, but the
+    ``[pid N]`` prefix that tells the two ranks' ranges apart stays whole (its ``[`` was
+    taken for decoration and dropped: ``pid 111] F…orward (…)``)."""
+    from traceinspect.cli import main
+
+    monkeypatch.setenv("COLUMNS", "100")
+    assert main(["analyze", str(corpus_file(H100))]) == 0
+    rows = [line.strip() for line in capsys.readouterr().out.splitlines() if "FSDP" in line]
+    table = [row for row in rows if row.startswith(("[pid 111] FSDP", "[pid 112] FSDP"))]
+    assert len(table) >= 40
+    assert not [row for row in rows if row.startswith("pid ")]
+
+
 def test_library_domains_and_nccl_collectives_are_not_regions(tmp_path: Path) -> None:
     # GIVEN the mixed export with an NCCL domain (id 7) and a cuDNN domain (id 8) created on
     # its thread, and ranges in them inside the first `step`

@@ -13,7 +13,8 @@ the profiler slows the host (about 2× on launch-bound steps), not the GPU. Firs
    the host spent at least :data:`HOST_SYNC_SHARE` of the region's wall time blocked in
    synchronizing calls and that wait is longer than the GPU work the region launched itself
    (a region that mostly waits, like an ``.item()`` check — not a step that merely ends in
-   a synchronize while its own kernels run).
+   a synchronize while its own kernels run), which kept the GPU busy for less than
+   :data:`COMPUTE_BUSY_SHARE` of the wall time.
 4. ``compute-bound`` — the GPU is busy for at least :data:`COMPUTE_BUSY_SHARE` of the window
    and each launch buys at least :data:`LAUNCH_COST_NS` of GPU time on average (busy time /
    activities: longer than the host needs to issue the next one, so the queue stays full —
@@ -236,9 +237,14 @@ def _rules(
         evidence.append(f"collective kernels {shape.collective_share:.0%} of GPU busy time")
     # Waiting in a sync only limits a region when the wait outweighs the GPU work the region
     # itself launched: a step that ends in a synchronize while its own kernels run is not
-    # sync-bound; an `.item()` check that waits on earlier work is.
+    # sync-bound; an `.item()` check that waits on earlier work is. Nor is a region whose
+    # own kernels kept the GPU busy for nearly all of its wall time, whatever the host
+    # waited for: the GPU set its pace (an FSDP step whose host ran ahead and then waited
+    # 100 % of the step's 29.3 ms, its GPU busy 99 % of it, read sync-bound).
+    own_work_ns = shape.busy_share * shape.window_ns
     waits_more_than_it_works = (
-        shape.host_sync_share * shape.wall_ns > shape.busy_share * shape.window_ns
+        shape.host_sync_share * shape.wall_ns > own_work_ns
+        and own_work_ns < COMPUTE_BUSY_SHARE * shape.wall_ns
     )
     # A sync is a real wait with or without the profiler: the profiled shares decide it.
     profiled_launch_idle = idle.get("host_launch", 0.0)

@@ -194,10 +194,26 @@ def _regions_table(regions: list[Mapping[str, Any]], width: int) -> tuple[Table,
     for r in regions:
         cells = _cells(r)
         indent = "  " * int(r["depth"])
-        name = indent + abbreviate(region_label(r), max(1, region_width - len(indent)))
+        name = indent + _fitted_label(r, max(1, region_width - len(indent)))
         table.add_row(escape(name), *(cells[c] for c in columns))
     hidden = [c for c in LAYOUTS[0][1] if c not in columns]
     return table, tuple(hidden)
+
+
+def _fitted_label(r: Mapping[str, Any], width: int) -> str:
+    """:func:`region_label` in ``width`` characters: the process prefix kept whole while
+    the name keeps a few characters beside it (it is what tells two ranks' regions apart),
+    the name shortened."""
+    label = region_label(r)
+    prefix = label[: len(label) - len(str(r["name"]))]
+    if prefix and width - len(prefix) >= _NAME_BESIDE_PREFIX:
+        return prefix + abbreviate(str(r["name"]), width - len(prefix))
+    return abbreviate(label, width)
+
+
+#: Characters of a region's name that must fit beside its process prefix for the prefix to
+#: be kept whole in the regions table.
+_NAME_BESIDE_PREFIX: Final = 8
 
 
 def _region_label(r: Mapping[str, Any]) -> str:
@@ -253,14 +269,14 @@ def _detections(regions: list[Mapping[str, Any]], console: Console) -> None:
     for r in regions:
         detection = r.get("detection")
         if detection and r["name"] != "startup":
-            console.print(f"[bold]{escape(r['name'])}[/]: {escape(detection['summary'])}")
+            console.print(f"[bold]{escape(region_label(r))}[/]: {escape(detection['summary'])}")
 
 
 def _evidence(regions: list[Mapping[str, Any]], console: Console) -> None:
     with_work = [r for r in regions if r["activities"]]
     for r in with_work[:EVIDENCE_SHOWN]:
         console.print(
-            f"[bold]{escape(r['name'])}[/] "
+            f"[bold]{escape(region_label(r))}[/] "
             + _styled(r["verdict"], VERDICT_STYLE.get(r["verdict"], ""))
             + ": "
             + escape("; ".join(r["evidence"]))
@@ -278,7 +294,7 @@ def _estimates(regions: list[Mapping[str, Any]], console: Console) -> None:
         est = r["estimate"]
         source = EAGER_SOURCE.get(est.get("eager_source", ""), est.get("eager_source", ""))
         console.print(
-            f"[bold]{escape(r['name'])}[/] as one CUDA graph: {_num(est['graphed_us'])} "
+            f"[bold]{escape(region_label(r))}[/] as one CUDA graph: {_num(est['graphed_us'])} "
             f"({_num(est['low_us'])}–{_num(est['high_us'])}) vs eager {_num(est['eager_us'])} "
             f"{source} → saves {_num(est['saving_us'])} ({est['saving_frac']:.0%}"
             + _saving_range(est)
@@ -310,7 +326,7 @@ def _blockers(regions: list[Mapping[str, Any]], console: Console) -> None:
         blockers = [b for b in r["capture"]["blockers"] if _key(b) not in shown]
         if not blockers:
             continue
-        name, verdict = escape(r["name"]), r["capture"]["verdict"]
+        name, verdict = escape(region_label(r)), r["capture"]["verdict"]
         console.print(f"[bold]Capture pre-flight — {name}[/]: {verdict}")
         for b in blockers[:BLOCKERS_SHOWN]:
             shown.add(_key(b))
