@@ -133,6 +133,10 @@ def test_abbreviate_keeps_what_tells_names_apart() -> None:
     assert abbreviate("decoder.layers.31.self_attention", 16) == "decoder.…tention"
     assert len(abbreviate("x" * 50, 7)) == 7
     assert abbreviate("unbalanced<(", 5) == "un…<("
+    # a parenthesis after a space names the range (one FSDP range per layer): it stays
+    fsdp = "FSDP::pre_forward (encoder.block.14.layer.1)"
+    assert abbreviate(fsdp, 30) == "FSDP::pre_forwa…ck.14.layer.1)"
+    assert abbreviate("[pid 111] " + fsdp, 40) == "[pid 111] FSDP::pre_…r.block.14.layer.1)"
 
 
 def test_subprocess_respects_columns() -> None:

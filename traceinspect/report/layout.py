@@ -16,8 +16,10 @@ PIPED_WIDTH: Final = 100
 MIN_WIDTH: Final = 40
 ELLIPSIS: Final = "…"
 
-#: Decoration around a name (``## forward ##``, ``[param|cuda]``), dropped when space is short.
-_DECORATION = re.compile(r"^[\s#\[*=:|-]+|[\s#\]*=:|-]+$")
+#: Decoration around a name (``## forward ##``, ``[param|cuda]``), dropped when space is short:
+#: these characters at either end, and brackets around the whole name (not a ``[pid 111]``
+#: prefix, which names a rank's process).
+_DECORATION = re.compile(r"^[\s#*=:|-]+|[\s#*=:|-]+$")
 _RETURN_TYPE = re.compile(r"^(?:void|int|float|double|bool|auto|unsigned)\s+")
 
 
@@ -40,13 +42,15 @@ def abbreviate(name: str, width: int) -> str:
     Names lose decoration (``## forward ##`` -> ``forward``), C++ names their return type,
     then their call arguments, then their template arguments (shown as ``(…)`` and ``<…>``);
     what is still too long keeps its head and tail around a ``…``
-    (``decoder.layers.31.attention`` stays recognisable).
+    (``decoder.layers.31.attention`` stays recognisable). A parenthesis after a space is
+    not a call's arguments but what names the range (``FSDP::pre_forward
+    (encoder.block.14.layer.1)``, one per layer): it stays, and the tail keeps it.
     """
     if width <= 0:
         return ""
     if len(name) <= width:
         return name
-    short = _DECORATION.sub("", _RETURN_TYPE.sub("", name)) or name
+    short = _undecorated(_RETURN_TYPE.sub("", name)) or name
     for open_, close in (("(", ")"), ("<", ">")):
         if len(short) > width:
             short = _collapse_brackets(short, open_, close)
@@ -59,16 +63,33 @@ def abbreviate(name: str, width: int) -> str:
     return short[:head] + ELLIPSIS + (short[-tail:] if tail else "")
 
 
+def _undecorated(name: str) -> str:
+    """``name`` without :data:`_DECORATION` and without brackets enclosing all of it."""
+    short = _DECORATION.sub("", name)
+    while short.startswith("[") and short.find("]") == len(short) - 1:
+        short = _DECORATION.sub("", short[1:-1])
+    return short
+
+
 def _collapse_brackets(text: str, open_: str, close: str) -> str:
-    """Every outermost ``open_ … close`` span replaced by ``open_ + "…" + close``; text with
-    unbalanced brackets is returned as it is."""
+    """Every outermost ``open_ … close`` span replaced by ``open_ + "…" + close``, except one
+    that follows a space (words, not arguments: kept whole); text with unbalanced brackets
+    is returned as it is."""
     out: list[str] = []
     depth = 0
-    for char in text:
+    kept = False  # inside a span kept whole
+    for i, char in enumerate(text):
         if char == open_:
             if depth == 0:
-                out.append(open_ + ELLIPSIS)
+                kept = i > 0 and text[i - 1] == " "
+                out.append(open_ if kept else open_ + ELLIPSIS)
+            elif kept:
+                out.append(char)
             depth += 1
+        elif kept and depth > 0:
+            out.append(char)
+            if char == close:
+                depth -= 1
         elif char == close and depth > 0:
             depth -= 1
             if depth == 0:
