@@ -159,21 +159,21 @@ def test_peak_rss_is_the_childs_high_water_mark() -> None:
 
 def test_holdout_pins_prints_what_the_tests_pin(capsys: pytest.CaptureFixture[str]) -> None:
     # holdout42's first recording, as tests/test_holdout_probe.py pins it: the BiGRU beside an
-    # LSTM language model +4.9 / +4.8 %, the set 6 of 8 within ±10 % either way, the 1-D
+    # LSTM language model +6.8 / +6.7 %, the set 7 of 8 within ±10 % either way, the 1-D
     # UNet's saving 21 points off, every step launch-bound
     from holdout_pins import main
 
     assert main(["holdout42"]) == 0
     out = capsys.readouterr().out
-    assert '"bigru_asr_encoder_beside_lm_2streams_b8": (2649.4, 2779.1, 2777.7)' in out
-    assert '("holdout42", True, 6, 0.0314, 0.1751),' in out
-    assert '("holdout42", False, 6, 0.0311, 0.1830),' in out
+    assert '"bigru_asr_encoder_beside_lm_2streams_b8": (2649.4, 2829.2, 2827.8)' in out
+    assert '("holdout42", True, 7, 0.0408, 0.1004),' in out
+    assert '("holdout42", False, 7, 0.0406, 0.1083),' in out
     assert "savings beyond 15 points ['unet1d_audio_diffusion_b4 -20.8']" in out
     assert "# verdicts: {'launch-bound': 8}" in out
     # the set's row of docs/validation.md with the current model's columns as written there
     # (the tool cannot know the set's figures at its freeze, and repeats the current ones)
-    current = "| 6/8 | 3.1 % | \N{MINUS SIGN}1.0 % | 18.3 % | 8/8 | 7/8 | 31 % |"
-    assert "| `holdout42` | 8 | 6/8 | 3.1 % " + current in out
+    current = "| 7/8 | 4.1 % | \N{MINUS SIGN}1.0 % | 10.8 % | 8/8 | 7/8 | 31 % |"
+    assert "| `holdout42` | 8 | 7/8 | 4.1 % " + current in out
     docs = (ROOT / "docs" / "validation.md").read_text(encoding="utf-8")
     assert "| `holdout42` | 8 | 6/8 | 4.4 % " + current in docs
     assert "disagrees" not in out and "CONTRADICTION" not in out
@@ -189,11 +189,13 @@ def test_holdout_pins_refuses_a_recording_that_is_not_there(
 
 
 def test_replay_nodes_sets_the_schedule_beside_the_replays() -> None:
-    # holdout32's convolution beside a GEMM chain (+22.8 %): all five profiled replays match
-    # the graph kernel for kernel; the schedule runs the 85 µs convolution packed beside the
-    # chain's first GEMMs (136.5 µs) and holds the chain's next GEMM until it nearly ends,
-    # where the replays ran the two side by side (the convolution 184.5 µs, the GEMM from
-    # 73.1 µs)
+    # holdout32's convolution beside a GEMM chain (+10.9 %): all five profiled replays match
+    # the graph kernel for kernel; the schedule starts the 85 µs convolution 48.8 µs in,
+    # once the chain's first GEMMs and the light kernels charged beside them leave it room
+    # (87.8 µs; it ran packed beside those GEMMs, 136.5 µs, before a light kernel beside
+    # another stream's was charged LIGHT_BESIDE_NS), and holds the chain's next GEMM until
+    # it ends, where the replays ran the two side by side (the convolution 184.5 µs, the
+    # GEMM from 73.1 µs)
     from replay_nodes import Aligned, node_error, predicted_graphs, replays
 
     name = "holdout32/conv_beside_gemm_2streams_b8"
@@ -206,17 +208,19 @@ def test_replay_nodes_sets_the_schedule_beside_the_replays() -> None:
     assert [round(s / 1000, 1) for s in a.spans()] == [326.7, 309.9, 335.5, 337.9, 336.4]
     conv = next(x for x in a.nodes if "cutlass__5x_cudnn" in x[1][0])
     i, key, n = conv
-    assert (a.end[i] - a.start[i]) / 1000 == pytest.approx(136.5, abs=0.5)
+    assert (a.end[i] - a.start[i]) / 1000 == pytest.approx(87.8, abs=0.5)
     traced = sorted((r[key][n][1] - r[key][n][0]) / 1000 for r in a.replays)
     assert traced[2] == pytest.approx(184.5, abs=0.1)
     # the schedule holds the chain's next GEMM (one block to an SM) until the convolution
-    # makes room (176.9 µs while the GELU before it waited for all its room too)
+    # makes room (176.9 µs while the GELU before it waited for all its room too, 171.3 µs
+    # before LIGHT_BESIDE_NS)
     gemm = [x for x in a.nodes if x[1][0].startswith("nvjet_sm90_tst_64x56")][1]
-    assert a.start[gemm[0]] / 1000 == pytest.approx(171.3, abs=1.0)
+    assert a.start[gemm[0]] / 1000 == pytest.approx(141.1, abs=1.0)
     assert np.median([r[gemm[1]][gemm[2]][0] for r in a.replays]) / 1000 == pytest.approx(
         73.1, abs=0.1
     )
-    assert node_error(name) == pytest.approx(0.103, abs=0.002)
+    # node by node the schedule is further from the replays than before the charge (0.103)
+    assert node_error(name) == pytest.approx(0.186, abs=0.002)
 
 
 @pytest.mark.parametrize(

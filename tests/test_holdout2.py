@@ -22,8 +22,8 @@ The model now predicts the clean replay (calibration timed before any profiler s
 100 ns per node on top, at least 2 µs for a kernel after a memset node, 5.57 µs per warm
 input copy), so on ``holdout2`` and above all on
 ``holdout2_rerun``, both timed in a profiled process, the predictions sit below the
-measured value: within ±10 % on 4 of 8 and 0 of 8; against the fresh timing of the same
-graphs, 6 of 8 from either trace. The eager model's profiler costs were refitted after the
+measured value: within ±10 % on 5 of 8 and 0 of 8; against the fresh timing of the same
+graphs, 7 of 8 from either trace. The eager model's profiler costs were refitted after the
 first recording (on the validation set, not on these): savings are as of now.
 
 fork_join_streams was predicted −1.1 % and −7.2 % (here) and +2.9 % (fresh) while its
@@ -32,7 +32,8 @@ the script does, the two branches are independent: their GEMMs (0.97 of the devi
 still run one after the other, but the GELUs (0.49) pair up and nodes waiting for room hide
 their overhead: 89-91 µs, where every recording measured 102-113 µs (the fresh one 102.3,
 about what the branches wholly one after the other had been predicted, 105.3). The replay
-gained nothing from the two streams, and the model now misses by −12 to −21 %.
+gained nothing from the two streams, and the model misses by −9 to −18 % (−12 to −21 %
+before a light kernel beside another stream's was charged ``LIGHT_BESIDE_NS``).
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ EXPECTED = {
         "compiled_swiglu": (161.6, 142.9, 0.6892, 0.7356),  # −11.6 %
         "decoder_b8": (679.1, 609.6, 0.7303, 0.7468),  # −10.2 %
         "embbag_small": (110.2, 98.4, 0.6016, 0.6700),  # −10.7 %
-        "fork_join_streams": (107.9, 95.9, 0.6621, 0.7812),  # −11.1 %
+        "fork_join_streams": (107.9, 98.0, 0.6621, 0.7765),  # −9.1 %
         "lstm_b64": (855.0, 827.1, 0.7577, 0.6898),  # −3.3 %
         "mlp_silu_wide": (301.2, 277.6, 0.6359, 0.6434),  # −7.8 %
     },
@@ -67,25 +68,23 @@ EXPECTED = {
         "compiled_swiglu": (194.7, 144.0, 0.643, 0.7902),  # −26.0 %
         "decoder_b8": (836.3, 609.4, 0.6947, 0.8285),  # −27.1 %
         "embbag_small": (113.6, 98.6, 0.5691, 0.6957),  # −13.2 %
-        "fork_join_streams": (112.9, 91.0, 0.5223, 0.6007),  # −19.4 %
+        "fork_join_streams": (112.9, 92.9, 0.5223, 0.5921),  # −17.7 %
         "lstm_b64": (1024.7, 842.2, 0.6091, 0.6724),  # −17.8 %
         "mlp_silu_wide": (345.2, 277.5, 0.5594, 0.6420),  # −19.6 %
     },
 }
 #: Graphed predictions beyond ±10 %, all under: the profiled process's replays on the rerun.
-#: On the first recording, four: its profiled process slowed the replays 0-9 % (below), and
+#: On the first recording, three: its profiled process slowed the replays 0-9 % (below), and
 #: its traces' host ran fast (launch calls a median 4.8 µs), so each input copy is charged
 #: 6.0 µs (:data:`~traceinspect.analysis.estimate.eager.COPY_PER_LAUNCH_CALL`), as a
 #: machine that fast copies: compiled_swiglu −11.6 %, decoder_b8 −10.2 %, embbag_small
 #: −10.7 % (all within while every copy was charged the built-in 9.2-9.9 µs). The first
-#: lease's fork-join too (−11.1 %; −8.3 % until a kernel of one wave made room at 80 or 90 %
-#: of its run): its profiled process slowed the replay (102.3 µs in a fresh one).
+#: lease's fork-join was too (−11.1 %; −8.3 % until a kernel of one wave made room at 80 or
+#: 90 % of its run; −9.1 % since a light kernel beside another stream's is charged
+#: LIGHT_BESIDE_NS): its profiled process slowed the replay (102.3 µs in a fresh one).
 GRAPHED_MISSES = {
     *(("holdout2_rerun", n) for n in EXPECTED["holdout2_rerun"]),
-    *(
-        ("holdout2", n)
-        for n in ("compiled_swiglu", "decoder_b8", "embbag_small", "fork_join_streams")
-    ),
+    *(("holdout2", n) for n in ("compiled_swiglu", "decoder_b8", "embbag_small")),
 }
 #: Every measured graphed time lies inside its range, the rerun's slowed replays included.
 #: compiled_swiglu on the rerun (194.7 µs; the fresh process measured 153.6) was above it
@@ -162,9 +161,9 @@ def test_the_rerun_measured_its_profiled_process_not_a_slower_machine(
         for recording, row in (("holdout2", first), ("holdout2_rerun", rerun)):
             if abs(row.predicted_us / clean.graphed_measured_us - 1) <= 0.10:
                 within.add((recording, name))
-    # thirteen of sixteen: embbag_small from both older traces (98.4 and 98.6 µs against
+    # fourteen of sixteen: embbag_small from both older traces (98.4 and 98.6 µs against
     # 110.0: −10.5 %, −10.4 %), its two copies charged at their fast hosts' pace (6.0 and
-    # 6.4 µs), and fork_join_streams from the rerun (91.0 against 102.3 µs: −11.0 %)
+    # 6.4 µs); fork_join_streams from the rerun too (91.0 against 102.3 µs: −11.0 %) until
+    # a light kernel beside another stream's was charged LIGHT_BESIDE_NS (92.9: −9.2 %)
     missed = {("holdout2", "embbag_small"), ("holdout2_rerun", "embbag_small")}
-    missed.add(("holdout2_rerun", "fork_join_streams"))
     assert within == {(r, n) for r in ("holdout2", "holdout2_rerun") for n in fresh} - missed

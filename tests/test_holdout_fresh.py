@@ -60,7 +60,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
         # forked from the current stream (read before as the second waiting for the first),
         # have GEMMs that each fill 0.97 of the device; they run one after the other, the
         # GELUs (0.49) side by side
-        "fork_join_streams": (102.3, 91.4, 0.5988, 0.6249),
+        "fork_join_streams": (102.3, 93.4, 0.5988, 0.6168),
         "lstm_b64": (832.7, 853.2, 0.7885, 0.7082),  # +2.5 %
         "mlp_silu_wide": (285.6, 279.0, 0.6774, 0.6651),  # −2.3 %
     },
@@ -76,7 +76,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
     },
     "holdout5": {
         "cnn_train_step_b32": (699.7, 689.5, 0.7384, 0.6615),  # −1.5 %
-        "dual_tower_streams_b4": (156.7, 152.6, 0.8416, 0.7975),  # −2.6 %
+        "dual_tower_streams_b4": (156.7, 155.3, 0.8416, 0.7939),  # −0.9 %
         "fpn_head_b2": (1120.8, 1157.7, 0.6152, 0.7008),  # +3.3 %
         "gcn_scatter_b1": (884.5, 884.2, 0.0373, 0.0114),  # −0.0 %
         "gpt2_prefill_b1": (242.9, 239.8, 0.8038, 0.7855),  # −1.3 %
@@ -86,7 +86,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
     },
     "holdout5_rerun": {
         "cnn_train_step_b32": (692.1, 680.8, 0.6247, 0.6629),  # −1.6 %
-        "dual_tower_streams_b4": (146.7, 149.4, 0.7803, 0.7527),  # +1.8 %
+        "dual_tower_streams_b4": (146.7, 152.1, 0.7803, 0.7483),  # +3.7 %
         "fpn_head_b2": (1103.1, 1147.0, 0.4121, 0.4269),  # +4.0 %
         "gcn_scatter_b1": (876.9, 881.0, 0.0411, -0.0102),  # +0.5 %
         "gpt2_prefill_b1": (239.0, 236.5, 0.6794, 0.6749),  # −1.0 %
@@ -103,10 +103,10 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
 #: The embedding-bag step, −10.9 % with 200 ns per node, is −9.9 % (99.1 µs against 110.0)
 #: with 100 ns and the 2 µs copy transition. The two towers on two streams, +16.6 % on the
 #: faster machine while the second was read as waiting for the first, are +0.5 % there now.
-#: The fork/join reads −10.6 % (91.4 µs) since its input copy is charged at its trace's
-#: host pace (launch calls a median 4.9 µs: 6.2 µs per copy; −7.5 % at the built-in 9.2).
+#: The fork/join read −10.6 % (91.4 µs) since its input copy is charged at its trace's
+#: host pace (launch calls a median 4.9 µs: 6.2 µs per copy; −7.5 % at the built-in 9.2),
+#: −8.7 % (93.4 µs) since a light kernel beside another stream's is charged LIGHT_BESIDE_NS.
 GRAPHED_MISSES = {
-    "holdout2_fresh": {"fork_join_streams"},
     "holdout5": {"lm_head_topk_b8"},
 }
 #: Every measured time lies inside its range. The fork/join of two streams was above it
@@ -155,7 +155,7 @@ def test_fresh_process_prediction(
 
 @pytest.mark.parametrize(
     ("recording", "within", "median_error"),
-    [("holdout5", 7, 0.0296), ("holdout5_rerun", 8, 0.0174)],
+    [("holdout5", 7, 0.0238), ("holdout5_rerun", 8, 0.0265)],
 )
 def test_holdout5_summary(
     recording: str, within: int, median_error: float, rows: dict[str, dict[str, ValidationRow]]

@@ -55,33 +55,33 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "unet_tiny_b2": (259.0, 271.5, 270.9),  # +4.9 / +4.6 %
     },
     "h100_holdout15": {
-        "dcn_v2_streams_b1024": (143.8, 150.5, 150.9),  # +4.7 / +5.0 %
+        "dcn_v2_streams_b1024": (143.8, 151.6, 152.0),  # +5.4 / +5.7 %
         "haar_wavelet_b8": (212.4, 201.1, 200.8),  # −5.3 / −5.5 %
         "kv_ring_buffer_decode_b8": (398.4, 392.1, 394.2),  # −1.6 / −1.1 %
         "lora_mlp_b16": (544.6, 545.7, 545.2),  # +0.2 / +0.1 %
-        "pipeline_microbatch_streams_b4": (87.3, 88.4, 88.9),  # +1.3 / +1.9 %
+        "pipeline_microbatch_streams_b4": (87.3, 89.6, 90.1),  # +2.6 / +3.3 %
         "ppo_update_b2048": (419.4, 424.6, 430.2),  # +1.2 / +2.6 %
         "scatter_histogram_b64": (71.9, 77.0, 77.2),  # +7.2 / +7.4 %
-        "siamese_streams_b32": (73.9, 74.7, 75.9),  # +1.1 / +2.7 %
+        "siamese_streams_b32": (73.9, 78.7, 79.9),  # +6.5 / +8.1 %
     },
     "h100_holdout16": {
-        "clip_two_tower_streams_b64": (84.9, 86.5, 86.5),  # +1.8 / +1.8 %
+        "clip_two_tower_streams_b64": (84.9, 87.5, 87.5),  # +3.0 / +3.1 %
         "feature_fusion_6in_b32": (78.4, 83.4, 77.9),  # +6.3 / −0.7 %
         "lion_foreach_update": (730.1, 736.5, 743.4),  # +0.9 / +1.8 %
         "mbconv_se_b1": (212.9, 223.9, 224.5),  # +5.1 / +5.4 %
         "retrieval_topk_b16": (135.0, 135.3, 135.2),  # +0.3 / +0.2 %
         "rwkv_timemix_loop_b4": (1876.9, 1920.0, 1919.3),  # +2.3 / +2.3 %
         "stft_melspec_b8": (56.2, 59.3, 59.3),  # +5.6 / +5.5 %
-        "wide_deep_4in_streams_b256": (67.0, 69.9, 72.8),  # +4.3 / +8.5 %
+        "wide_deep_4in_streams_b256": (67.0, 71.4, 74.2),  # +6.5 / +10.7 %
     },
     "h100_holdout14": {
         "compiled_gpt_block_b4": (81.7, 80.4, 80.6),  # −1.5 / −1.4 %
         "convnext_block_b8": (598.8, 607.7, 607.3),  # +1.5 / +1.4 %
         # +13.8 / +13.2 % until a kernel of several waves made room in its last wave
-        "inception_streams_b16": (289.0, 284.6, 282.7),  # −1.5 / −2.2 %
+        "inception_streams_b16": (289.0, 289.3, 287.4),  # +0.1 / −0.6 %
     },
     "h100_holdout13": {
-        "deepfm_streams_b2048": (129.0, 132.6, 134.4),  # +2.7 / +4.2 %
+        "deepfm_streams_b2048": (129.0, 134.8, 136.7),  # +4.5 / +5.9 %
         "gumbel_softmax_vae_b256": (108.1, 114.9, 113.5),  # +6.3 / +5.0 %
         "hyena_fftconv_b8": (4096.4, 4168.1, 4168.6),  # +1.8 / +1.8 %
         "kalman_filter_b1024": (1308.5, 1355.6, 1354.5),  # +3.6 / +3.5 %
@@ -120,17 +120,20 @@ def test_h100_prediction(recording: str, name: str) -> None:
         # packed onto the SMs another GEMM left free ran slower in the schedule (a rule from
         # the H200's DCN-v2 replays, made after this set was seen: not blind for DCN-v2);
         # median 1.4 % (3.2 % from the trace alone) while matrix kernels side by side did
-        # not slow each other: its four multi-stream steps now read 1.0-4.7 % high
-        (True, "", 16, 0.0205, 16),
+        # not slow each other: its four multi-stream steps read 1.0-4.7 % high, 3.1-8.1 %
+        # since a light kernel beside another stream's is charged LIGHT_BESIDE_NS (median
+        # 2.1 % before)
+        (True, "", 16, 0.0408, 16),
         # from the trace alone (15 of 16, 5.2 %, DCN-v2 −13.8 %, at freeze); median 4.8 %
         # while each copy was charged the profile's 6.8 µs, 2.4 % since a fast host's copies
-        # follow its pace (eager.COPY_PER_LAUNCH_CALL: launch calls a median 4.6-5.8 µs)
-        (False, "", 16, 0.0241, 16),
+        # follow its pace (eager.COPY_PER_LAUNCH_CALL: launch calls a median 4.6-5.8 µs); the
+        # four-input Wide & Deep +8.5 → +10.7 % with LIGHT_BESIDE_NS (16 of 16 before)
+        (False, "", 15, 0.0318, 16),
         # the same traces with the H200 profile, as every H100 trace was predicted before:
         # every launch and replay at the H200's costs, each copy at the H200's 9.2 µs (6 of
         # 16 within from the trace alone, median 10.7 %) or at the trace's pace (13 of 16)
-        (True, "nvidia-h200", 14, 0.0362, 16),
-        (False, "nvidia-h200", 13, 0.0436, 16),
+        (True, "nvidia-h200", 14, 0.0479, 16),
+        (False, "nvidia-h200", 13, 0.0488, 16),
     ],
 )
 def test_the_blind_h100_sets(
@@ -140,7 +143,7 @@ def test_the_blind_h100_sets(
     assert_summary(all_rows, 16, within, median_error, inside)
 
 
-@pytest.mark.parametrize(("probe", "median_error"), [(True, 0.0155), (False, 0.0176)])
+@pytest.mark.parametrize(("probe", "median_error"), [(True, 0.0155), (False, 0.0157)])
 def test_the_h100_sets_blind_for_the_current_model(probe: bool, median_error: float) -> None:
     # 11 of 11 within ±10 % either way, each inside its range. At the freeze 10 of 11: the
     # miss was Inception, +13.8 % (+13.2 % from the trace alone), as on the H200 (+15.6 and
@@ -196,26 +199,26 @@ def test_h100_verdicts_agree_with_what_replay_did() -> None:
 #: model was frozen: blind. Values as in :data:`EXPECTED`.
 EXPECTED_45: dict[str, dict[str, tuple[float, float, float]]] = {
     "h100_holdout45": {
-        "conv_stack_beside_gemm_chain_2streams_b16": (229.6, 236.9, 230.8),  # +3.2 / +0.5 %
+        "conv_stack_beside_gemm_chain_2streams_b16": (229.6, 240.8, 234.6),  # +4.8 / +2.2 %
         "fp32_resnet_basic_blocks_b8": (414.8, 400.7, 398.8),  # −3.4 / −3.9 %
         # cuDNN's two fp32 GRU layers run side by side in the replay (its kernels sum to 1.7x
         # the replay's span); the schedule keeps layer 2's input GEMM behind layer 1
-        "gru_fp32_one_stream_b16": (1071.1, 1326.6, 1321.8),  # +23.9 / +23.4 %
-        "lstm_beside_mlp_2streams_b32": (1016.8, 1031.6, 1024.7),  # +1.5 / +0.8 %
+        "gru_fp32_one_stream_b16": (1071.1, 1323.4, 1318.6),  # +23.6 / +23.1 %
+        "lstm_beside_mlp_2streams_b32": (1016.8, 1037.7, 1030.8),  # +2.1 / +1.4 %
         "ranker_10in_b128": (181.2, 191.6, 138.3),  # +5.7 / −23.7 %
         "sgd_momentum_foreach_update": (2482.9, 2326.4, 2047.8),  # −6.3 / −17.5 %
-        "tf32_beside_fp32_gemms_2streams_b512": (721.7, 665.8, 662.7),  # −7.8 / −8.2 %
-        "three_dense_heads_shared_feats_3streams_b2": (188.2, 181.3, 176.9),  # −3.7 / −6.0 %
+        "tf32_beside_fp32_gemms_2streams_b512": (721.7, 667.1, 664.0),  # −7.6 / −8.0 %
+        "three_dense_heads_shared_feats_3streams_b2": (188.2, 186.3, 181.9),  # −1.0 / −3.4 %
     },
     "h100_holdout45_rerun": {
-        "conv_stack_beside_gemm_chain_2streams_b16": (226.0, 234.3, 230.3),  # +3.7 / +1.9 %
+        "conv_stack_beside_gemm_chain_2streams_b16": (226.0, 238.1, 234.1),  # +5.4 / +3.6 %
         "fp32_resnet_basic_blocks_b8": (418.8, 406.4, 402.1),  # −3.0 / −4.0 %
-        "gru_fp32_one_stream_b16": (1062.5, 1323.1, 1318.9),  # +24.5 / +24.1 %
-        "lstm_beside_mlp_2streams_b32": (1026.2, 1033.1, 1025.4),  # +0.7 / −0.1 %
+        "gru_fp32_one_stream_b16": (1062.5, 1321.4, 1317.2),  # +24.4 / +24.0 %
+        "lstm_beside_mlp_2streams_b32": (1026.2, 1038.1, 1030.5),  # +1.2 / +0.4 %
         "ranker_10in_b128": (168.5, 173.2, 138.0),  # +2.8 / −18.1 %
         "sgd_momentum_foreach_update": (2464.7, 2340.7, 2049.4),  # −5.0 / −16.9 %
-        "tf32_beside_fp32_gemms_2streams_b512": (701.7, 668.6, 662.7),  # −4.7 / −5.5 %
-        "three_dense_heads_shared_feats_3streams_b2": (194.1, 181.4, 176.9),  # −6.6 / −8.8 %
+        "tf32_beside_fp32_gemms_2streams_b512": (701.7, 669.8, 664.0),  # −4.5 / −5.4 %
+        "three_dense_heads_shared_feats_3streams_b2": (194.1, 187.0, 182.6),  # −3.7 / −5.9 %
     },
 }
 
@@ -234,12 +237,12 @@ def test_h100_holdout45_prediction(recording: str, name: str) -> None:
         # with the probes' copy cost: 14 of 16; the fp32 GRU misses on both recordings, and it
         # and the TF32-beside-FP32 GEMMs (−4.7 to −7.7 %, the range's top 696-700 µs) fall
         # outside their ranges
-        (True, 14, 0.0427, 12, 14),
+        (True, 14, 0.0469, 12, 14),
         # from the trace alone the many-input steps read short as well: a copy charged its
         # host's launch pace (eager.COPY_PER_LAUNCH_CALL) where the probes measured more
         # (the ranker's 10 inputs −23.7 / −18.1 %, the foreach SGD's 96 gradients −17.5 /
         # −16.8 %)
-        (False, 10, 0.0717, 10, 14),
+        (False, 10, 0.0566, 10, 14),
     ],
 )
 def test_the_blind_h100_holdout45(
@@ -257,19 +260,20 @@ def test_the_blind_h100_holdout45(
 def test_h100_holdout45_verdicts() -> None:
     """No region's verdict contradicts its predicted saving; the steps agree with what replay
     did but for the foreach SGD (``launch-bound``, replay 21-25 % slower than eager, as the
-    Lion update on either GPU) and the first recording of the TF32-beside-FP32 GEMMs
-    (``mixed`` at a predicted 19 %, where replay saved 29 %)."""
+    Lion update on either GPU) and the TF32-beside-FP32 GEMMs (``mixed`` at a predicted 19
+    and 20 %, where replay saved 29 and 27 %; the rerun read launch-bound at 21 % before a
+    light kernel beside another stream's was charged ``LIGHT_BESIDE_NS``)."""
     from conftest import step_read, step_verdicts_agreeing_with_replay
 
     odd, rest = [], []
     for s in EXPECTED_45:
         for w in validation_workloads(VALIDATION_DIR / s):
-            tf32_first = s == "h100_holdout45" and w.name.startswith("tf32_beside")
-            (odd if w.name == "sgd_momentum_foreach_update" or tf32_first else rest).append(w)
-    assert len(odd) == 3
-    assert step_verdicts_agreeing_with_replay(rest) == {"launch-bound": 13}
+            tf32 = w.name.startswith("tf32_beside")
+            (odd if w.name == "sgd_momentum_foreach_update" or tf32 else rest).append(w)
+    assert len(odd) == 4
+    assert step_verdicts_agreeing_with_replay(rest) == {"launch-bound": 12}
     verdicts = [step_read(w)[0] for w in odd]
-    assert sorted(verdicts) == ["launch-bound", "launch-bound", "mixed"]
+    assert sorted(verdicts) == ["launch-bound", "launch-bound", "mixed", "mixed"]
 
 
 #: ``holdout46`` (written after ``holdout45`` was recorded on the H200, committed before any
@@ -278,31 +282,32 @@ def test_h100_holdout45_verdicts() -> None:
 #: probes' copy cost and from the trace alone, µs.
 EXPECTED_46: dict[str, dict[str, tuple[float, float, float]]] = {
     "h100_holdout46": {
-        "bigru_beside_mlp_2streams_b16": (502.8, 477.9, 471.4),  # −5.0 / −6.3 %
-        "bilstm_tagger_b32": (841.8, 771.6, 767.8),  # −8.3 / −8.8 %
+        "bigru_beside_mlp_2streams_b16": (502.8, 507.9, 501.4),  # +1.0 / −0.3 %
+        "bilstm_tagger_b32": (841.8, 817.9, 814.1),  # −2.8 / −3.3 %
         "decoder_layer_b4": (106.0, 105.5, 103.6),  # −0.5 / −2.3 %
         "gru_cell_greedy_decode_b32": (800.7, 792.5, 788.4),  # −1.0 / −1.5 %
         # three hand-written recurrences on three streams: the replay slows them beside
-        # each other more than the schedule (as the chains probe's eight)
-        "relu_chains_3streams_b8": (314.6, 279.5, 273.2),  # −11.2 / −13.2 %
+        # each other, as the schedule does since it charges a light kernel beside another
+        # stream's LIGHT_BESIDE_NS (−13.2 % from the trace before)
+        "relu_chains_3streams_b8": (314.6, 322.1, 315.8),  # +2.4 / +0.4 %
         # recorded before the eager run kept a channels-last input channels-last: its eager
         # trace ran a layout copy and a slow add that the replay did not
         "resnet_bottlenecks_cl_b16": (499.8, 578.5, 576.6),  # +15.8 / +15.4 %
         # cuDNN's three LSTM layers overlap in the replay more than the eager waits allow
         # (as holdout45's fp32 GRU)
-        "stacked_lstm_lm_b16": (865.6, 979.2, 977.2),  # +13.1 / +12.9 %
-        "twin_lstm_encoders_2streams_b32": (794.4, 742.2, 735.5),  # −6.6 / −7.4 %
+        "stacked_lstm_lm_b16": (865.6, 988.4, 986.3),  # +14.2 / +13.9 %
+        "twin_lstm_encoders_2streams_b32": (794.4, 744.7, 738.0),  # −6.2 / −7.1 %
     },
     "h100_chains_probe": {
-        "cudnn_bilstm_chains_1stream_b16": (365.7, 332.9, 328.6),  # −9.0 / −10.1 %
-        "cudnn_bilstm_chains_2streams_b16": (762.4, 644.4, 644.7),  # −15.5 / −15.4 %
+        "cudnn_bilstm_chains_1stream_b16": (365.7, 347.0, 342.7),  # −5.1 / −6.3 %
+        "cudnn_bilstm_chains_2streams_b16": (762.4, 662.9, 663.2),  # −13.0 / −13.0 %
         "cudnn_lstm_chains_1stream_b16": (298.9, 297.7, 295.7),  # −0.4 / −1.1 %
-        "cudnn_lstm_chains_2streams_b16": (586.8, 565.7, 560.4),  # −3.6 / −4.5 %
+        "cudnn_lstm_chains_2streams_b16": (586.8, 566.9, 561.6),  # −3.4 / −4.3 %
         "cudnn_lstm_chains_4streams_b16": (1209.0, 1102.0, 1098.5),  # −8.8 / −9.1 %
         "gemm_tanh_chains_1stream_b16": (359.4, 359.5, 355.0),  # +0.0 / −1.2 %
-        "gemm_tanh_chains_2streams_b16": (392.2, 387.6, 381.2),  # −1.2 / −2.8 %
-        "gemm_tanh_chains_4streams_b16": (442.1, 429.6, 422.7),  # −2.8 / −4.4 %
-        "gemm_tanh_chains_8streams_b16": (613.7, 511.5, 488.6),  # −16.7 / −20.4 %
+        "gemm_tanh_chains_2streams_b16": (392.2, 434.2, 427.8),  # +10.7 / +9.1 %
+        "gemm_tanh_chains_4streams_b16": (442.1, 460.5, 453.6),  # +4.2 / +2.6 %
+        "gemm_tanh_chains_8streams_b16": (613.7, 540.9, 518.0),  # −11.9 / −15.6 %
     },
 }
 
@@ -316,15 +321,17 @@ def test_h100_holdout46_and_chains_probe_prediction(recording: str, name: str) -
 
 
 def test_the_blind_h100_holdout46() -> None:
-    """Blind for the model as it stands: 5 of 8 within ±10 % from the trace alone (median
+    """Blind for the model as it stood: 5 of 8 within ±10 % from the trace alone (median
     8.0 %), 6 inside their ranges (the ResNet and the LSTM LM above them), every saving
-    within 15 points; every step reads launch-bound, as replay agreed (41-93 % saved)."""
+    within 15 points; every step reads launch-bound, as replay agreed (41-93 % saved). Since
+    a light kernel beside another stream's is charged ``LIGHT_BESIDE_NS`` (a rule from the
+    H200's replays), the three recurrences on three streams read within too: 6 of 8, median
+    2.8 %."""
     from conftest import step_verdicts_agreeing_with_replay
 
     rows = recording_rows("h100_holdout46", False)
-    assert_summary(list(rows.values()), 8, 5, 0.0803, 6)
+    assert_summary(list(rows.values()), 8, 6, 0.0282, 6)
     assert {n for n, r in rows.items() if abs(r.error_frac) > 0.10} == {
-        "relu_chains_3streams_b8",
         "resnet_bottlenecks_cl_b16",
         "stacked_lstm_lm_b16",
     }
@@ -337,9 +344,11 @@ def test_chains_beside_each_other() -> None:
     """The chains probe, unprofiled: K cuDNN LSTMs on K streams run one after the other
     (the handle's streams are shared: 1.96x for 2, 4.05x for 4), which the eager trace's
     waits show and the schedule keeps (−3.6 / −8.8 %). Hand-written GEMM + tanh recurrences
-    overlap: 1.09x for 2, 1.23x for 4 (−1.2 / −2.8 %), but 1.71x for 8, which the schedule
-    reads 1.42x (−16.7 %). A BiLSTM's two directions take 1.22x one LSTM's time, the
-    schedule 1.12x (−9.0 %); two BiLSTMs run one after the other (2.08x)."""
+    overlap: 1.09x for 2, 1.23x for 4 (+10.7 / +4.2 %; −1.2 / −2.8 % before a light kernel
+    beside another stream's was charged ``LIGHT_BESIDE_NS``), but 1.71x for 8, which the
+    schedule reads 1.50x (−11.9 %; 1.42x, −16.7 % before). A BiLSTM's two directions take
+    1.22x one LSTM's time, the schedule 1.17x (−5.1 %; 1.12x, −9.0 % before); two BiLSTMs run
+    one after the other (2.08x)."""
     rows = {w.name: w for w in validation_workloads(VALIDATION_DIR / "h100_chains_probe")}
 
     def ratio(name: str, base: str) -> float:
@@ -358,7 +367,7 @@ def test_chains_beside_each_other() -> None:
     predicted = EXPECTED_46["h100_chains_probe"]
     assert round(
         predicted["gemm_tanh_chains_8streams_b16"][1] / predicted[gemm][1], 2
-    ) == pytest.approx(1.42, abs=0.01)
+    ) == pytest.approx(1.50, abs=0.01)
 
 
 #: ``holdout49`` (written after ``holdout48`` was recorded on the H200, committed before any
@@ -370,8 +379,8 @@ def test_chains_beside_each_other() -> None:
 #: has no graphed row to set beside its trace.
 EXPECTED_49: dict[str, dict[str, tuple[float, float, float]]] = {
     "h100_holdout49": {
-        "hybrid_demucs_time_spec_2streams_b4": (2303.5, 2205.3, 2204.8),  # −4.3 / −4.3 %
-        "joint_ctc_attention_loss_2streams_b8": (2214.2, 2110.5, 2110.8),  # −4.7 / −4.7 %
+        "hybrid_demucs_time_spec_2streams_b4": (2303.5, 2211.5, 2211.0),  # −4.0 / −4.0 %
+        "joint_ctc_attention_loss_2streams_b8": (2214.2, 2170.4, 2170.7),  # −2.0 / −2.0 %
         "lattice_boltzmann_d2q9_loop_b4": (3893.4, 3902.2, 3901.5),  # +0.2 / +0.2 %
         "lightgcn_content_tower_3streams_b1024": (6117.4, 6393.1, 6392.7),  # +4.5 / +4.5 %
         "ntm_copy_loop_b4": (1022.0, 1084.9, 1082.6),  # +6.2 / +5.9 %
@@ -380,8 +389,8 @@ EXPECTED_49: dict[str, dict[str, tuple[float, float, float]]] = {
         "xcit_s12_xca_b64": (7645.3, 7840.9, 7840.7),  # +2.6 / +2.6 %
     },
     "h100_holdout49_rerun": {
-        "hybrid_demucs_time_spec_2streams_b4": (2375.7, 2232.8, 2231.5),  # −6.0 / −6.1 %
-        "joint_ctc_attention_loss_2streams_b8": (2226.0, 2118.4, 2116.5),  # −4.8 / −4.9 %
+        "hybrid_demucs_time_spec_2streams_b4": (2375.7, 2240.4, 2239.1),  # −5.7 / −5.8 %
+        "joint_ctc_attention_loss_2streams_b8": (2226.0, 2178.0, 2176.1),  # −2.2 / −2.2 %
         "lattice_boltzmann_d2q9_loop_b4": (3893.3, 3901.8, 3901.6),  # +0.2 / +0.2 %
         "ntm_copy_loop_b4": (1025.4, 1084.7, 1083.9),  # +5.8 / +5.7 %
         "pinn_burgers_train_adam_b8192": (2416.6, 2281.2, 2276.4),  # −5.6 / −5.8 %
@@ -406,20 +415,23 @@ def test_the_blind_h100_holdout49() -> None:
     multi-stream steps (2-3 side streams: PSPNet's pyramid pooling beside its auxiliary head,
     Demucs's waveform and spectrogram branches, a CTC recursion of 700 single-block kernels
     beside an attention decoder, LightGCN's propagation beside its content tower) within
-    6.1 %. Step verdicts agree with replay on 14 of 15: XCiT at batch 64 on the first
-    recording reads launch-bound (predicted 21 %, its eager time from the trace +19 %) where
-    replay saved 8 % (21 % on the rerun, whose eager p50 was 17 % slower)."""
+    6.1 %. Since a light kernel beside another stream's is charged ``LIGHT_BESIDE_NS`` (not
+    blind: chosen after), median 2.6 %, the multi-stream steps within 5.8 % (the CTC
+    recursion −4.7 → −2.0 %), the worst the NTM loop, +5.9 %. Step verdicts agree with
+    replay on 14 of 15: XCiT at batch 64 on the first recording reads launch-bound
+    (predicted 21 %, its eager time from the trace +19 %) where replay saved 8 % (21 % on
+    the rerun, whose eager p50 was 17 % slower)."""
     from conftest import assert_one_step_reads, step_verdicts_agreeing_with_replay
 
     rows = [
         *recording_rows("h100_holdout49", False).values(),
         *recording_rows("h100_holdout49_rerun", False).values(),
     ]
-    assert_summary(rows, 15, 15, 0.0450, 15)
-    assert max(abs(r.error_frac) for r in rows) == pytest.approx(0.0607, abs=0.001)
+    assert_summary(rows, 15, 15, 0.0256, 15)
+    assert max(abs(r.error_frac) for r in rows) == pytest.approx(0.0593, abs=0.001)
     assert all(abs(r.saving_error_points) <= 15 for r in rows)
     streams = [r for r in rows if "streams" in r.workload]
-    assert len(streams) == 7 and max(abs(r.error_frac) for r in streams) <= 0.061
+    assert len(streams) == 7 and max(abs(r.error_frac) for r in streams) <= 0.058
     assert_one_step_reads(
         "h100_holdout49",
         "xcit_s12_xca_b64",

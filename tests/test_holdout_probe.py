@@ -217,25 +217,25 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "triplet_loss_3in_b32": (268.9, 272.1, 273.6),  # +1.2 / +1.8 %
     },
     "probe_rerecord": {
-        "dcn_v2_streams_b1024": (147.9, 152.9, 155.5),  # +3.4 / +5.1 %
+        "dcn_v2_streams_b1024": (147.9, 153.8, 156.5),  # +4.0 / +5.8 %
         "feature_fusion_6in_b32": (102.1, 99.1, 83.5),  # −2.9 / −18.2 %
-        "siamese_streams_b32": (76.1, 72.8, 75.0),  # −4.3 / −1.3 %
-        "wide_deep_4in_streams_b256": (86.5, 80.0, 75.0),  # −7.5 / −13.3 %
+        "siamese_streams_b32": (76.1, 76.8, 79.1),  # +1.0 / +4.0 %
+        "wide_deep_4in_streams_b256": (86.5, 81.6, 76.6),  # −5.7 / −11.5 %
     },
     "probe_rerecord_rerun": {
-        "dcn_v2_streams_b1024": (158.1, 159.2, 157.1),  # +0.7 / −0.7 %
+        "dcn_v2_streams_b1024": (158.1, 160.1, 157.9),  # +1.3 / −0.1 %
         # +21.9 / +26.2 % while every layer's wait was tied to the last dequantization
-        "dequant_prefetch_b16": (44.7, 43.9, 45.8),  # −1.9 / +2.5 %
-        "expert_choice_moe_b16": (168.1, 149.1, 148.2),  # −11.3 / −11.8 %
+        "dequant_prefetch_b16": (44.7, 44.8, 46.7),  # +0.2 / +4.5 %
+        "expert_choice_moe_b16": (168.1, 150.3, 149.4),  # −10.6 / −11.1 %
         "feature_fusion_6in_b32": (84.3, 85.4, 85.6),  # +1.3 / +1.5 %
         "gumbel_softmax_vae_b256": (120.4, 118.6, 118.1),  # −1.5 / −1.9 %
         "input_heavy_b32": (222.5, 221.7, 223.2),  # −0.4 / +0.3 %
         "lm_head_topk_b8": (128.9, 124.6, 124.5),  # −3.3 / −3.3 %
         "recsys_embed_mlp_b512": (164.1, 186.5, 189.2),  # +13.7 / +15.3 %
         "rmsprop_loop": (1465.5, 1561.9, 1445.3),  # +6.6 / −1.4 %
-        "siamese_streams_b32": (88.8, 77.3, 78.7),  # −13.0 / −11.3 %
+        "siamese_streams_b32": (88.8, 81.2, 82.7),  # −8.5 / −6.9 %
         "streams_pipeline": (132.0, 118.3, 116.5),  # −10.4 / −11.8 %
-        "wide_deep_4in_streams_b256": (69.0, 74.2, 79.3),  # +7.5 / +14.9 %
+        "wide_deep_4in_streams_b256": (69.0, 75.6, 80.7),  # +9.6 / +17.0 %
     },
     "holdout18": {
         "focal_loss_detection_4in_b4": (123.8, 124.7, 122.1),  # +0.7 / −1.4 %
@@ -270,32 +270,32 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
     "holdout20": {
         # two chains of ~120 small kernels side by side: the replay (550-605 µs profiled)
         # overlapped them less than the schedule, which pays node costs per chain
-        "bidir_gru_cells_2streams_b16": (543.0, 567.2, 566.9),  # +4.5 / +4.4 %
-        "ensemble_mlp_4streams_b16": (90.6, 86.1, 86.9),  # −5.0 / −4.1 %
+        "bidir_gru_cells_2streams_b16": (543.0, 584.6, 584.3),  # +7.7 / +7.6 %
+        "ensemble_mlp_4streams_b16": (90.6, 89.4, 90.2),  # −1.3 / −0.5 %
         # the four levels' NCHW/NHWC transposes and 3x3 convolutions overlap in the replay
         # (114 µs of GPU time profiled, 137 predicted at the freeze, 121 now); four inputs of
         # 7.8 MB copied in
-        "fpn_lateral_streams_b2": (135.8, 144.4, 146.6),  # +6.3 / +7.9 %
-        "metrics_side_stream_b512": (110.9, 107.1, 108.4),  # −3.4 / −2.2 %
-        "multitask_heads_4streams_b64": (40.6, 40.2, 40.8),  # −0.9 / +0.6 %
+        "fpn_lateral_streams_b2": (135.8, 147.6, 149.9),  # +8.7 / +10.3 %
+        "metrics_side_stream_b512": (110.9, 109.2, 110.5),  # −1.5 / −0.3 %
+        "multitask_heads_4streams_b64": (40.6, 43.0, 43.6),  # +5.9 / +7.5 %
         "parallel_attn_mlp_streams_b8": (157.1, 150.6, 151.6),  # −4.1 / −3.5 %
-        "vision_text_towers_streams_b4": (294.3, 318.9, 319.8),  # +8.4 / +8.6 %
+        "vision_text_towers_streams_b4": (294.3, 321.3, 322.1),  # +9.2 / +9.4 %
         "weight_prefetch_copy_stream_b8": (132.6, 139.3, 139.8),  # +5.0 / +5.4 %
     },
     "holdout21": {
         # measured just under its range (516.0 µs against 522-610) until a kernel of one wave
         # made room at 80 or 90 % of its run (+7.9 / +8.4 % then)
-        "grouped_conv_branches_4streams_b8": (516.0, 541.2, 543.7),  # +4.9 / +5.4 %
-        "moe_gelu_4streams_b32": (290.3, 278.8, 278.9),  # −4.0 / −4.0 %
+        "grouped_conv_branches_4streams_b8": (516.0, 554.2, 556.7),  # +7.4 / +7.9 %
+        "moe_gelu_4streams_b32": (290.3, 281.4, 281.4),  # −3.1 / −3.1 %
         "performer_linear_attn_b4": (1868.1, 1852.5, 1851.3),  # −0.8 / −0.9 %
         "point_transformer_knn_b4": (1487.2, 1446.4, 1445.2),  # −2.7 / −2.8 %
         "r2plus1d_video_b2": (577.9, 600.3, 600.8),  # +3.9 / +4.0 %
         "t5_relative_bias_encoder_b8": (454.5, 461.9, 461.8),  # +1.6 / +1.6 %
-        "unet_skip_side_stream_b2": (740.7, 736.7, 739.6),  # −0.5 / −0.1 %
+        "unet_skip_side_stream_b2": (740.7, 749.4, 752.4),  # +1.2 / +1.6 %
     },
     # recorded twice on one lease, each in its own processes
     "holdout22": {
-        "aux_probes_side_stream_b16": (792.5, 739.9, 740.8),  # −6.6 / −6.5 %
+        "aux_probes_side_stream_b16": (792.5, 740.5, 741.4),  # −6.6 / −6.5 %
         "ctc_greedy_decode_b16": (58.0, 60.5, 63.2),  # +4.2 / +8.9 %
         "fake_quant_absmax_b32": (176.8, 188.1, 188.7),  # +6.4 / +6.8 %
         # its process's copies probed 6.0-6.3 µs against the built-in 9.2 (two inputs)
@@ -305,7 +305,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "speculative_verify_b4": (136.8, 132.6, 134.9),  # −3.1 / −1.4 %
     },
     "holdout22_rerun": {
-        "aux_probes_side_stream_b16": (814.1, 748.8, 748.8),  # −8.0 / −8.0 %
+        "aux_probes_side_stream_b16": (814.1, 749.4, 749.4),  # −8.0 / −8.0 %
         "ctc_greedy_decode_b16": (57.2, 59.4, 61.1),  # +3.8 / +6.9 %
         "fake_quant_absmax_b32": (177.0, 187.9, 188.5),  # +6.2 / +6.5 %
         "hypernet_per_sample_mlp_b64": (69.4, 72.1, 70.1),  # +4.0 / +1.0 %
@@ -328,7 +328,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         # (device shares 0.16-0.76); the replay ran them 2.3-3x as long (the text GEMM 18 ->
         # 52 µs, the audio convolution 43 -> 97 µs), the schedule 1.3-1.5x beside each other
         # (MATRIX_SLOWDOWN; at their pace alone −26.9 / −27.1 %)
-        "tri_encoder_3streams_b16": (345.8, 329.8, 329.1),  # −4.6 / −4.8 %
+        "tri_encoder_3streams_b16": (345.8, 331.0, 330.3),  # −4.3 / −4.5 %
     },
     "holdout23_rerun": {
         "bilinear_pool_b32": (638.3, 631.3, 631.6),  # −1.1 / −1.1 %
@@ -338,14 +338,14 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "masked_sparse_mlp_b64": (44.7, 47.3, 47.6),  # +5.9 / +6.7 %
         "ssim_loss_b8": (493.5, 457.5, 455.4),  # −7.3 / −7.7 %
         "teacher_kl_side_stream_b32": (168.0, 166.6, 172.3),  # −0.9 / +2.5 %
-        "tri_encoder_3streams_b16": (335.0, 318.0, 323.9),  # −5.1 / −3.3 %
+        "tri_encoder_3streams_b16": (335.0, 325.0, 330.8),  # −3.0 / −1.2 %
     },
     # recorded twice after MATRIX_SLOWDOWN 1.0 past a 4 µs latency was frozen, which read
     # twin_fp32_mlp_2streams_b64 +24.2 / +24.6 % and +25.7 % (14 of 16 within ±10 %); the
     # per-kernel fit adopted then (0.5 past 1 µs) had been measured before the recording
     "holdout24": {
-        "conv_kernel_sizes_2streams_b4": (165.3, 167.7, 169.9),  # +1.4 / +2.7 %
-        "cross_stitch_multitask_2streams_b32": (105.5, 106.7, 107.8),  # +1.1 / +2.1 %
+        "conv_kernel_sizes_2streams_b4": (165.3, 171.4, 173.5),  # +3.6 / +5.0 %
+        "cross_stitch_multitask_2streams_b32": (105.5, 108.8, 109.9),  # +3.1 / +4.2 %
         "ema_teacher_update_side_stream_b32": (254.6, 244.5, 244.5),  # −4.0 / −4.0 %
         "kan_spline_layer_b64": (287.6, 309.2, 307.4),  # +7.5 / +6.9 %
         "mixture_of_depths_b8": (414.1, 415.2, 418.4),  # +0.3 / +1.0 %
@@ -353,23 +353,23 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "retention_decay_b4": (310.2, 313.3, 315.0),  # +1.0 / +1.5 %
         # two FP32 MLP branches: 128-block GEMMs (0.97 of the SMs) of 25-38 µs alone ran
         # 1.2-1.57x side by side (−24.8 / −23.1 % at their pace alone)
-        "twin_fp32_mlp_2streams_b64": (178.2, 181.3, 184.2),  # +1.8 / +3.4 %
+        "twin_fp32_mlp_2streams_b64": (178.2, 182.3, 185.2),  # +2.3 / +4.0 %
     },
     "holdout24_rerun": {
-        "conv_kernel_sizes_2streams_b4": (175.2, 169.5, 169.5),  # −3.3 / −3.3 %
-        "cross_stitch_multitask_2streams_b32": (111.9, 108.7, 109.3),  # −2.9 / −2.3 %
+        "conv_kernel_sizes_2streams_b4": (175.2, 173.3, 173.2),  # −1.1 / −1.2 %
+        "cross_stitch_multitask_2streams_b32": (111.9, 110.9, 111.5),  # −0.9 / −0.4 %
         "ema_teacher_update_side_stream_b32": (254.8, 244.7, 243.8),  # −4.0 / −4.3 %
         "kan_spline_layer_b64": (282.4, 308.7, 307.5),  # +9.3 / +8.9 %
         "mixture_of_depths_b8": (418.0, 416.6, 417.8),  # −0.3 / −0.1 %
         "qkv_proj_3streams_bf16_b8": (67.6, 65.6, 66.2),  # −2.9 / −2.0 %
         "retention_decay_b4": (310.2, 311.4, 312.3),  # +0.4 / +0.7 %
-        "twin_fp32_mlp_2streams_b64": (177.0, 181.5, 184.2),  # +2.5 / +4.1 %
+        "twin_fp32_mlp_2streams_b64": (177.0, 182.7, 185.4),  # +3.2 / +4.7 %
     },
     # recorded twice after the model of holdout24's pins was committed: blind
     "holdout25": {
         "attn_beside_conv_2streams_b4": (196.5, 204.6, 200.7),  # +4.1 / +2.2 %
         "bf16_experts_2streams_b256": (61.1, 57.5, 57.3),  # −5.9 / −6.2 %
-        "conv_towers_bf16_2streams_b8": (189.8, 198.8, 196.9),  # +4.7 / +3.7 %
+        "conv_towers_bf16_2streams_b8": (189.8, 200.7, 198.8),  # +5.7 / +4.7 %
         "delta_rule_scan_loop_b4": (967.9, 975.0, 975.6),  # +0.7 / +0.8 %
         "dynamic_conv_b16": (122.1, 123.7, 126.4),  # +1.3 / +3.5 %
         # three chains of FP32 GEMMs (256 blocks, 0.48 of the block slots, every SM) on three
@@ -383,7 +383,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
     "holdout25_rerun": {
         "attn_beside_conv_2streams_b4": (189.9, 202.1, 201.7),  # +6.4 / +6.2 %
         "bf16_experts_2streams_b256": (60.6, 57.6, 57.8),  # −5.0 / −4.7 %
-        "conv_towers_bf16_2streams_b8": (186.0, 195.2, 195.9),  # +5.0 / +5.3 %
+        "conv_towers_bf16_2streams_b8": (186.0, 197.2, 197.8),  # +6.0 / +6.3 %
         "delta_rule_scan_loop_b4": (946.8, 974.3, 975.7),  # +2.9 / +3.0 %
         "dynamic_conv_b16": (120.9, 124.3, 127.2),  # +2.9 / +5.3 %
         "fp32_gemm_chains_3streams_b512": (733.4, 804.7, 802.7),  # +9.7 / +9.4 %
@@ -397,20 +397,20 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "adafactor_loop_30params": (2426.0, 2415.6, 2400.4),  # −0.4 / −1.1 %
         "alibi_decoder_b4": (302.8, 308.6, 310.6),  # +1.9 / +2.6 %
         # two towers of bf16 GEMMs (1,024 rows, 4.2-16.8 M weights) on two streams
-        "bf16_gemm_pairs_2streams_b1024": (207.1, 185.3, 185.3),  # −10.5 / −10.5 %
+        "bf16_gemm_pairs_2streams_b1024": (207.1, 186.0, 186.0),  # −10.2 / −10.2 %
         "chamfer_loss_b8": (317.8, 315.3, 320.3),  # −0.8 / +0.8 %
         # three convolutions with their BatchNorms, ReLUs and layout transposes (most of
         # them filling the block slots, 1-13 µs) beside four small GEMMs on a second stream:
         # the replay ran the GEMMs in among them (79 µs of GPU span); the schedule has them
         # wait for room (94 µs)
-        "conv_beside_mlp_2streams_b16": (101.3, 103.1, 108.5),  # +1.8 / +7.1 %
+        "conv_beside_mlp_2streams_b16": (101.3, 104.0, 109.4),  # +2.6 / +8.0 %
         "convlstm_loop_b4": (410.1, 439.4, 441.4),  # +7.1 / +7.6 %
         "crf_viterbi_loop_b16": (590.4, 620.5, 620.3),  # +5.1 / +5.1 %
     },
     "holdout26_rerun": {
         "adafactor_loop_30params": (2636.5, 2484.7, 2506.4),  # −5.8 / −4.9 %
         "alibi_decoder_b4": (311.3, 313.4, 311.7),  # +0.7 / +0.1 %
-        "bf16_gemm_pairs_2streams_b1024": (206.6, 184.7, 185.2),  # −10.6 / −10.3 %
+        "bf16_gemm_pairs_2streams_b1024": (206.6, 185.4, 185.9),  # −10.2 / −10.0 %
         "chamfer_loss_b8": (339.1, 318.9, 319.9),  # −6.0 / −5.7 %
         "conv_beside_mlp_2streams_b16": (100.3, 103.3, 106.2),  # +2.9 / +5.8 %
         "convlstm_loop_b4": (411.1, 440.4, 441.0),  # +7.1 / +7.3 %
@@ -425,7 +425,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "laplacian_pyramid_b8": (267.4, 268.7, 269.3),  # +0.5 / +0.7 %
         # two cuDNN LSTMs (their layers on cuDNN's own streams) on two side streams: +22.9 %
         # while the waits cuDNN makes inside its call read as waiting on every stream
-        "lstm_pair_2streams_b32": (932.6, 989.9, 986.5),  # +6.1 / +5.8 %
+        "lstm_pair_2streams_b32": (932.6, 991.1, 987.8),  # +6.3 / +5.9 %
         "mixup_dropout_train_b64": (310.8, 280.1, 276.9),  # −9.9 / −10.9 %
         "pixelcnn_masked_conv_b16": (668.3, 669.4, 670.2),  # +0.2 / +0.3 %
         "soft_dtw_loop_b16": (1936.7, 2073.0, 2075.1),  # +7.0 / +7.1 %
@@ -436,20 +436,20 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
     # every row of both the same
     "holdout28": {
         "bert_mlm_head_b16": (246.2, 231.6, 224.5),  # −5.9 / −8.8 %
-        "draft_target_2streams_b1": (531.4, 505.4, 506.9),  # −4.9 / −4.6 %
+        "draft_target_2streams_b1": (531.4, 516.9, 518.5),  # −2.7 / −2.4 %
         "gaussian_splat_project_b1": (1533.9, 1538.1, 1536.2),  # +0.3 / +0.1 %
         "mla_latent_attention_b4": (414.4, 411.1, 410.0),  # −0.8 / −1.1 %
-        "moco_queue_2streams_b128": (176.1, 159.5, 156.6),  # −9.5 / −11.1 %
+        "moco_queue_2streams_b128": (176.1, 160.2, 157.4),  # −9.0 / −10.6 %
         "muon_newton_schulz_12params": (1474.3, 1450.6, 1438.8),  # −1.6 / −2.4 %
         "paged_kv_decode_b8": (487.0, 473.1, 471.7),  # −2.9 / −3.1 %
         "rnnt_joint_b4": (331.7, 321.0, 318.8),  # −3.2 / −3.9 %
     },
     "holdout28_rerun": {
         "bert_mlm_head_b16": (230.4, 225.3, 228.9),  # −2.2 / −0.7 %
-        "draft_target_2streams_b1": (533.6, 506.6, 506.9),  # −5.1 / −5.0 %
+        "draft_target_2streams_b1": (533.6, 518.1, 518.4),  # −2.9 / −2.8 %
         "gaussian_splat_project_b1": (1572.3, 1538.1, 1535.9),  # −2.2 / −2.3 %
         "mla_latent_attention_b4": (444.8, 414.2, 410.8),  # −6.9 / −7.6 %
-        "moco_queue_2streams_b128": (156.4, 151.2, 156.3),  # −3.3 / −0.0 %
+        "moco_queue_2streams_b128": (156.4, 152.0, 157.2),  # −2.8 / +0.5 %
         "muon_newton_schulz_12params": (1474.8, 1462.2, 1444.1),  # −0.9 / −2.1 %
         "rnnt_joint_b4": (317.1, 315.0, 319.4),  # −0.6 / +0.7 %
     },
@@ -457,7 +457,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
     # one lease: blind
     "holdout29": {
         "adamw_fused_capturable_48params": (1546.5, 1446.1, 1431.4),  # −6.5 / −7.4 %
-        "dit_cfg_2streams_b4": (544.0, 527.2, 523.8),  # −3.1 / −3.7 %
+        "dit_cfg_2streams_b4": (544.0, 545.4, 542.0),  # +0.2 / −0.4 %
         "dqn_double_td_b256": (372.6, 359.0, 348.8),  # −3.6 / −6.4 %
         "egnn_layer_b1": (4048.6, 4021.4, 4018.7),  # −0.7 / −0.7 %
         "informer_probsparse_b16": (5217.2, 5216.5, 5215.3),  # −0.0 / −0.0 %
@@ -466,17 +466,17 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         # a prefill chunk and a decode batch forked onto two streams, nothing after the
         # join: blind, the decode stream's fork was read as waiting on the whole prefill
         # (+45.9 / +45.8 %); forked from the stream that joins them since
-        "prefill_decode_2streams": (516.9, 543.5, 542.8),  # +5.1 / +5.0 %
+        "prefill_decode_2streams": (516.9, 566.0, 565.3),  # +9.5 / +9.4 %
     },
     "holdout29_rerun": {
         "adamw_fused_capturable_48params": (1514.8, 1455.9, 1430.1),  # −3.9 / −5.6 %
-        "dit_cfg_2streams_b4": (532.9, 524.7, 525.1),  # −1.5 / −1.5 %
+        "dit_cfg_2streams_b4": (532.9, 543.1, 543.4),  # +1.9 / +2.0 %
         "dqn_double_td_b256": (357.8, 356.4, 349.1),  # −0.4 / −2.4 %
         "egnn_layer_b1": (4074.9, 4025.5, 4023.4),  # −1.2 / −1.3 %
         "informer_probsparse_b16": (5236.0, 5209.7, 5206.2),  # −0.5 / −0.6 %
         "multi_lora_bgmv_b16": (395.5, 393.7, 390.8),  # −0.5 / −1.2 %
         "patchtst_b32": (1102.8, 1047.8, 1045.5),  # −5.0 / −5.2 %
-        "prefill_decode_2streams": (536.3, 545.7, 541.8),  # +1.8 / +1.0 %
+        "prefill_decode_2streams": (536.3, 568.5, 564.6),  # +6.0 / +5.3 %
     },
     # written and committed with the model as it stands (the fork-origin rules included) and
     # recorded once: blind
@@ -487,15 +487,15 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "pointer_net_decode_loop_b8": (3818.4, 3947.1, 3945.3),  # +3.4 / +3.3 %
         "resnet18_b1": (371.3, 370.8, 370.1),  # −0.1 / −0.3 %
         "seg_dice_focal_loss_b8": (1149.2, 1140.2, 1138.5),  # −0.8 / −0.9 %
-        "three_towers_sidestreams_b16": (423.3, 410.6, 415.3),  # −3.0 / −1.9 %
-        "trunk_heads_3streams_b64": (66.1, 63.6, 64.6),  # −3.8 / −2.3 %
+        "three_towers_sidestreams_b16": (423.3, 414.8, 419.4),  # −2.0 / −0.9 %
+        "trunk_heads_3streams_b64": (66.1, 64.6, 65.6),  # −2.3 / −0.7 %
     },
     # written and committed with the model unchanged since holdout30 and recorded twice on
     # one lease (the spectral-norm discriminator twice on a later one): blind
     "holdout31": {
         "bucketize_preprocess_b4096": (278.2, 272.7, 271.2),  # −2.0 / −2.5 %
         "ckpt_mlp_train_b32": (1396.6, 1383.4, 1383.0),  # −0.9 / −1.0 %
-        "clip_towers_2streams_b32": (1026.7, 897.2, 896.0),  # −12.6 / −12.7 %
+        "clip_towers_2streams_b32": (1026.7, 900.7, 899.4),  # −12.3 / −12.4 %
         "gan_train_step_b64": (499.0, 493.9, 494.6),  # −1.0 / −0.9 %
         "grad_bucket_side_stream_b32": (653.6, 607.5, 612.5),  # −7.1 / −6.3 %
         "sparse_gcn_csr_b1": (376.9, 374.1, 375.6),  # −0.7 / −0.3 %
@@ -505,7 +505,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
     "holdout31_rerun": {
         "bucketize_preprocess_b4096": (273.8, 271.6, 271.3),  # −0.8 / −0.9 %
         "ckpt_mlp_train_b32": (1383.5, 1382.6, 1382.7),  # −0.1 / −0.1 %
-        "clip_towers_2streams_b32": (1062.2, 907.3, 904.0),  # −14.6 / −14.9 %
+        "clip_towers_2streams_b32": (1062.2, 913.2, 909.9),  # −14.0 / −14.3 %
         "gan_train_step_b64": (498.9, 494.1, 494.4),  # −1.0 / −0.9 %
         "grad_bucket_side_stream_b32": (671.1, 618.7, 617.7),  # −7.8 / −8.0 %
         "sparse_gcn_csr_b1": (374.3, 374.3, 376.3),  # −0.0 / +0.5 %
@@ -517,7 +517,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
     "holdout32": {
         "adamw_train_no_reset_b64": (319.5, 315.9, 315.7),  # −1.1 / −1.2 %
         "beam_search_step_b4": (155.3, 158.3, 163.2),  # +2.0 / +5.1 %
-        "conv_beside_gemm_2streams_b8": (314.4, 372.8, 376.7),  # +18.6 / +19.8 %
+        "conv_beside_gemm_2streams_b8": (314.4, 344.9, 348.8),  # +9.7 / +10.9 %
         "gat_edge_softmax_b1": (1076.8, 1057.1, 1055.7),  # −1.8 / −2.0 %
         "realnvp_coupling_b256": (544.3, 554.2, 556.4),  # +1.8 / +2.2 %
         "selective_scan_loop_b4": (946.5, 952.5, 948.7),  # +0.6 / +0.2 %
@@ -527,7 +527,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
     "holdout32_rerun": {
         "adamw_train_no_reset_b64": (324.1, 314.3, 314.7),  # −3.0 / −2.9 %
         "beam_search_step_b4": (167.5, 166.7, 160.4),  # −0.5 / −4.2 %
-        "conv_beside_gemm_2streams_b8": (317.8, 372.7, 372.2),  # +17.3 / +17.1 %
+        "conv_beside_gemm_2streams_b8": (317.8, 344.8, 344.3),  # +8.5 / +8.3 %
         "gat_edge_softmax_b1": (1057.3, 1059.6, 1059.1),  # +0.2 / +0.2 %
         "realnvp_coupling_b256": (542.0, 554.3, 554.2),  # +2.3 / +2.3 %
         "selective_scan_loop_b4": (913.8, 949.8, 950.0),  # +3.9 / +4.0 %
@@ -540,7 +540,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "gpt2_greedy_decode_kv_b4": (373.5, 363.7, 361.0),  # −2.6 / −3.4 %
         "llama_prefill_gqa_b1": (614.0, 633.9, 635.2),  # +3.2 / +3.4 %
         "mlp_train_autocast_b256": (505.6, 496.2, 493.5),  # −1.9 / −2.4 %
-        "prefetch_normalize_side_stream_b32": (521.6, 518.1, 514.9),  # −0.7 / −1.3 %
+        "prefetch_normalize_side_stream_b32": (521.6, 519.0, 515.8),  # −0.5 / −1.1 %
         "resnet50_channels_last_b16": (1593.7, 1621.9, 1620.9),  # +1.8 / +1.7 %
         "sd_unet_midblock_b2": (463.7, 449.0, 443.1),  # −3.2 / −4.4 %
         "vit_b16_b1": (692.7, 691.3, 692.2),  # −0.2 / −0.1 %
@@ -550,7 +550,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "gpt2_greedy_decode_kv_b4": (372.5, 362.4, 361.7),  # −2.7 / −2.9 %
         "llama_prefill_gqa_b1": (649.2, 637.1, 635.4),  # −1.9 / −2.1 %
         "mlp_train_autocast_b256": (527.0, 493.4, 492.8),  # −6.4 / −6.5 %
-        "prefetch_normalize_side_stream_b32": (508.5, 509.4, 512.3),  # +0.2 / +0.8 %
+        "prefetch_normalize_side_stream_b32": (508.5, 511.6, 514.5),  # +0.6 / +1.2 %
         "resnet50_channels_last_b16": (1581.4, 1619.4, 1619.7),  # +2.4 / +2.4 %
         "sd_unet_midblock_b2": (425.3, 441.2, 442.7),  # +3.7 / +4.1 %
         "vit_b16_b1": (686.7, 690.0, 690.1),  # +0.5 / +0.5 %
@@ -559,47 +559,47 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
     # written and committed with the model unchanged since holdout30 and recorded twice on
     # one lease: blind
     "holdout34": {
-        "audio_text_fusion_2streams_b8": (209.3, 218.6, 220.6),  # +4.5 / +5.4 %
+        "audio_text_fusion_2streams_b8": (209.3, 222.0, 224.1),  # +6.1 / +7.1 %
         "bert_small_train_clipgrad_b16": (3239.3, 3279.0, 3278.6),  # +1.2 / +1.2 %
         "hifigan_generator_b1": (1279.0, 1336.0, 1333.2),  # +4.5 / +4.2 %
         "nbeats_stack_b256": (972.9, 947.6, 946.6),  # −2.6 / −2.7 %
         "sac_update_b256": (1076.4, 1063.3, 1053.1),  # −1.2 / −2.2 %
-        "seg_depth_heads_2streams_b4": (758.6, 935.5, 936.3),  # +23.3 / +23.4 %
+        "seg_depth_heads_2streams_b4": (758.6, 945.3, 946.0),  # +24.6 / +24.7 %
         "tacotron_attention_decode_b4": (1201.7, 1193.0, 1194.3),  # −0.7 / −0.6 %
         "timesformer_divided_attn_b2": (1713.3, 1739.5, 1740.5),  # +1.5 / +1.6 %
     },
     "holdout34_rerun": {
-        "audio_text_fusion_2streams_b8": (214.3, 218.8, 220.4),  # +2.1 / +2.9 %
+        "audio_text_fusion_2streams_b8": (214.3, 222.3, 223.9),  # +3.7 / +4.5 %
         "bert_small_train_clipgrad_b16": (3265.1, 3280.5, 3279.3),  # +0.5 / +0.4 %
         "hifigan_generator_b1": (1251.8, 1334.4, 1334.1),  # +6.6 / +6.6 %
         "nbeats_stack_b256": (959.3, 943.7, 944.1),  # −1.6 / −1.6 %
         "sac_update_b256": (1031.1, 1049.1, 1049.1),  # +1.8 / +1.8 %
-        "seg_depth_heads_2streams_b4": (759.8, 934.8, 933.3),  # +23.0 / +22.8 %
+        "seg_depth_heads_2streams_b4": (759.8, 944.6, 943.2),  # +24.3 / +24.1 %
         "tacotron_attention_decode_b4": (1206.0, 1192.6, 1194.1),  # −1.1 / −1.0 %
         "timesformer_divided_attn_b2": (1708.2, 1738.8, 1740.1),  # +1.8 / +1.9 %
     },
     # written and committed with the model unchanged since holdout30 and recorded twice on
     # one lease: blind
     "holdout35": {
-        "cascade_refine_2rounds_2streams_b4": (485.4, 497.1, 499.7),  # +2.4 / +2.9 %
+        "cascade_refine_2rounds_2streams_b4": (485.4, 508.0, 510.6),  # +4.7 / +5.2 %
         "dgcnn_edgeconv_b8": (3539.7, 3598.1, 3598.1),  # +1.7 / +1.7 %
         "efficientnet_b0_b8": (1394.4, 1408.1, 1407.0),  # +1.0 / +0.9 %
-        "graph_and_sequence_2streams_b16": (223.4, 199.9, 205.7),  # −10.5 / −8.0 %
+        "graph_and_sequence_2streams_b16": (223.4, 207.8, 213.6),  # −7.0 / −4.4 %
         # +3.7 / +3.7 % while timing coincidences beside the waits were dependencies
-        "lstm_lm_train_tbptt_b32": (4377.1, 4301.2, 4300.5),  # −1.7 / −1.8 %
-        "multitask_loss_3heads_streams_b64": (91.4, 94.8, 104.8),  # +3.7 / +14.7 %
-        "stereo_matching_2streams_b2": (833.4, 822.3, 822.1),  # −1.3 / −1.4 %
-        "video_two_stream_rgb_flow_b4": (551.6, 539.7, 539.5),  # −2.1 / −2.2 %
+        "lstm_lm_train_tbptt_b32": (4377.1, 4318.4, 4317.7),  # −1.3 / −1.4 %
+        "multitask_loss_3heads_streams_b64": (91.4, 95.3, 105.4),  # +4.3 / +15.4 %
+        "stereo_matching_2streams_b2": (833.4, 835.5, 835.3),  # +0.2 / +0.2 %
+        "video_two_stream_rgb_flow_b4": (551.6, 577.5, 577.3),  # +4.7 / +4.7 %
     },
     "holdout35_rerun": {
-        "cascade_refine_2rounds_2streams_b4": (478.1, 494.0, 494.4),  # +3.3 / +3.4 %
+        "cascade_refine_2rounds_2streams_b4": (478.1, 503.9, 504.3),  # +5.4 / +5.5 %
         "dgcnn_edgeconv_b8": (3489.1, 3593.5, 3596.0),  # +3.0 / +3.1 %
         "efficientnet_b0_b8": (1393.2, 1406.6, 1407.5),  # +1.0 / +1.0 %
-        "graph_and_sequence_2streams_b16": (224.7, 201.5, 200.7),  # −10.3 / −10.7 %
-        "lstm_lm_train_tbptt_b32": (4387.3, 4192.9, 4189.4),  # −4.4 / −4.5 %
-        "multitask_loss_3heads_streams_b64": (94.0, 97.5, 105.0),  # +3.7 / +11.7 %
-        "stereo_matching_2streams_b2": (816.6, 815.2, 813.3),  # −0.2 / −0.4 %
-        "video_two_stream_rgb_flow_b4": (557.6, 545.3, 545.6),  # −2.2 / −2.1 %
+        "graph_and_sequence_2streams_b16": (224.7, 209.5, 208.6),  # −6.7 / −7.1 %
+        "lstm_lm_train_tbptt_b32": (4387.3, 4209.7, 4206.2),  # −4.0 / −4.1 %
+        "multitask_loss_3heads_streams_b64": (94.0, 98.1, 105.6),  # +4.3 / +12.3 %
+        "stereo_matching_2streams_b2": (816.6, 832.8, 830.9),  # +2.0 / +1.8 %
+        "video_two_stream_rgb_flow_b4": (557.6, 580.7, 581.0),  # +4.1 / +4.2 %
     },
     # written and committed before recording, recorded once after a slow profiled host was
     # brought to a typical pace (eager.host_speed): blind for that too
@@ -637,60 +637,60 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
     "holdout38": {
         "fnet_fourier_encoder_b16": (1232.4, 1278.1, 1278.2),  # +3.7 / +3.7 %
         "hopfield_lookup_pooling_b64": (1976.6, 2002.1, 2004.5),  # +1.3 / +1.4 %
-        "hrnet_pose_3streams_b4": (650.1, 586.8, 587.7),  # −9.8 / −9.6 %
+        "hrnet_pose_3streams_b4": (650.1, 622.3, 623.3),  # −4.3 / −4.1 %
         "node_oblivious_trees_b256": (2162.2, 2140.9, 2139.2),  # −1.0 / −1.1 %
         "sdf_sphere_trace_soft_shadow_b1": (3486.9, 3546.2, 3547.0),  # +1.7 / +1.7 %
-        "siamrpn_tracker_2streams_b8": (1280.6, 1290.4, 1296.0),  # +0.8 / +1.2 %
-        "slowfast_3rounds_2streams_b2": (723.5, 752.1, 750.0),  # +4.0 / +3.7 %
+        "siamrpn_tracker_2streams_b8": (1280.6, 1301.0, 1306.7),  # +1.6 / +2.0 %
+        "slowfast_3rounds_2streams_b2": (723.5, 765.1, 763.0),  # +5.7 / +5.5 %
         "textcnn_multichannel_b32": (1405.0, 1405.8, 1405.1),  # +0.1 / +0.0 %
     },
     "holdout38_rerun": {
         "fnet_fourier_encoder_b16": (1276.8, 1278.8, 1276.5),  # +0.2 / −0.0 %
         "hopfield_lookup_pooling_b64": (1977.5, 2007.2, 2008.3),  # +1.5 / +1.6 %
-        "hrnet_pose_3streams_b4": (648.8, 588.1, 588.4),  # −9.4 / −9.3 %
+        "hrnet_pose_3streams_b4": (648.8, 622.6, 622.9),  # −4.0 / −4.0 %
         "node_oblivious_trees_b256": (2148.9, 2143.5, 2145.3),  # −0.2 / −0.2 %
         "sdf_sphere_trace_soft_shadow_b1": (3496.5, 3547.2, 3542.7),  # +1.5 / +1.3 %
-        "siamrpn_tracker_2streams_b8": (1307.0, 1298.3, 1294.2),  # −0.7 / −1.0 %
-        "slowfast_3rounds_2streams_b2": (740.8, 753.2, 752.0),  # +1.7 / +1.5 %
+        "siamrpn_tracker_2streams_b8": (1307.0, 1313.7, 1309.7),  # +0.5 / +0.2 %
+        "slowfast_3rounds_2streams_b2": (740.8, 763.9, 762.7),  # +3.1 / +2.9 %
         "textcnn_multichannel_b32": (1403.5, 1411.8, 1410.7),  # +0.6 / +0.5 %
     },
     # written and committed before recording, recorded twice on one lease with the model of
     # holdout37: blind
     "holdout39": {
-        "autoint_multimodal_rec_3streams_b128": (513.9, 514.7, 515.1),  # +0.2 / +0.2 %
+        "autoint_multimodal_rec_3streams_b128": (513.9, 518.9, 519.3),  # +1.0 / +1.1 %
         "deeplabv3plus_aspp_decoder_b2": (973.6, 965.2, 962.4),  # −0.9 / −1.1 %
         "ecapa_tdnn_speaker_b16": (1855.1, 1889.7, 1889.6),  # +1.9 / +1.9 %
         "gtsrb_spatial_transformers_b128": (2206.8, 2239.2, 2238.7),  # +1.5 / +1.5 %
-        "maskrcnn_roi_heads_2streams_b2": (1092.2, 1073.7, 1077.3),  # −1.7 / −1.4 %
-        "speech_enhance_mag_phase_2streams_b4": (1049.9, 1054.5, 1055.4),  # +0.4 / +0.5 %
-        "video_text_itm_3dconv_2streams_b4": (851.5, 842.7, 844.0),  # −1.0 / −0.9 %
+        "maskrcnn_roi_heads_2streams_b2": (1092.2, 1087.1, 1090.7),  # −0.5 / −0.1 %
+        "speech_enhance_mag_phase_2streams_b4": (1049.9, 1058.0, 1058.8),  # +0.8 / +0.9 %
+        "video_text_itm_3dconv_2streams_b4": (851.5, 849.1, 850.3),  # −0.3 / −0.1 %
         "xdeepfm_cin_b1024": (1246.2, 1222.9, 1225.4),  # −1.9 / −1.7 %
     },
     "holdout39_rerun": {
-        "autoint_multimodal_rec_3streams_b128": (521.1, 516.2, 515.5),  # −0.9 / −1.1 %
+        "autoint_multimodal_rec_3streams_b128": (521.1, 519.4, 518.8),  # −0.3 / −0.4 %
         "deeplabv3plus_aspp_decoder_b2": (941.6, 954.0, 954.6),  # +1.3 / +1.4 %
         "ecapa_tdnn_speaker_b16": (1851.3, 1887.0, 1890.1),  # +1.9 / +2.1 %
         "gtsrb_spatial_transformers_b128": (2244.0, 2248.0, 2246.0),  # +0.2 / +0.1 %
-        "maskrcnn_roi_heads_2streams_b2": (1072.5, 1073.5, 1076.5),  # +0.1 / +0.4 %
-        "speech_enhance_mag_phase_2streams_b4": (1049.4, 1052.2, 1052.6),  # +0.3 / +0.3 %
-        "video_text_itm_3dconv_2streams_b4": (865.0, 848.6, 845.6),  # −1.9 / −2.2 %
+        "maskrcnn_roi_heads_2streams_b2": (1072.5, 1086.9, 1089.9),  # +1.4 / +1.6 %
+        "speech_enhance_mag_phase_2streams_b4": (1049.4, 1056.4, 1056.8),  # +0.7 / +0.7 %
+        "video_text_itm_3dconv_2streams_b4": (865.0, 854.7, 851.6),  # −1.2 / −1.5 %
         "xdeepfm_cin_b1024": (1297.6, 1231.6, 1230.0),  # −5.1 / −5.2 %
     },
     "holdout40": {
-        "actor_critic_2streams_b512": (117.4, 113.8, 115.7),  # −3.1 / −1.4 %
+        "actor_critic_2streams_b512": (117.4, 117.0, 119.0),  # −0.4 / +1.3 %
         "axial_attention_msa_b2": (444.5, 450.9, 451.9),  # +1.4 / +1.7 %
-        "bifpn_levels_2streams_b4": (1588.8, 1570.9, 1571.6),  # −1.1 / −1.1 %
-        "controlnet_side_branch_2streams_b2": (1345.4, 1387.2, 1385.9),  # +3.1 / +3.0 %
+        "bifpn_levels_2streams_b4": (1588.8, 1619.0, 1619.8),  # +1.9 / +1.9 %
+        "controlnet_side_branch_2streams_b2": (1345.4, 1401.5, 1400.1),  # +4.2 / +4.1 %
         "densenet_dense_block_b8": (764.0, 735.1, 734.4),  # −3.8 / −3.9 %
         "hashgrid_encoding_mlp_b65536": (1137.8, 1167.1, 1169.4),  # +2.6 / +2.8 %
         "qformer_cross_attn_b8": (392.7, 389.5, 390.3),  # −0.8 / −0.6 %
         "tft_variable_selection_b64": (656.3, 656.2, 660.6),  # −0.0 / +0.6 %
     },
     "holdout40_rerun": {
-        "actor_critic_2streams_b512": (108.2, 106.4, 111.1),  # −1.7 / +2.6 %
+        "actor_critic_2streams_b512": (108.2, 109.6, 114.3),  # +1.3 / +5.6 %
         "axial_attention_msa_b2": (439.8, 448.9, 449.7),  # +2.1 / +2.2 %
-        "bifpn_levels_2streams_b4": (1575.0, 1560.1, 1561.8),  # −0.9 / −0.8 %
-        "controlnet_side_branch_2streams_b2": (1288.5, 1374.2, 1374.6),  # +6.7 / +6.7 %
+        "bifpn_levels_2streams_b4": (1575.0, 1608.0, 1609.8),  # +2.1 / +2.2 %
+        "controlnet_side_branch_2streams_b2": (1288.5, 1395.2, 1395.6),  # +8.3 / +8.3 %
         "densenet_dense_block_b8": (773.0, 735.4, 733.7),  # −4.9 / −5.1 %
         "hashgrid_encoding_mlp_b65536": (1158.1, 1168.9, 1168.9),  # +0.9 / +0.9 %
         "qformer_cross_attn_b8": (390.3, 388.9, 391.5),  # −0.4 / +0.3 %
@@ -699,11 +699,11 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
     "holdout41": {
         "biggan_cbn_block_b16": (1159.2, 1134.5, 1133.6),  # −2.1 / −2.2 %
         "conv_tasnet_separator_b4": (6508.3, 6622.2, 6621.3),  # +1.8 / +1.7 %
-        "gan_disc_real_fake_2streams_b32": (259.0, 250.5, 252.9),  # −3.3 / −2.4 %
+        "gan_disc_real_fake_2streams_b32": (259.0, 266.3, 268.7),  # +2.8 / +3.8 %
         "graphormer_spatial_bias_b8": (239.3, 244.5, 249.5),  # +2.2 / +4.2 %
         # +11.7 % from the trace at its freeze, timing coincidences chaining the GRU's
         # two directions
-        "ocr_det_rec_2streams_b4": (3056.8, 2916.4, 2909.5),  # −4.6 / −4.8 %
+        "ocr_det_rec_2streams_b4": (3056.8, 2964.1, 2957.3),  # −3.0 / −3.3 %
         "pointpillars_scatter_b2": (1461.3, 1488.3, 1489.9),  # +1.8 / +2.0 %
         "rag_retriever_reader_2streams_b4": (562.9, 568.5, 563.8),  # +1.0 / +0.1 %
         "reformer_lsh_attn_b4": (4157.6, 4250.5, 4249.5),  # +2.2 / +2.2 %
@@ -711,59 +711,59 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
     "holdout41_rerun": {
         "biggan_cbn_block_b16": (1099.8, 1123.4, 1129.7),  # +2.1 / +2.7 %
         "conv_tasnet_separator_b4": (6463.0, 6616.8, 6616.9),  # +2.4 / +2.4 %
-        "gan_disc_real_fake_2streams_b32": (254.5, 247.7, 253.1),  # −2.7 / −0.5 %
+        "gan_disc_real_fake_2streams_b32": (254.5, 262.7, 268.2),  # +3.2 / +5.4 %
         "graphormer_spatial_bias_b8": (242.2, 251.5, 241.4),  # +3.8 / −0.3 %
-        "ocr_det_rec_2streams_b4": (3026.2, 2907.6, 2904.1),  # −3.9 / −4.0 %
+        "ocr_det_rec_2streams_b4": (3026.2, 2967.6, 2964.1),  # −1.9 / −2.1 %
         "pointpillars_scatter_b2": (1462.5, 1490.7, 1495.8),  # +1.9 / +2.3 %
         "rag_retriever_reader_2streams_b4": (615.3, 565.6, 563.8),  # −8.1 / −8.4 %
         "reformer_lsh_attn_b4": (4085.9, 4234.9, 4234.2),  # +3.6 / +3.6 %
     },
     "holdout42": {
-        "bigru_asr_encoder_beside_lm_2streams_b8": (2649.4, 2779.1, 2777.7),  # +4.9 / +4.8 %
-        "bilstm_char_word_ner_2streams_b16": (746.4, 615.7, 609.7),  # −17.5 / −18.3 %
+        "bigru_asr_encoder_beside_lm_2streams_b8": (2649.4, 2829.2, 2827.8),  # +6.8 / +6.7 %
+        "bilstm_char_word_ner_2streams_b16": (746.4, 671.4, 665.5),  # −10.0 / −10.8 %
         "deepar_lstm_forecast_b128": (2103.6, 1945.2, 1946.7),  # −7.5 / −7.5 %
         "mamba2_ssd_chunked_b2": (723.4, 716.9, 716.2),  # −0.9 / −1.0 %
-        "siamese_bilstm_sentence_sim_2streams_b64": (674.7, 591.2, 592.8),  # −12.4 / −12.1 %
+        "siamese_bilstm_sentence_sim_2streams_b64": (674.7, 626.9, 628.5),  # −7.1 / −6.9 %
         "swin_v2_block_b4": (555.5, 551.3, 550.3),  # −0.8 / −0.9 %
         "unet1d_audio_diffusion_b4": (7185.7, 7285.6, 7284.5),  # +1.4 / +1.4 %
         "video_caption_cnn_lstm_b4": (582.2, 585.6, 580.0),  # +0.6 / −0.4 %
     },
     "holdout42_rerun": {
-        "bigru_asr_encoder_beside_lm_2streams_b8": (2581.3, 2785.8, 2780.6),  # +7.9 / +7.7 %
-        "bilstm_char_word_ner_2streams_b16": (745.4, 617.0, 610.0),  # −17.2 / −18.2 %
+        "bigru_asr_encoder_beside_lm_2streams_b8": (2581.3, 2831.1, 2826.0),  # +9.7 / +9.5 %
+        "bilstm_char_word_ner_2streams_b16": (745.4, 672.2, 665.2),  # −9.8 / −10.8 %
         "deepar_lstm_forecast_b128": (2122.4, 1942.9, 1946.0),  # −8.5 / −8.3 %
         "mamba2_ssd_chunked_b2": (711.9, 721.7, 721.2),  # +1.4 / +1.3 %
-        "siamese_bilstm_sentence_sim_2streams_b64": (680.7, 595.7, 593.3),  # −12.5 / −12.8 %
+        "siamese_bilstm_sentence_sim_2streams_b64": (680.7, 631.4, 629.1),  # −7.2 / −7.6 %
         "swin_v2_block_b4": (531.9, 548.3, 549.5),  # +3.1 / +3.3 %
         "unet1d_audio_diffusion_b4": (7124.4, 7294.1, 7290.8),  # +2.4 / +2.3 %
         "video_caption_cnn_lstm_b4": (578.1, 585.0, 581.5),  # +1.2 / +0.6 %
     },
     "holdout43": {
         "alphafold_triangle_pair_stack_b1": (1028.0, 1066.1, 1065.5),  # +3.7 / +3.6 %
-        "birdcall_tf32_spec_cnn_meta_mlp_2streams_b128": (1039.9, 1060.8, 1063.3),  # +2.0 / +2.2 %
+        "birdcall_tf32_spec_cnn_meta_mlp_2streams_b128": (1039.9, 1062.6, 1065.1),  # +2.2 / +2.4 %
         "cross_modal_hashing_fp32_towers_2streams_b512": (666.7, 683.5, 692.7),  # +2.5 / +3.9 %
-        "doc_layout_vision_text_box_3streams_b8": (525.0, 507.2, 508.4),  # −3.4 / −3.2 %
+        "doc_layout_vision_text_box_3streams_b8": (525.0, 513.7, 514.8),  # −2.1 / −1.9 %
         "esm2_rotary_encoder_b8": (2711.8, 2823.8, 2824.3),  # +4.1 / +4.2 %
         "schnet_cfconv_train_b32": (2439.2, 2397.3, 2402.3),  # −1.7 / −1.5 %
         "segformer_mit_b1_b4": (2633.1, 2748.7, 2749.4),  # +4.4 / +4.4 %
-        "stylegan2_modconv_synthesis_b8": (6416.3, 6366.0, 6363.0),  # −0.8 / −0.8 %
+        "stylegan2_modconv_synthesis_b8": (6416.3, 6400.5, 6397.5),  # −0.2 / −0.3 %
     },
     "holdout43_rerun": {
         "alphafold_triangle_pair_stack_b1": (1032.9, 1067.1, 1069.3),  # +3.3 / +3.5 %
-        "birdcall_tf32_spec_cnn_meta_mlp_2streams_b128": (1044.3, 1063.8, 1068.9),  # +1.9 / +2.4 %
+        "birdcall_tf32_spec_cnn_meta_mlp_2streams_b128": (1044.3, 1066.0, 1071.0),  # +2.1 / +2.6 %
         "cross_modal_hashing_fp32_towers_2streams_b512": (683.4, 699.1, 695.0),  # +2.3 / +1.7 %
-        "doc_layout_vision_text_box_3streams_b8": (583.8, 521.6, 517.9),  # −10.7 / −11.3 %
+        "doc_layout_vision_text_box_3streams_b8": (583.8, 527.8, 524.1),  # −9.6 / −10.2 %
         "esm2_rotary_encoder_b8": (2811.1, 2836.5, 2834.5),  # +0.9 / +0.8 %
         "schnet_cfconv_train_b32": (2435.1, 2409.8, 2405.2),  # −1.0 / −1.2 %
         "segformer_mit_b1_b4": (2646.1, 2755.8, 2755.5),  # +4.2 / +4.1 %
-        "stylegan2_modconv_synthesis_b8": (6427.0, 6333.3, 6331.1),  # −1.5 / −1.5 %
+        "stylegan2_modconv_synthesis_b8": (6427.0, 6361.5, 6359.4),  # −1.0 / −1.1 %
     },
     "holdout44": {
         "fp32_conv_branches_2streams_b16": (925.5, 837.6, 836.8),  # −9.5 / −9.6 %
         "fp32_mlp_beside_bf16_mlp_2streams_b512": (604.2, 606.1, 607.4),  # +0.3 / +0.5 %
         "fp32_mlp_one_stream_b512": (1480.3, 1475.4, 1475.8),  # −0.3 / −0.3 %
         "fp32_siamese_towers_2streams_b384": (1249.8, 1233.1, 1232.3),  # −1.3 / −1.4 %
-        "fp32_small_heads_2streams_b64": (251.8, 261.7, 258.6),  # +3.9 / +2.7 %
+        "fp32_small_heads_2streams_b64": (251.8, 263.4, 260.4),  # +4.6 / +3.4 %
         "fp32_wide_mlp_towers_3streams_b256": (706.7, 764.4, 764.8),  # +8.2 / +8.2 %
     },
     "holdout44_rerun": {
@@ -771,50 +771,50 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "fp32_mlp_beside_bf16_mlp_2streams_b512": (609.7, 634.2, 634.5),  # +4.0 / +4.1 %
         "fp32_mlp_one_stream_b512": (1565.5, 1480.2, 1478.9),  # −5.4 / −5.5 %
         "fp32_siamese_towers_2streams_b384": (1240.9, 1200.2, 1203.5),  # −3.3 / −3.0 %
-        "fp32_small_heads_2streams_b64": (220.6, 250.0, 250.3),  # +13.4 / +13.5 %
+        "fp32_small_heads_2streams_b64": (220.6, 251.8, 252.1),  # +14.1 / +14.3 %
         "fp32_wide_mlp_towers_3streams_b256": (759.2, 787.9, 779.9),  # +3.8 / +2.7 %
     },
     # written before the model froze, blind: recorded on an H100 first (test_holdout_h100)
     "holdout45": {
-        "conv_stack_beside_gemm_chain_2streams_b16": (227.7, 230.3, 228.1),  # +1.1 / +0.2 %
+        "conv_stack_beside_gemm_chain_2streams_b16": (227.7, 233.4, 231.3),  # +2.5 / +1.6 %
         "fp32_resnet_basic_blocks_b8": (430.2, 401.6, 401.1),  # −6.7 / −6.8 %
         # cuDNN's two fp32 GRU layers overlap in the replay; the schedule holds layer 2's
         # input GEMM behind the record launched just before its wait, one chunk late
-        "gru_fp32_one_stream_b16": (1043.8, 1332.6, 1331.7),  # +27.7 / +27.6 %
-        "lstm_beside_mlp_2streams_b32": (991.8, 1060.3, 1062.3),  # +6.9 / +7.1 %
+        "gru_fp32_one_stream_b16": (1043.8, 1336.0, 1335.1),  # +28.0 / +27.9 %
+        "lstm_beside_mlp_2streams_b32": (991.8, 1063.8, 1065.9),  # +7.3 / +7.5 %
         "ranker_10in_b128": (133.6, 135.4, 138.2),  # +1.3 / +3.4 %
         "sgd_momentum_foreach_update": (2050.5, 1954.4, 1917.6),  # −4.7 / −6.5 %
-        "tf32_beside_fp32_gemms_2streams_b512": (676.9, 661.2, 660.5),  # −2.3 / −2.4 %
-        "three_dense_heads_shared_feats_3streams_b2": (176.7, 171.6, 174.1),  # −2.9 / −1.5 %
+        "tf32_beside_fp32_gemms_2streams_b512": (676.9, 662.2, 661.5),  # −2.2 / −2.3 %
+        "three_dense_heads_shared_feats_3streams_b2": (176.7, 175.7, 178.2),  # −0.6 / +0.8 %
     },
     "holdout45_rerun": {
-        "conv_stack_beside_gemm_chain_2streams_b16": (235.4, 231.5, 223.9),  # −1.7 / −4.9 %
+        "conv_stack_beside_gemm_chain_2streams_b16": (235.4, 234.3, 226.7),  # −0.4 / −3.7 %
         "fp32_resnet_basic_blocks_b8": (396.0, 399.3, 400.1),  # +0.9 / +1.1 %
-        "gru_fp32_one_stream_b16": (1060.1, 1293.0, 1291.0),  # +22.0 / +21.8 %
-        "lstm_beside_mlp_2streams_b32": (1017.2, 1062.0, 1059.8),  # +4.4 / +4.2 %
+        "gru_fp32_one_stream_b16": (1060.1, 1295.6, 1293.6),  # +22.2 / +22.0 %
+        "lstm_beside_mlp_2streams_b32": (1017.2, 1066.0, 1063.8),  # +4.8 / +4.6 %
         "ranker_10in_b128": (166.1, 162.7, 157.6),  # −2.1 / −5.1 %
         "sgd_momentum_foreach_update": (2056.8, 2013.4, 1935.4),  # −2.1 / −5.9 %
-        "tf32_beside_fp32_gemms_2streams_b512": (672.3, 658.0, 659.8),  # −2.1 / −1.8 %
-        "three_dense_heads_shared_feats_3streams_b2": (177.6, 172.6, 172.5),  # −2.8 / −2.9 %
+        "tf32_beside_fp32_gemms_2streams_b512": (672.3, 659.0, 660.7),  # −2.0 / −1.7 %
+        "three_dense_heads_shared_feats_3streams_b2": (177.6, 177.2, 177.0),  # −0.3 / −0.4 %
     },
     # written after holdout45 was recorded on the H200 and recorded on an H100 first
     # (test_holdout_h100), then once on an H200 with the model unchanged
     "holdout46": {
-        "bigru_beside_mlp_2streams_b16": (497.3, 469.4, 461.1),  # −5.6 / −7.3 %
-        "bilstm_tagger_b32": (804.4, 753.6, 755.7),  # −6.3 / −6.0 %
+        "bigru_beside_mlp_2streams_b16": (497.3, 507.3, 499.0),  # +2.0 / +0.3 %
+        "bilstm_tagger_b32": (804.4, 809.7, 811.8),  # +0.7 / +0.9 %
         "decoder_layer_b4": (99.1, 98.3, 101.9),  # −0.8 / +2.8 %
         "gru_cell_greedy_decode_b32": (783.3, 801.8, 808.8),  # +2.4 / +3.2 %
-        "relu_chains_3streams_b8": (305.1, 285.1, 281.0),  # −6.5 / −7.9 %
+        "relu_chains_3streams_b8": (305.1, 325.2, 321.1),  # +6.6 / +5.2 %
         "resnet_bottlenecks_cl_b16": (370.3, 373.1, 371.2),  # +0.8 / +0.2 %
         # cuDNN's three LSTM layers overlap in the replay, as holdout45's GRU layers
-        "stacked_lstm_lm_b16": (859.6, 990.8, 986.4),  # +15.3 / +14.7 %
-        "twin_lstm_encoders_2streams_b32": (813.8, 765.0, 762.6),  # −6.0 / −6.3 %
+        "stacked_lstm_lm_b16": (859.6, 997.2, 992.7),  # +16.0 / +15.5 %
+        "twin_lstm_encoders_2streams_b32": (813.8, 767.1, 764.7),  # −5.7 / −6.0 %
     },
     # written after holdout46 was recorded on the H200, blind: two processes of one lease
     "holdout47": {
-        "colbert_late_interaction_2streams_b16": (602.3, 620.1, 626.7),  # +2.9 / +4.0 %
-        "crossvit_dual_branch_2streams_b8": (1040.0, 1046.5, 1049.1),  # +0.6 / +0.9 %
-        "mvcnn_view_pool_3streams_b8": (236.1, 229.5, 232.2),  # −2.8 / −1.7 %
+        "colbert_late_interaction_2streams_b16": (602.3, 624.1, 630.7),  # +3.6 / +4.7 %
+        "crossvit_dual_branch_2streams_b8": (1040.0, 1052.1, 1054.7),  # +1.2 / +1.4 %
+        "mvcnn_view_pool_3streams_b8": (236.1, 239.0, 241.7),  # +1.2 / +2.4 %
         "nystromformer_encoder_b4": (1027.7, 1037.9, 1038.6),  # +1.0 / +1.1 %
         "regnety_800mf_stages_b16": (1011.0, 1022.2, 1022.3),  # +1.1 / +1.1 %
         "rgcn_basis_8relations_b1": (401.5, 418.0, 416.8),  # +4.1 / +3.8 %
@@ -822,9 +822,9 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "topk_repetition_penalty_loop_b8": (1670.1, 1723.1, 1720.3),  # +3.2 / +3.0 %
     },
     "holdout47_rerun": {
-        "colbert_late_interaction_2streams_b16": (608.8, 621.6, 625.0),  # +2.1 / +2.7 %
-        "crossvit_dual_branch_2streams_b8": (1046.1, 1046.8, 1047.4),  # +0.1 / +0.1 %
-        "mvcnn_view_pool_3streams_b8": (238.1, 233.8, 236.4),  # −1.8 / −0.7 %
+        "colbert_late_interaction_2streams_b16": (608.8, 625.9, 629.3),  # +2.8 / +3.4 %
+        "crossvit_dual_branch_2streams_b8": (1046.1, 1052.3, 1052.8),  # +0.6 / +0.6 %
+        "mvcnn_view_pool_3streams_b8": (238.1, 241.9, 244.4),  # +1.6 / +2.7 %
         "nystromformer_encoder_b4": (1029.6, 1040.1, 1040.4),  # +1.0 / +1.1 %
         "regnety_800mf_stages_b16": (1011.7, 1022.1, 1023.2),  # +1.0 / +1.1 %
         "rgcn_basis_8relations_b1": (393.2, 415.9, 416.4),  # +5.8 / +5.9 %
@@ -833,22 +833,22 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
     },
     # written after holdout47 was recorded on the H200, blind: two processes of one lease
     "holdout48": {
-        "complex_kg_filtered_rank_2streams_b512": (888.9, 805.0, 805.0),  # −9.4 / −9.4 %
+        "complex_kg_filtered_rank_2streams_b512": (888.9, 811.3, 811.3),  # −8.7 / −8.7 %
         "fsrcnn_x3_superres_b1": (2333.7, 2321.7, 2320.6),  # −0.5 / −0.6 %
         "funnel_transformer_encoder_b8": (776.9, 794.1, 797.1),  # +2.2 / +2.6 %
         "lennard_jones_verlet_loop_b8": (814.6, 876.3, 876.1),  # +7.6 / +7.5 %
         "meshgraphnet_processor_b1": (1665.3, 1712.4, 1722.7),  # +2.8 / +3.5 %
-        "multiscale_patchgan_disc_3streams_b2": (755.2, 758.0, 759.4),  # +0.4 / +0.6 %
+        "multiscale_patchgan_disc_3streams_b2": (755.2, 769.7, 771.1),  # +1.9 / +2.1 %
         "squeezenet11_fire_b64": (1773.5, 1811.0, 1811.5),  # +2.1 / +2.1 %
         "vit_tiny_cifar_train_adamw_b64": (1212.7, 1176.9, 1175.0),  # −2.9 / −3.1 %
     },
     "holdout48_rerun": {
-        "complex_kg_filtered_rank_2streams_b512": (889.2, 798.6, 807.5),  # −10.2 / −9.2 %
+        "complex_kg_filtered_rank_2streams_b512": (889.2, 804.8, 813.7),  # −9.5 / −8.5 %
         "fsrcnn_x3_superres_b1": (2337.6, 2324.5, 2321.8),  # −0.6 / −0.7 %
         "funnel_transformer_encoder_b8": (790.5, 799.0, 797.8),  # +1.1 / +0.9 %
         "lennard_jones_verlet_loop_b8": (855.0, 884.7, 882.5),  # +3.5 / +3.2 %
         "meshgraphnet_processor_b1": (1736.3, 1719.9, 1721.5),  # −0.9 / −0.9 %
-        "multiscale_patchgan_disc_3streams_b2": (798.2, 750.2, 747.8),  # −6.0 / −6.3 %
+        "multiscale_patchgan_disc_3streams_b2": (798.2, 766.7, 764.3),  # −4.0 / −4.2 %
         "squeezenet11_fire_b64": (1772.0, 1805.1, 1805.8),  # +1.9 / +1.9 %
         "vit_tiny_cifar_train_adamw_b64": (1175.7, 1169.7, 1171.6),  # −0.5 / −0.4 %
     },
@@ -890,12 +890,14 @@ def test_probe_set_prediction(recording: str, name: str) -> None:
         # the expert-choice MoE since a kernel of several waves makes room in its last wave
         # (−13.2 %, −9.2 % before: the replay ran its routing after the shared expert; −11.3 %
         # since light kernels start on partial room), and since then the concurrency
-        # pipeline (−10.4 %) where the dequantization came in (+11.7 → +2.5 % from the trace)
-        (True, 27, 0.0326, 32),
+        # pipeline (−10.4 %) where the dequantization came in (+11.7 → +2.5 % from the trace);
+        # the Siamese towers came within once a light kernel beside another stream's was
+        # charged LIGHT_BESIDE_NS (27 of 32 before, median 3.3 %)
+        (True, 28, 0.0309, 32),
         # from the trace alone, each copy at the built-in 9.2 µs: also the steps fed four to
         # eight inputs on a process whose copies cost 6.3-7.4 µs (23 of 32, 3.7 %, unpacked;
-        # 22 before partial room)
-        (False, 23, 0.0371, 32),
+        # 22 before partial room; 23 before LIGHT_BESIDE_NS)
+        (False, 24, 0.0425, 32),
     ],
 )
 def test_probe_sets_summary(probe: bool, within: int, median_error: float, inside: int) -> None:
@@ -1141,14 +1143,14 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
     )
     # holdout43: replay saved 10-83 %; TF32 birdcall CNN beside a meta-MLP 12 % (compute-bound,
     # predicted 2 %), the rest launch-bound but StyleGAN2's modulated convolutions: replay
-    # saved 34 %, the step reads mixed at 17 % (its eager time from the trace 22 % low)
+    # saved 34 %, the step reads mixed at 16 % (its eager time from the trace 22 % low)
     assert_one_step_reads(
         "holdout43",
         "stylegan2_modconv_synthesis_b8",
         {"launch-bound": 6, "compute-bound": 1},
         saving=0.343,
         verdict="mixed",
-        predicted=0.17,
+        predicted=0.16,
     )
     # holdout43_rerun: replay saved 13-86 %, every step launch-bound but the FP32 hashing
     # towers (27 % saved): the simulated eager run, the towers' GEMMs sharing the device,
@@ -1248,12 +1250,12 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
         # chains from −13.8 to +3.8 % once matrix kernels side by side slowed each other;
         # the FPN lateral branches +10.8 / +12.4 → +9.0 / +10.6 % once a graph's start
         # nodes started in capture order
-        ("holdout20", True, 8, 0.0471, 0.0836),
-        ("holdout20", False, 8, 0.0426, 0.0865),
+        ("holdout20", True, 8, 0.0548, 0.0916),
+        ("holdout20", False, 7, 0.0645, 0.1033),
         # blind for the last-wave rule (median 1.6 and 2.0 %, worst +7.9 and +8.4 %, the
         # four conv branches) but not for the one-wave release, which moved them to +2.6 %
-        ("holdout21", True, 7, 0.0274, 0.0489),
-        ("holdout21", False, 7, 0.0283, 0.0537),
+        ("holdout21", True, 7, 0.0274, 0.0741),
+        ("holdout21", False, 7, 0.0283, 0.0789),
         # blind for the model of this note: the paired prefetch waits and the one-wave
         # release; from the trace alone the misses are steps fed two to four inputs on
         # processes whose copies probed 5.5-6.3 µs against the built-in 9.2
@@ -1269,23 +1271,23 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
         ("holdout23", True, 8, 0.0312, 0.0485),
         ("holdout23", False, 8, 0.0360, 0.0532),
         ("holdout23_rerun", True, 8, 0.0266, 0.0729),
-        ("holdout23_rerun", False, 8, 0.0251, 0.0772),
+        ("holdout23_rerun", False, 8, 0.0185, 0.0772),
         # blind for the frozen slowdown of matrix kernels side by side (1.0 past 4 µs: 14 and
         # 14 of 16, the two FP32 MLP branches +24 to +26 %), not for the per-kernel fit that
         # replaced it (0.5 past 1 µs, measured before the recording); worst: the KAN stack,
         # +9.3 / +9.8 % on the rerun
-        ("holdout24", True, 8, 0.0159, 0.0752),
-        ("holdout24", False, 8, 0.0306, 0.0689),
-        ("holdout24_rerun", True, 8, 0.0287, 0.0932),
-        ("holdout24_rerun", False, 8, 0.0281, 0.0889),
+        ("holdout24", True, 8, 0.0339, 0.0752),
+        ("holdout24", False, 8, 0.0407, 0.0689),
+        ("holdout24_rerun", True, 8, 0.0201, 0.0932),
+        ("holdout24_rerun", False, 8, 0.0158, 0.0889),
         # blind at its freeze, 7 and 8 of 8: the miss was the three FP32 GEMM chains on the
         # first recording (−20.4 / −20.5 %; −8.6 / −8.9 % on the rerun, whose eager trace
         # overlapped the chains differently); since long FP32 GEMMs slow each other fully,
         # which they led to, −2.9 / −3.0 % and +9.7 / +9.4 %: not blind since
-        ("holdout25", True, 8, 0.0298, 0.0592),
-        ("holdout25", False, 8, 0.0323, 0.0616),
-        ("holdout25_rerun", True, 8, 0.0394, 0.0971),
-        ("holdout25_rerun", False, 8, 0.0496, 0.0944),
+        ("holdout25", True, 8, 0.0298, 0.0572),
+        ("holdout25", False, 8, 0.0323, 0.0532),
+        ("holdout25_rerun", True, 8, 0.0351, 0.0971),
+        ("holdout25_rerun", False, 8, 0.0454, 0.0944),
         # blind for the model it was recorded with: the misses were the convolutions beside
         # small GEMMs (+19 to +27 %: the schedule packed each GEMM onto the few SMs a batch
         # norm left free, 3x as long, and the convolution branch waited for its room; the
@@ -1293,51 +1295,51 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
         # −10.6 %). Since a matrix kernel waits for a light kernel's room instead of packing
         # beside it (schedule.PACK_BESIDE_LIGHT_MAX), the convolutions read +5.3 / +10.7 %
         # and +6.4 / +9.3 %, inside their ranges
-        ("holdout26", True, 6, 0.0190, 0.1055),
-        ("holdout26", False, 6, 0.0508, 0.1054),
-        ("holdout26_rerun", True, 6, 0.0576, 0.1058),
-        ("holdout26_rerun", False, 6, 0.0569, 0.1035),
+        ("holdout26", True, 6, 0.0265, 0.1021),
+        ("holdout26", False, 6, 0.0508, 0.1020),
+        ("holdout26_rerun", True, 6, 0.0576, 0.1024),
+        ("holdout26_rerun", False, 6, 0.0569, 0.1001),
         # blind as well: the miss was two cuDNN LSTMs on two streams (+23 %; +5.7 % since a
         # record made inside a library call is read on the stream it launched on last); the
         # mixup + dropout training step reads −10.9 % from the trace alone, −9.9 % with its
         # probes
         ("holdout27", True, 8, 0.0519, 0.0990),
-        ("holdout27", False, 7, 0.0580, 0.1091),
+        ("holdout27", False, 7, 0.0591, 0.1091),
         # blind for the model and for the one-wave tail candidate: from the trace alone the
         # MoCo step reads −11.1 % on the first recording (−9.5 % with its probes, −0.0 % on
         # the rerun)
-        ("holdout28", True, 8, 0.0304, 0.0946),
-        ("holdout28", False, 7, 0.0352, 0.1109),
+        ("holdout28", True, 8, 0.0278, 0.0901),
+        ("holdout28", False, 7, 0.0278, 0.1064),
         ("holdout28_rerun", True, 7, 0.0224, 0.0687),
         ("holdout28_rerun", False, 7, 0.0208, 0.0764),
         # blind, 7 of 8 on each: the miss was the prefill chunk beside a decode batch,
         # both forked onto side streams with nothing after the join (+40 to +46 %, medians
         # 1.9 / 2.0 / 0.9 / 1.9 %); since forks come from the stream that joins them there,
         # −1.1 to +3.0 %
-        ("holdout29", True, 8, 0.0249, 0.0649),
-        ("holdout29", False, 8, 0.0255, 0.0744),
-        ("holdout29_rerun", True, 8, 0.0137, 0.0498),
-        ("holdout29_rerun", False, 8, 0.0136, 0.0559),
+        ("holdout29", True, 8, 0.0128, 0.0950),
+        ("holdout29", False, 8, 0.0106, 0.0936),
+        ("holdout29_rerun", True, 8, 0.0156, 0.0600),
+        ("holdout29_rerun", False, 8, 0.0221, 0.0559),
         # blind for the model as it stands, the fork-origin rules included: 8 of 8, worst the
         # trunk with three heads on side streams, +3.8 % from the trace alone
-        ("holdout30", True, 8, 0.0240, 0.0380),
-        ("holdout30", False, 8, 0.0185, 0.0379),
+        ("holdout30", True, 8, 0.0192, 0.0337),
+        ("holdout30", False, 8, 0.0093, 0.0379),
         # blind for the model as it stands: the miss is CLIP's two towers on two streams
         # (−12.4 to −14.9 %): the image tower's patchify convolution, one wave of 52 blocks,
         # ran 601 µs beside the text tower against 317 alone, and the replay took longer than
         # all the step's kernels one after another (1,027 against 958 µs)
-        ("holdout31", True, 7, 0.0163, 0.1261),
-        ("holdout31", False, 7, 0.0192, 0.1273),
-        ("holdout31_rerun", True, 7, 0.0089, 0.1458),
-        ("holdout31_rerun", False, 7, 0.0091, 0.1489),
+        ("holdout31", True, 7, 0.0163, 0.1227),
+        ("holdout31", False, 7, 0.0192, 0.1239),
+        ("holdout31_rerun", True, 7, 0.0089, 0.1403),
+        ("holdout31_rerun", False, 7, 0.0091, 0.1433),
         # blind as well: the miss is a patchify convolution beside an MLP on two streams,
         # the other way (+20.2 to +22.8 %): in the replay the convolution (104 blocks, 84 µs
         # alone) ran 186 µs while every MLP GEMM ran beside it on the same SMs; the schedule,
         # whose device shares add up per kernel, has the GEMMs wait for room
-        ("holdout32", True, 7, 0.0183, 0.1858),
-        ("holdout32", False, 7, 0.0209, 0.1982),
-        ("holdout32_rerun", True, 7, 0.0270, 0.1726),
-        ("holdout32_rerun", False, 7, 0.0312, 0.1710),
+        ("holdout32", True, 8, 0.0183, 0.0971),
+        ("holdout32", False, 7, 0.0209, 0.1095),
+        ("holdout32_rerun", True, 8, 0.0270, 0.0849),
+        ("holdout32_rerun", False, 8, 0.0312, 0.0833),
         # blind as well, 8 of 8 on each: the worst is the MLP training step under autocast on
         # the rerun, −6.4 / −6.5 %; the one side-stream step within 2.2 %
         ("holdout33", True, 8, 0.019, 0.0323),
@@ -1347,18 +1349,18 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
         # blind as well, 7 of 8 on each: the miss is segmentation and depth heads on two side
         # streams with a fused output after the join (+24.1 to +24.6 %, below its range): one
         # of their eager kernels ran 1.8x its replay time (the test on holdout34's miss)
-        ("holdout34", True, 7, 0.0206, 0.2333),
-        ("holdout34", False, 7, 0.0243, 0.2343),
-        ("holdout34_rerun", True, 7, 0.0177, 0.2302),
-        ("holdout34_rerun", False, 7, 0.0181, 0.2283),
+        ("holdout34", True, 7, 0.0206, 0.2461),
+        ("holdout34", False, 7, 0.0243, 0.2471),
+        ("holdout34_rerun", True, 7, 0.0177, 0.2432),
+        ("holdout34_rerun", False, 7, 0.0181, 0.2413),
         # blind as well, 7 of 8 on each: from the trace alone the miss is three heads on three
         # streams fed four inputs (+14.7 / +11.7 %; +3.7 % with its probes' 6.7-7.2 µs per
         # copy against the built-in 9.2); with the probes, a GNN beside a SMILES encoder on two
         # streams (−10.5 / −10.3 %; −8.0 / −8.5 % from the trace alone)
-        ("holdout35", True, 7, 0.0190, 0.1054),
-        ("holdout35", False, 7, 0.0193, 0.1473),
-        ("holdout35_rerun", True, 7, 0.0314, 0.1029),
-        ("holdout35_rerun", False, 6, 0.0321, 0.1170),
+        ("holdout35", True, 8, 0.0299, 0.0701),
+        ("holdout35", False, 7, 0.0304, 0.1536),
+        ("holdout35_rerun", True, 8, 0.0409, 0.0673),
+        ("holdout35_rerun", False, 7, 0.0417, 0.1231),
         # blind for the model as it stands, the host's pace included: 4 of 4
         ("holdout36", True, 4, 0.0215, 0.0425),
         ("holdout36", False, 4, 0.0246, 0.0339),
@@ -1370,79 +1372,79 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
         ("holdout37_rerun", False, 8, 0.0152, 0.0891),
         # blind, 8 of 8 on each: the three on side streams with work after each join
         # (SlowFast, SiamRPN, HRNet) among them, HRNet the worst (−9.6 / −9.3 % from the trace)
-        ("holdout38", True, 8, 0.015, 0.0975),
-        ("holdout38", False, 8, 0.0157, 0.096),
-        ("holdout38_rerun", True, 8, 0.0106, 0.0936),
-        ("holdout38_rerun", False, 8, 0.0115, 0.0931),
+        ("holdout38", True, 8, 0.0164, 0.0574),
+        ("holdout38", False, 8, 0.0187, 0.0546),
+        ("holdout38_rerun", True, 8, 0.0102, 0.0404),
+        ("holdout38_rerun", False, 8, 0.0092, 0.0399),
         # blind, 8 of 8 on each: the four whose side-stream branches differ in kind (a conv
         # branch beside GEMMs, embedding bags beside a CNN) within 2.1 %
-        ("holdout39", True, 8, 0.0124, 0.0187),
-        ("holdout39", False, 8, 0.0126, 0.0186),
-        ("holdout39_rerun", True, 8, 0.0112, 0.0509),
-        ("holdout39_rerun", False, 8, 0.0123, 0.0521),
+        ("holdout39", True, 8, 0.0092, 0.0187),
+        ("holdout39", False, 8, 0.0110, 0.0186),
+        ("holdout39_rerun", True, 8, 0.0126, 0.0509),
+        ("holdout39_rerun", False, 8, 0.0146, 0.0521),
         # blind, 8 of 8 on each: the three on two side streams within 3.1 %, the worst
         # DenseNet's dense blocks on the rerun (−4.9 / −5.1 %)
-        ("holdout40", True, 8, 0.0200, 0.0378),
-        ("holdout40", False, 8, 0.0156, 0.0387),
-        ("holdout40_rerun", True, 8, 0.0148, 0.0665),
-        ("holdout40_rerun", False, 8, 0.0209, 0.0668),
+        ("holdout40", True, 8, 0.0167, 0.0417),
+        ("holdout40", False, 8, 0.0181, 0.0407),
+        ("holdout40_rerun", True, 8, 0.0168, 0.0828),
+        ("holdout40_rerun", False, 8, 0.0223, 0.0831),
         # blind at its freeze, 7 of 8 on each: the miss the OCR step (+11.7 / +14.0 % from the
         # trace), a CRNN's bidirectional GRU beside a text detector, whose two directions were
         # chained by timing coincidences; 8 of 8 since that change, which it led to
-        ("holdout41", True, 8, 0.0215, 0.0460),
-        ("holdout41", False, 8, 0.0221, 0.0482),
-        ("holdout41_rerun", True, 8, 0.0316, 0.0808),
+        ("holdout41", True, 8, 0.0215, 0.0303),
+        ("holdout41", False, 8, 0.0221, 0.0423),
+        ("holdout41_rerun", True, 8, 0.0282, 0.0814),
         ("holdout41_rerun", False, 8, 0.0255, 0.0836),
         # blind for that change, 6 and 5 of 8: three steps with bidirectional LSTMs or a GRU on
         # side streams miss (below); 6 and 6 since cuDNN's own waits read their records'
         # streams: the GRU within, the two BiLSTMs shorter
-        ("holdout42", True, 6, 0.0314, 0.1751),
-        ("holdout42", False, 6, 0.0311, 0.1830),
-        ("holdout42_rerun", True, 6, 0.0551, 0.1722),
-        ("holdout42_rerun", False, 6, 0.0551, 0.1816),
+        ("holdout42", True, 7, 0.0408, 0.1004),
+        ("holdout42", False, 7, 0.0406, 0.1083),
+        ("holdout42_rerun", True, 8, 0.0517, 0.0981),
+        ("holdout42_rerun", False, 7, 0.0544, 0.1076),
         # blind for the refitted profiler costs and both schedule rules before it, 7 of 8: FP32
         # hashing towers on two streams missed (−12.6 / −11.2 %, the "FP32 towers read
         # short"); +2.5 / +3.9 % since long FP32 GEMMs slow each other fully, which they led
         # to: not blind since
-        ("holdout43", True, 8, 0.0295, 0.0439),
-        ("holdout43", False, 8, 0.0340, 0.0442),
+        ("holdout43", True, 8, 0.0235, 0.0439),
+        ("holdout43", False, 8, 0.0303, 0.0442),
         # recorded after that rule, blind for the model as it stands: the miss the
         # three-stream document layout (−10.7 / −11.3 %); the hashing towers +2.3 / +1.7 %
         # (−9.8 / −10.4 % without the rule)
-        ("holdout43_rerun", True, 7, 0.0209, 0.1066),
-        ("holdout43_rerun", False, 7, 0.0202, 0.1130),
+        ("holdout43_rerun", True, 8, 0.0217, 0.0960),
+        ("holdout43_rerun", False, 7, 0.0211, 0.1023),
         # fp32 workloads written to test that rule and recorded after it, blind: 6 of 6 and
         # 5 of 6 (4 and 3 without it: the conv branches −20.7 and −17.0 %, the wide towers
         # −18.3 %, the siamese towers +9.9 and +11.5 %); the miss the small fp32 heads on the
         # rerun (+13.5 %), whose two recordings' graphed p50s differ by 13 %
-        ("holdout44", True, 6, 0.0262, 0.0950),
-        ("holdout44", False, 6, 0.0205, 0.0958),
-        ("holdout44_rerun", True, 5, 0.0473, 0.1335),
-        ("holdout44_rerun", False, 5, 0.0481, 0.1349),
+        ("holdout44", True, 6, 0.0296, 0.0950),
+        ("holdout44", False, 6, 0.0239, 0.0958),
+        ("holdout44_rerun", True, 5, 0.0473, 0.1415),
+        ("holdout44_rerun", False, 5, 0.0481, 0.1429),
         # written before the model froze and recorded on an H100 first, then on an H200 with
         # the model unchanged: 7 of 8 on each recording; the fp32 GRU misses (+39.5 / +23.4 %,
         # above its range), as on the H100 (+35 / +36 %)
-        ("holdout45", True, 7, 0.0380, 0.2768),
-        ("holdout45", False, 7, 0.0496, 0.2759),
-        ("holdout45_rerun", True, 7, 0.0212, 0.2197),
-        ("holdout45_rerun", False, 7, 0.0454, 0.2178),
+        ("holdout45", True, 7, 0.0359, 0.2800),
+        ("holdout45", False, 7, 0.0496, 0.2791),
+        ("holdout45_rerun", True, 7, 0.0203, 0.2221),
+        ("holdout45_rerun", False, 7, 0.0413, 0.2203),
         # recorded on an H100 first, then on an H200 with the model unchanged: the 3-layer
         # cuDNN LSTM misses as there (+15.3 / +14.7 %, +12.9 % on the H100), above its range
-        ("holdout46", True, 7, 0.0580, 0.1526),
-        ("holdout46", False, 7, 0.0617, 0.1474),
+        ("holdout46", True, 7, 0.0218, 0.1600),
+        ("holdout46", False, 7, 0.0305, 0.1548),
         # written after holdout46 was recorded on the H200, eight families the set lacked:
         # every one within ±10 % on both recordings
-        ("holdout47", True, 8, 0.0196, 0.0412),
-        ("holdout47", False, 8, 0.0140, 0.0405),
+        ("holdout47", True, 8, 0.0120, 0.0412),
+        ("holdout47", False, 8, 0.0190, 0.0471),
         ("holdout47_rerun", True, 8, 0.0141, 0.0579),
-        ("holdout47_rerun", False, 8, 0.0110, 0.0591),
+        ("holdout47_rerun", False, 8, 0.0176, 0.0591),
         # written after holdout47 was recorded: every one within ±10 % from the trace alone;
         # the ComplEx ranking's two branches read short (−9.5 / −9.1 %, −10.1 % on the rerun
         # with its probes), at the top of their range
-        ("holdout48", True, 8, 0.0253, 0.0943),
-        ("holdout48", False, 8, 0.0286, 0.0943),
-        ("holdout48_rerun", True, 7, 0.0148, 0.1019),
-        ("holdout48_rerun", False, 8, 0.0141, 0.0919),
+        ("holdout48", True, 8, 0.0253, 0.0873),
+        ("holdout48", False, 8, 0.0286, 0.0873),
+        ("holdout48_rerun", True, 8, 0.0148, 0.0949),
+        ("holdout48_rerun", False, 8, 0.0141, 0.0848),
     ],
 )
 def test_the_blind_set_after_the_copy_cost(
@@ -1463,8 +1465,8 @@ def test_the_blind_set_after_the_copy_cost(
         outside["holdout23", mode] = {"tri_encoder_3streams_b16"}
     for mode in (True, False):
         outside["holdout31_rerun", mode] = {"clip_towers_2streams_b32"}
-        for conv_beside_gemm in ("holdout32", "holdout32_rerun"):
-            outside[conv_beside_gemm, mode] = {"conv_beside_gemm_2streams_b8"}
+        # the rerun came inside once light kernels were charged beside other streams'
+        outside["holdout32", mode] = {"conv_beside_gemm_2streams_b8"}
         for seg_depth in ("holdout34", "holdout34_rerun"):
             outside[seg_depth, mode] = {"seg_depth_heads_2streams_b4"}
         outside["holdout44", mode] = {
@@ -1476,7 +1478,7 @@ def test_the_blind_set_after_the_copy_cost(
         for gru in ("holdout45", "holdout45_rerun"):
             outside[gru, mode] = {"gru_fp32_one_stream_b16"}
         outside["holdout46", mode] = {"stacked_lstm_lm_b16"}
-    outside["holdout48", False] = {"complex_kg_filtered_rank_2streams_b512"}
+    # (from the trace alone, the first recording came inside with LIGHT_BESIDE_NS)
     outside["holdout48_rerun", True] = {"complex_kg_filtered_rank_2streams_b512"}
     inside = {n for n, r in rows.items() if not r.graphed_inside}
     assert inside == outside.get((recording, probe), set())
@@ -1621,11 +1623,11 @@ def test_the_heads_miss_is_one_eager_kernel_that_ran_slow_alone_not_their_overla
     every profiled eager step, the depth head's, launched some 600 µs of other work later
     and with nothing beside it, 387-393 µs (presumably its input no longer in L2); in the
     replay the two ran side by side right after the encoder, 212-215 µs each. Given its twin's
-    time, the step reads +2.2 % and +1.8 % (+1.6 and +1.1 % while light kernels waited for
-    all their room). What the replay's heads did beside each other
-    (``bench/overfull_starts.py``: 121 starts without room, a median 1.09x and 1.36x their
-    time alone), first taken for the cause, the schedule reads well enough once that one
-    kernel's time is right."""
+    time, the step reads +3.2 % and +2.8 % (+2.2 and +1.8 % before light kernels were
+    charged beside other streams', +1.6 and +1.1 % while they waited for all their room).
+    What the replay's heads did beside each other (``bench/overfull_starts.py``: 121 starts
+    without room, a median 1.09x and 1.36x their time alone), first taken for the cause, the
+    schedule reads well enough once that one kernel's time is right."""
     from overfull_starts import starts
     from validation_table import prepare
 
@@ -1654,7 +1656,7 @@ def test_the_heads_miss_is_one_eager_kernel_that_ran_slow_alone_not_their_overla
         return np.where((out > 380_000) & (out < 400_000), 214_000.0, out)
 
     monkeypatch.setattr(occurrence, "solo_durations", twin_time)
-    for recording, error in (("holdout34", 0.022), ("holdout34_rerun", 0.018)):
+    for recording, error in (("holdout34", 0.032), ("holdout34_rerun", 0.028)):
         w = _workload(recording, "seg_depth_heads_2streams_b4")
         prepared = prepare(replace(w, host_costs=None))
         est = prepared.estimate(calibration_for(prepared.timeline))
@@ -1795,13 +1797,14 @@ def test_the_fourth_set_after_the_copy_pace_rule() -> None:
     """holdout40, recorded twice on one lease with the model of holdout37 (the copy-pace
     rule; nothing in the model changed since): every graphed time within ±10 % and inside
     its range from the trace alone (median |error| 1.6 % and 1.9 %, the worst DenseNet's
-    dense blocks at −5.1 %), the three steps on two side streams within 6.7 % (3.1 % until
-    light kernels started on partial room: ControlNet's side branch +1.9 → +6.7 %); all 16
+    dense blocks at −5.1 %), the three steps on two side streams within 8.3 % (3.1 % until
+    light kernels started on partial room: ControlNet's side branch +1.9 → +6.7 %, +8.3 %
+    once light kernels were charged beside other streams'); all 16
     savings within 15 points (median 1.1 and 3.2 points) though the rerun's eager times read
     a median 13 % off (its Q-Former +52 %, its variable selection +48 %)."""
     rows = _lease_pair_all_within("holdout40")
     streams = [r for n, r in rows.items() if "streams" in n]
-    assert len(streams) == 6 and max(abs(r.error_frac) for r in streams) <= 0.067
+    assert len(streams) == 6 and max(abs(r.error_frac) for r in streams) <= 0.084
     assert not _saving_misses(rows)
     assert rows["holdout40_rerun/qformer_cross_attn_b8"].eager_error_frac == pytest.approx(
         0.52, abs=0.01
@@ -1842,8 +1845,9 @@ def test_the_ocr_step_read_its_gru_directions_as_one_chain_until_the_replay_left
     }
     assert all("elemWiseRNNcell" in str(names[j]) for _, j in directions)
     rows_now = recording_rows("holdout41", False)
-    # (−3.3 % while light kernels waited for all their room)
-    assert rows_now["ocr_det_rec_2streams_b4"].error_frac == pytest.approx(-0.048, abs=0.002)
+    # (−3.3 % while light kernels waited for all their room, −4.8 % before light kernels
+    # were charged beside other streams')
+    assert rows_now["ocr_det_rec_2streams_b4"].error_frac == pytest.approx(-0.033, abs=0.002)
 
 
 def test_cudnn_waits_hold_back_their_own_streams_work_from_the_stream_recorded_on() -> None:
@@ -1855,7 +1859,8 @@ def test_cudnn_waits_hold_back_their_own_streams_work_from_the_stream_recorded_o
     waits chained the second LSTM to the first: 77 dependencies in the first step. Now a wait
     holds back its own stream's next kernel (none where that stream launches nothing more),
     and a record made inside an operator is on the stream the thread launched on last (where
-    it launched since its previous record): 30, and the step reads +5.7 %."""
+    it launched since its previous record): 30, and the step reads +5.9 % (+5.7 % before
+    light kernels were charged beside other streams')."""
     from collections import Counter
 
     from traceinspect.analysis.estimate import infer_dependencies
@@ -1872,7 +1877,7 @@ def test_cudnn_waits_hold_back_their_own_streams_work_from_the_stream_recorded_o
     into_22 = Counter(int(streams[src]) for src, dst in deps if streams[dst] == 22)
     assert into_22 == {14: 4}
     row = recording_rows("holdout27", False)["lstm_pair_2streams_b32"]
-    assert row.error_frac == pytest.approx(0.057, abs=0.002)
+    assert row.error_frac == pytest.approx(0.059, abs=0.002)
     assert row.graphed_inside
 
 
@@ -1888,15 +1893,16 @@ def test_the_set_after_the_replay_left_out_timing_misses_on_rnns_beside_each_oth
     every range), 6 and 6 of 8 within. With the timing
     coincidences kept the set reads the same count (the GRU +15.1 % on the rerun, the
     character BiLSTM −11.4 %): the rule moves these RNNs both ways, and their replays overlap
-    cuDNN's directions and layers in ways no eager stream order shows. 14 of 16 savings
+    cuDNN's directions and layers in ways no eager stream order shows. Since a light kernel
+    beside another stream's is charged ``LIGHT_BESIDE_NS`` (the BiLSTMs' cell kernels ran
+    2.2 µs alone and 3.0-3.1 µs side by side in the replay): the sentence encoder −6.9 /
+    −7.6 %, the character BiLSTM −10.8 / −10.8 %, 7 and 7 of 8 within. 14 of 16 savings
     within 15 points: the 1-D UNet's eager time reads 24-31 % low on both."""
     rows = _lease_pair_rows("holdout42")
     missed = {n for n, r in rows.items() if abs(r.error_frac) > 0.10}
     assert missed == {
         "holdout42/bilstm_char_word_ner_2streams_b16",
-        "holdout42/siamese_bilstm_sentence_sim_2streams_b64",
         "holdout42_rerun/bilstm_char_word_ner_2streams_b16",
-        "holdout42_rerun/siamese_bilstm_sentence_sim_2streams_b64",
     }
     assert all("streams" in n for n in missed)
     assert _saving_misses(rows) == {
@@ -1926,15 +1932,15 @@ def test_the_set_after_the_replay_left_out_timing_misses_on_rnns_beside_each_oth
 def test_the_h200_holdout45_misses_the_fp32_gru_and_the_foreach_sgds_saving() -> None:
     """holdout45, written before the model froze and recorded on an H100 first, on an H200
     with the model unchanged (same session, two processes of one lease): from the trace alone
-    14 of 16 within ±10 % (median |error| 4.5 %; 4.8 % at the freeze), 14 inside their
-    ranges. The misses are the fp32 GRU on both (+27.6 / +21.8 %; +39.4 / +23.2 % at the
+    14 of 16 within ±10 % (median |error| 4.1 %; 4.8 % at the freeze), 14 inside their
+    ranges. The misses are the fp32 GRU on both (+27.9 / +22.0 %; +39.4 / +23.2 % at the
     freeze, +35 / +36 % on the H100). 13 of 16 savings within 15
     points: the foreach SGD's on both (replay 7-10 % slower than eager, its graph copying in
     96 gradients: read +31 to +34 points) and the GRU's on the rerun (−15.3)."""
     from conftest import step_read, step_verdicts_agreeing_with_replay
 
     rows = _lease_pair_rows("holdout45")
-    assert_summary(list(rows.values()), 16, 14, 0.0454, 14)
+    assert_summary(list(rows.values()), 16, 14, 0.0413, 14)
     gru = {"holdout45/gru_fp32_one_stream_b16", "holdout45_rerun/gru_fp32_one_stream_b16"}
     assert {n for n, r in rows.items() if abs(r.error_frac) > 0.10} == gru
     sgd = {f"{s}/sgd_momentum_foreach_update" for s in ("holdout45", "holdout45_rerun")}
@@ -1967,7 +1973,8 @@ def test_the_h200_holdout45_misses_the_fp32_gru_and_the_foreach_sgds_saving() ->
 def test_the_h200_holdout47_reads_every_family_it_adds_within_ten_percent() -> None:
     """holdout47, eight families the set lacked (written after holdout46 was recorded on the
     H200, no model code changed since), recorded twice on one H200 lease: from the trace
-    alone every graphed time within ±10 % (median |error| 1.1 %, worst +5.9 %: the R-GCN
+    alone every graphed time within ±10 % (median |error| 1.9 %, 1.1 % before light kernels
+    were charged beside other streams'; worst +5.9 %: the R-GCN
     on the rerun) and inside its range, every saving within 15 points (the sampling loop's
     on the rerun −13.3: its eager p50 there 5,787 µs ±21 % against the first process's
     4,116), and every step's verdict as replay did: the fp32 SIREN compute-bound (replay
@@ -1975,7 +1982,7 @@ def test_the_h200_holdout47_reads_every_family_it_adds_within_ten_percent() -> N
     from conftest import step_verdicts_agreeing_with_replay
 
     rows = _lease_pair_all_within("holdout47")
-    assert_summary(list(rows.values()), 16, 16, 0.0112, 16)
+    assert_summary(list(rows.values()), 16, 16, 0.0190, 16)
     assert max(abs(r.error_frac) for r in rows.values()) == pytest.approx(0.0591, abs=0.001)
     assert not _saving_misses(rows)
     loop = rows["holdout47_rerun/topk_repetition_penalty_loop_b8"]
@@ -1988,8 +1995,9 @@ def test_the_h200_holdout47_reads_every_family_it_adds_within_ten_percent() -> N
 
 def test_the_h200_holdout46_misses_the_stacked_lstm_as_the_h100_did() -> None:
     """holdout46 on an H200, recorded on an H100 first, the model unchanged: 7 of 8 within
-    ±10 % from the trace alone (median |error| 6.1 %); the miss is the 3-layer cuDNN LSTM,
-    +14.7 % and above its range (+12.9 % on the H100): its eager trace shows cuDNN launching
+    ±10 % from the trace alone (median |error| 3.0 %, 6.1 % before light kernels were
+    charged beside other streams'); the miss is the 3-layer cuDNN LSTM, +15.5 % and above its
+    range (+13.9 % on the H100): its eager trace shows cuDNN launching
     each layer in chunks of time steps with the waits of holdout45's GRU (no record named),
     which the schedule ties to the record just before them, a chunk late. 7 of 8
     savings within 15 points: the decoder layer's reads +15.9 (its eager time from the trace
@@ -1997,7 +2005,7 @@ def test_the_h200_holdout46_misses_the_stacked_lstm_as_the_h100_did() -> None:
     from conftest import step_verdicts_agreeing_with_replay
 
     rows = recording_rows("holdout46", False)
-    assert_summary(list(rows.values()), 8, 7, 0.0610, 7)
+    assert_summary(list(rows.values()), 8, 7, 0.0305, 7)
     assert {n for n, r in rows.items() if abs(r.error_frac) > 0.10} == {"stacked_lstm_lm_b16"}
     assert _saving_misses(rows) == {"decoder_layer_b4"}
     assert rows["decoder_layer_b4"].saving_error_points == pytest.approx(15.9, abs=0.1)
@@ -2008,9 +2016,12 @@ def test_the_h200_holdout46_misses_the_stacked_lstm_as_the_h100_did() -> None:
 def test_the_chains_probe_on_the_h200_scales_as_the_schedule_reads() -> None:
     """The chains probe on an H200 (the H100's: test_holdout_h100): the eight hand-written
     GEMM + tanh recurrences side by side take 1.42x one (1.71x on the H100), as the schedule
-    reads them (+0.5 %; −16.7 % on the H100), and 2 and 4 chains 1.09x and 1.19x. cuDNN LSTMs
-    on separate streams run one after the other (1.93x, 3.98x; within 3 %). The BiLSTMs read
-    short, as on the H100: one 1.17x an LSTM, −8.8 %; two side by side 2.12x one, −11.5 %."""
+    reads them (+5.0 %; −15.6 % on the H100), and 2 and 4 chains 1.09x and 1.19x (+11.1 and
+    +9.1 %: the replay alternates the two chains' short kernels more than it runs them side by
+    side, where the schedule charges each light kernel ``LIGHT_BESIDE_NS`` beside the other's;
+    +0.1, +0.7 and +0.5 % before). cuDNN LSTMs on separate streams run one after the other
+    (1.93x, 3.98x; within 3 %). The BiLSTMs: one 1.17x an LSTM, −1.8 %; two side by side
+    2.12x one, −8.4 % (−8.8 and −11.5 % before the charge, short as on the H100)."""
     rows = recording_rows("chains_probe", False)
 
     def ratio(name: str, base: str) -> float:
@@ -2027,15 +2038,15 @@ def test_the_chains_probe_on_the_h200_scales_as_the_schedule_reads() -> None:
     assert ratio("cudnn_bilstm_chains_2streams_b16", "cudnn_bilstm_chains_1stream_b16") == 2.12
     errors = {n: round(r.error_frac, 3) for n, r in rows.items()}
     assert errors == {
-        "cudnn_bilstm_chains_1stream_b16": -0.088,
-        "cudnn_bilstm_chains_2streams_b16": -0.115,
-        "cudnn_lstm_chains_1stream_b16": 0.013,
-        "cudnn_lstm_chains_2streams_b16": 0.016,
+        "cudnn_bilstm_chains_1stream_b16": -0.018,
+        "cudnn_bilstm_chains_2streams_b16": -0.084,
+        "cudnn_lstm_chains_1stream_b16": 0.015,
+        "cudnn_lstm_chains_2streams_b16": 0.018,
         "cudnn_lstm_chains_4streams_b16": -0.028,
         "gemm_tanh_chains_1stream_b16": 0.024,
-        "gemm_tanh_chains_2streams_b16": 0.001,
-        "gemm_tanh_chains_4streams_b16": 0.007,
-        "gemm_tanh_chains_8streams_b16": 0.005,
+        "gemm_tanh_chains_2streams_b16": 0.111,
+        "gemm_tanh_chains_4streams_b16": 0.091,
+        "gemm_tanh_chains_8streams_b16": 0.05,
     }
     assert all(r.graphed_inside for r in rows.values())
 
@@ -2044,7 +2055,8 @@ def test_the_h200_holdout48_reads_every_graphed_time_within_ten_percent() -> Non
     """holdout48, eight more families (written after holdout47 was recorded, no model code
     changed since `holdout45`), recorded twice on one H200 lease: from the trace alone every
     graphed time within ±10 % (median |error| 2.4 %, 2.9 % at the freeze; worst the ComplEx
-    link-prediction ranking's two branches, −9.5 % and −9.1 %, the first just above its range).
+    link-prediction ranking's two branches, −8.7 % and −8.1 %, −9.5 % and −9.1 % and the
+    first just above its range before light kernels were charged beside other streams').
     15 of 16 savings within 15 points: the MeshGraphNets processor's on the first recording
     reads +23.5, its eager time from the trace +87 % — its measured eager p50 3,170 µs (±23 %)
     there, 4,970 µs on the rerun, whose trace read it within 1 %. Every step's verdict as replay
@@ -2053,8 +2065,8 @@ def test_the_h200_holdout48_reads_every_graphed_time_within_ten_percent() -> Non
     from conftest import step_verdicts_agreeing_with_replay
 
     rows = _lease_pair_rows("holdout48")
-    assert_summary(list(rows.values()), 16, 16, 0.0238, 15)
-    assert max(abs(r.error_frac) for r in rows.values()) == pytest.approx(0.0946, abs=0.001)
+    assert_summary(list(rows.values()), 16, 16, 0.0238, 16)
+    assert max(abs(r.error_frac) for r in rows.values()) == pytest.approx(0.0873, abs=0.001)
     mesh = "holdout48/meshgraphnet_processor_b1"
     assert _saving_misses(rows) == {mesh}
     assert rows[mesh].saving_error_points == pytest.approx(23.5, abs=0.1)

@@ -167,16 +167,16 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
         # two 1024x4096 @ 4096x4096 GEMMs on one side stream beside 40 small elementwise
         # ops on the other: the small ones fit in the slots the GEMMs leave, but advance
         # at 1 / (1 + 1.3 * 0.97) of their pace beside them (−32.9 % before that)
-        "big_and_small": (186.2, 175.4, 0.7704, 0.8060),  # −5.8 %
+        "big_and_small": (186.2, 178.0, 0.7704, 0.8030),  # −4.4 %
         # two conv towers: the replay ran them closer together than the schedule does
         # (140.9 µs, under the range 147.9-181.6); +7.5 % before light kernels started on
         # partial room
-        "conv_towers": (140.9, 147.3, 0.8393, 0.7481),  # +4.6 %
-        "dual_tower_streams_b4": (158.5, 150.5, 0.8633, 0.7730),  # −5.0 %
+        "conv_towers": (140.9, 158.2, 0.8393, 0.7295),  # +12.3 %
+        "dual_tower_streams_b4": (158.5, 153.2, 0.8633, 0.7688),  # −3.3 %
         # memory-bound chains side by side: within ±10 %, yet measured under the range
         # (181.4 µs against 187.1-213.2)
-        "elementwise_chains": (181.4, 168.1, 0.736, 0.7693),  # −7.3 %
-        "fork_join_streams": (105.3, 97.6, 0.5887, 0.6511),  # −7.3 %
+        "elementwise_chains": (181.4, 178.1, 0.736, 0.7557),  # −1.8 %
+        "fork_join_streams": (105.3, 99.5, 0.5887, 0.6443),  # −5.5 %
         # 674.0 µs (−0.1 %) while a timing coincidence beside the trace's waits chained the two
         # streams' GEMMs in the replay
         # (saving predicted 0.0964 before the simulated eager run shared the device: its two
@@ -184,14 +184,14 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
         "gemm_large_2s": (674.6, 655.5, 0.0753, 0.1367),  # compute-bound: −2.8 %
         "gemm_small_2s": (76.0, 80.4, 0.8386, 0.8804),  # +5.8 %
         "gemm_small_4s": (84.7, 89.3, 0.872, 0.8579),  # +5.4 %
-        "multistream_events": (87.8, 94.9, 0.8252, 0.8386),  # +8.1 %
+        "multistream_events": (87.8, 98.4, 0.8252, 0.8328),  # +12.0 %
         "streams_pipeline": (127.8, 118.4, 0.753, 0.7550),  # −7.4 %
     },
     "holdout6": {
         "conformer_block_b2": (102.9, 114.7, 0.8091, 0.8530),  # +11.5 %
         "diffusion_sampler_b4": (281.0, 303.2, 0.8271, 0.8164),  # +7.9 %
         "draft_decode_b1": (648.8, 689.2, 0.8302, 0.8217),  # +6.2 %
-        "moe_streams_b8": (141.6, 148.3, 0.8117, 0.8043),  # three streams: +4.7 %
+        "moe_streams_b8": (141.6, 149.6, 0.8117, 0.8024),  # three streams: +4.7 %
         "pointnet_b16": (226.7, 228.9, 0.4712, 0.4880),  # +1.0 %
         "resnext_block_b8": (168.0, 178.9, 0.7353, 0.7325),  # +6.5 %
         "t5_cross_attn_b4": (240.5, 257.7, 0.8114, 0.7976),  # +7.2 %
@@ -201,7 +201,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
         "conformer_block_b2": (102.3, 114.7, 0.7973, 0.8634),  # +12.1 %
         "diffusion_sampler_b4": (285.6, 303.5, 0.8468, 0.8161),  # +6.3 %
         "draft_decode_b1": (649.7, 690.0, 0.8417, 0.8274),  # +6.2 %
-        "moe_streams_b8": (139.9, 146.6, 0.7918, 0.7956),  # three streams: +4.8 %
+        "moe_streams_b8": (139.9, 147.9, 0.7918, 0.7937),  # three streams: +4.8 %
         "pointnet_b16": (226.0, 228.3, 0.4323, 0.4504),  # +1.0 %
         "resnext_block_b8": (170.9, 179.7, 0.7594, 0.7794),  # +5.1 %
         "t5_cross_attn_b4": (240.6, 253.6, 0.8130, 0.7744),  # +5.4 %
@@ -213,7 +213,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
         # tied to the first record of its event id)
         # +4.9 % while timing coincidences chained the LSTM's two directions, +1.1 % while a
         # wait held back the thread's next kernel on any stream
-        "bilstm_tagger_b16": (566.3, 558.9, 0.854, 0.8440),  # −1.3 %
+        "bilstm_tagger_b16": (566.3, 617.4, 0.854, 0.8277),  # +9.0 %
         "dino_head_b32": (71.7, 76.6, 0.7276, 0.7055),  # +6.8 %
         "kv_cache_prefill_chunks_b2": (746.0, 796.7, 0.8101, 0.8052),  # +6.8 %
         "perceiver_io_b4": (161.2, 161.9, 0.7569, 0.8299),  # +0.4 %
@@ -223,7 +223,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
     "holdout8": {
         # weights dequantized on a side stream, joined per layer by an event: a 43 µs graph
         # (+16.4 % before light kernels started on partial room)
-        "dequant_prefetch_b16": (43.0, 43.3, 0.7956, 0.8185),  # +0.8 %
+        "dequant_prefetch_b16": (43.0, 44.3, 0.7956, 0.8145),  # +3.1 %
         # twelve inputs (6.6 MB) copied in before every replay: slower than eager
         "input_heavy_b32": (145.0, 172.3, -0.5413, -0.3026),  # +18.8 %
         "norm_softmax_chain_b64": (203.7, 208.7, 0.7421, 0.7996),  # +2.5 %
@@ -238,7 +238,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
         "rope_attention_b4": (296.6, 310.7, 0.8020, 0.8461),  # +4.7 %
         # its eager time from the trace is high: the saving reads 18.5 points high
         "tabular_transformer_b256": (365.1, 372.8, 0.5887, 0.7264),  # +2.1 %
-        "two_stream_prefetch_b16": (68.5, 58.8, 0.8694, 0.8424),  # two streams: −14.2 %
+        "two_stream_prefetch_b16": (68.5, 60.7, 0.8694, 0.8375),  # two streams: −14.2 %
         "unet_down_up_b1": (298.1, 313.6, 0.7535, 0.7364),  # +5.2 %
         "vq_codebook_b8": (290.6, 297.0, 0.5989, 0.6585),  # +2.2 %
     },
@@ -247,14 +247,14 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
         # 48 EMA kernels on a side stream beside eight GEMMs: measured under the range (736.4
         # µs against 759.1-863.2) until the GEMMs' two-wave neighbours made room in their
         # last wave
-        "ema_side_stream_b32": (736.4, 712.1, 0.373, 0.3065),  # −3.3 %
+        "ema_side_stream_b32": (736.4, 719.3, 0.373, 0.2995),  # −2.3 %
         # the shared expert on a side stream beside the routed experts' batched GEMMs: every
         # profiled replay ran the routing only after the shared expert's four kernels (from
         # 41 µs on), where the schedule lets it slip into the last waves of the expert's
         # two-wave elementwise kernels
         # −10.4 % (−9.9 % before light kernels started on partial room, −13.5 % before a
         # graph's start nodes ran in capture order)
-        "expert_choice_moe_b16": (168.0, 150.6, 0.7263, 0.7642),
+        "expert_choice_moe_b16": (168.0, 151.8, 0.7263, 0.7622),
         "gru_cell_loop_b32": (581.8, 589.4, 0.7906, 0.6593),  # +1.3 %
         "kv_decode_b4": (327.2, 318.0, 0.8414, 0.8591),  # −2.8 %
         "lamb_update_b1": (2627.1, 2565.0, 0.7841, 0.7724),  # −2.4 %
@@ -264,7 +264,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
     },
     "holdout10_rerun": {
         "causal_sdpa_encoder_b2": (324.1, 326.9, 0.7052, 0.7842),  # +0.9 %
-        "ema_side_stream_b32": (753.7, 694.7, 0.4339, 0.4794),  # −7.8 %
+        "ema_side_stream_b32": (753.7, 701.9, 0.4339, 0.4740),  # −6.9 %
         "expert_choice_moe_b16": (164.4, 151.3, 0.7331, 0.7869),  # −8.0 % (−11.8 % before)
         "gru_cell_loop_b32": (569.1, 590.5, 0.7313, 0.7353),  # +3.8 %
         "kv_decode_b4": (325.9, 317.3, 0.8398, 0.8341),  # −2.6 %
@@ -297,10 +297,10 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
         # replay saved 8 %: compute-bound
         "sliding_window_attn_b2": (2692.9, 2749.9, 0.0774, -0.0069),  # +2.1 %
         "transformer_xl_relpos_b2": (1191.4, 1220.0, 0.6240, 0.5608),  # +2.4 %
-        "two_stream_norm_chain_b32": (314.7, 306.1, 0.6092, 0.7262),  # −2.7 %
+        "two_stream_norm_chain_b32": (314.7, 311.7, 0.6092, 0.7213),  # −1.0 %
     },
     "holdout13": {
-        "deepfm_streams_b2048": (139.0, 135.9, 0.8638, 0.8409),  # −2.2 %
+        "deepfm_streams_b2048": (139.0, 138.1, 0.8638, 0.8383),  # −0.6 %
         "gumbel_softmax_vae_b256": (117.5, 118.2, 0.8746, 0.8599),  # +0.5 %
         "hyena_fftconv_b8": (3712.8, 3777.4, 0.0365, -0.0086),  # +1.7 %
         # 537 small nodes, 64 of them DtoD copies: +12.2 % while each was charged a 2 µs
@@ -315,7 +315,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
         "yolo_head_decode_b16": (1293.6, 1322.8, 0.0679, 0.0027),  # +2.3 %
     },
     "holdout13_rerun": {
-        "deepfm_streams_b2048": (142.3, 136.1, 0.8561, 0.8180),  # −4.4 %
+        "deepfm_streams_b2048": (142.3, 138.3, 0.8561, 0.8150),  # −2.8 %
         "gumbel_softmax_vae_b256": (123.0, 118.3, 0.8907, 0.8615),  # −3.9 %
         "hyena_fftconv_b8": (3750.1, 3774.0, 0.0512, -0.0081),  # +0.6 %
         "kalman_filter_b1024": (1315.2, 1370.9, 0.8965, 0.8797),  # +4.2 %
@@ -334,7 +334,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
         # the replay overlapped the other branches more than the schedule lets them (+15.1 %
         # while the second module's forks were read as waits on the branch before)
         # +15.6 % until a kernel of several waves made room in its last one
-        "inception_streams_b16": (280.4, 283.9, 0.739, 0.8047),  # +1.2 %
+        "inception_streams_b16": (280.4, 289.2, 0.739, 0.8010),  # +3.1 %
         "int8_mm_dequant_b64": (235.1, 247.6, 0.8194, 0.8385),  # +5.3 %
         "nucleus_sampling_b16": (293.3, 290.1, 0.4767, 0.4446),  # −1.1 %
         "raft_corr_update_b2": (1439.8, 1482.5, 0.6262, 0.6429),  # +3.0 %
@@ -343,7 +343,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
     },
     "holdout14_rerun": {
         "convnext_block_b8": (591.7, 598.9, 0.0529, 0.0008),  # +1.2 %
-        "inception_streams_b16": (276.5, 279.6, 0.669, 0.6489),  # +1.1 %
+        "inception_streams_b16": (276.5, 285.0, 0.669, 0.6421),  # +3.1 %
         "int8_mm_dequant_b64": (229.8, 246.6, 0.6818, 0.7101),  # +7.3 %
         # eager measured 313 µs here, 560 on the first lease (from the trace 393 and 619)
         "nucleus_sampling_b16": (276.7, 286.8, 0.1146, 0.1996),  # +3.7 %
@@ -361,7 +361,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
         "retrieval_topk_b16": (135.1, 130.6, 0.6895, 0.6870),  # −3.3 %
         "rwkv_timemix_loop_b4": (1901.8, 1917.9, 0.8695, 0.8799),  # +0.8 %
         "stft_melspec_b8": (57.0, 58.4, 0.7885, 0.8106),  # +2.5 %
-        "wide_deep_4in_streams_b256": (84.7, 79.1, 0.8615, 0.8164),  # −6.6 %
+        "wide_deep_4in_streams_b256": (84.7, 80.8, 0.8615, 0.8124),  # −4.7 %
     },
     "holdout16_rerun": {
         "clip_two_tower_streams_b64": (90.5, 94.4, 0.8379, 0.8813),  # +4.3 %
@@ -371,7 +371,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
         "retrieval_topk_b16": (138.8, 131.3, 0.7282, 0.7633),  # −5.4 %
         "rwkv_timemix_loop_b4": (1857.8, 1916.7, 0.8235, 0.8143),  # +3.2 %
         "stft_melspec_b8": (61.1, 57.4, 0.8499, 0.7666),  # −6.1 %
-        "wide_deep_4in_streams_b256": (84.0, 79.0, 0.816, 0.8265),  # −6.0 %
+        "wide_deep_4in_streams_b256": (84.0, 80.8, 0.816, 0.8227),  # −3.8 %
     },
     "holdout15": {
         # cross layers beside the deep MLP on a side stream: a 15 µs GEMM alone ran 20-47 µs
@@ -381,12 +381,12 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
         "haar_wavelet_b8": (209.6, 200.0, 0.8634, 0.8644),  # −4.6 %
         "kv_ring_buffer_decode_b8": (405.9, 380.9, 0.8921, 0.8599),  # −6.2 %
         "lora_mlp_b16": (509.2, 514.4, 0.382, 0.3659),  # +1.0 %
-        "pipeline_microbatch_streams_b4": (86.8, 90.2, 0.8795, 0.9400),  # +3.9 %
+        "pipeline_microbatch_streams_b4": (86.8, 91.5, 0.8795, 0.9388),  # +5.4 %
         "ppo_update_b2048": (424.9, 430.0, 0.8686, 0.8606),  # +1.2 %
         "scatter_histogram_b64": (75.8, 77.3, 0.7178, 0.6532),  # +2.0 %
         # towers forked and joined at each of three layers: −8.9 % with the second and third
         # layers' forks read as waits on the tower launched before (the rule before holdout14)
-        "siamese_streams_b32": (90.0, 77.5, 0.9357, 0.8963),  # −13.9 %
+        "siamese_streams_b32": (90.0, 81.6, 0.9357, 0.8908),  # −9.4 %
     },
     "holdout15_rerun": {
         "dcn_v2_streams_b1024": (166.5, 157.8, 0.8069, 0.7549),  # −5.2 %
@@ -396,7 +396,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
         "pipeline_microbatch_streams_b4": (98.6, 90.2, 0.9272, 0.9062),  # −8.5 %
         "ppo_update_b2048": (444.2, 429.0, 0.9019, 0.8567),  # −3.4 %
         "scatter_histogram_b64": (79.1, 78.3, 0.7738, 0.7786),  # −1.1 %
-        "siamese_streams_b32": (89.4, 78.7, 0.9382, 0.9120),  # −11.9 %
+        "siamese_streams_b32": (89.4, 82.6, 0.9382, 0.9076),  # −7.5 %
     },
 }
 #: Outside ±10 %: the expert-choice MoE was low (−11.8 to −13.5 %) since a kernel of several
@@ -416,13 +416,16 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
 #: side by side did not slow each other, read +10.7 % since they do and +8.0 % since the
 #: copy follows its host's pace.
 GRAPHED_MISSES = {
+    # the concurrency set's conv towers and three GEMM branches joined by events read long
+    # since a light kernel beside another stream's is charged LIGHT_BESIDE_NS (+4.6 and
+    # +8.0 % before), where the Siamese towers of holdout15 and its rerun (−14.0, −11.9 %)
+    # and holdout10's expert-choice MoE (−10.4 %) came within
+    "streams_fit": {"conv_towers", "multistream_events"},  # +12.3, +12.0 %
     "holdout6": {"conformer_block_b2"},  # +11.5 %
     "holdout6_rerun": {"conformer_block_b2"},  # +12.1 %
     "holdout8": {"input_heavy_b32"},  # +18.8 %
-    "holdout9": {"two_stream_prefetch_b16"},  # −14.1 %
-    "holdout10": {"recsys_embed_mlp_b512", "expert_choice_moe_b16"},  # +16.4, −10.4 %
-    "holdout15": {"siamese_streams_b32"},
-    "holdout15_rerun": {"siamese_streams_b32"},
+    "holdout9": {"two_stream_prefetch_b16"},  # −11.4 %
+    "holdout10": {"recsys_embed_mlp_b512"},  # +16.4 %
     "holdout16": {"feature_fusion_6in_b32", "lion_foreach_update"},  # −17.3, +22.2 %
 }
 #: Measured outside [low, high]: none. Until a kernel of one wave made room at 80 or 90 % of
@@ -503,31 +506,32 @@ def test_recent_set_prediction(
 @pytest.mark.parametrize(
     ("recording", "within", "median_error"),
     [
-        ("streams_fit", 10, 0.0580),
+        ("streams_fit", 8, 0.0552),
         ("holdout6", 7, 0.0654),
-        ("holdout6_rerun", 7, 0.0582),
-        ("holdout7", 7, 0.0241),
-        ("holdout8", 4, 0.0250),
+        ("holdout6_rerun", 7, 0.06),
+        ("holdout7", 7, 0.0253),
+        ("holdout8", 4, 0.0309),
         ("holdout9", 7, 0.0496),
-        ("holdout10", 6, 0.0306),
+        ("holdout10", 7, 0.0258),
         ("holdout10_rerun", 8, 0.0196),
         ("holdout11", 8, 0.0374),
-        ("holdout12", 8, 0.0128),
-        ("holdout13", 8, 0.0224),
+        ("holdout12", 8, 0.007),
+        ("holdout13", 8, 0.0205),
         ("holdout13_rerun", 8, 0.0164),
         ("holdout14", 8, 0.0372),
         ("holdout14_rerun", 7, 0.0365),
-        ("holdout15", 7, 0.0289),
-        ("holdout15_rerun", 7, 0.043),
-        ("holdout16", 6, 0.068),
-        ("holdout16_rerun", 8, 0.0503),
+        ("holdout15", 8, 0.0326),
+        ("holdout15_rerun", 8, 0.0401),
+        ("holdout16", 6, 0.058),
+        ("holdout16_rerun", 8, 0.045),
     ],
 )
 def test_recent_set_summary(
     recording: str, within: int, median_error: float, rows: dict[str, dict[str, ValidationRow]]
 ) -> None:
-    """Within ±10 % and median |error| per set: the concurrency set 9 of 10 (7.3 %), the
-    sixth hold-out 8 of 8 on both machines (4.2 % and 3.7 %), the seventh 7 of 7 (2.3 %)."""
+    """Within ±10 % and median |error| per set: the concurrency set 9 of 10 (7.3 %) at its
+    freeze, 8 of 10 (5.5 %) as the model stands; the sixth hold-out 8 of 8 on both machines
+    (4.2 % and 3.7 %) at its freeze, the seventh 7 of 7 (2.3 %)."""
     errors = [abs(r.error_frac) for r in rows[recording].values()]
     assert sum(e <= 0.10 for e in errors) == within
     assert statistics.median(errors) == pytest.approx(median_error, abs=0.001)

@@ -196,7 +196,7 @@ def decide_region(
         if estimate.streams > 1 and estimate.dependencies > 0:
             reasons.append(
                 f"its graph runs kernels of {_streams_said(estimate)} side by side, which "
-                "the estimate models least well (in validation, about one in six of such "
+                "the estimate models least well (in validation, about one in eight of such "
                 "steps replayed more than 10 % off the prediction, against 3 in 100 of the "
                 "others)"
             )

@@ -11,6 +11,7 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
+from traceinspect.analysis.estimate import schedule as replay_schedule
 from traceinspect.analysis.estimate.columns import (
     FloatArray,
     IntArray,
@@ -195,6 +196,7 @@ def estimate_occurrence(
         with_parts: bool = False,
         copy_scale: float = 1.0,
         one_wave_release: bool = True,
+        light_beside_ns: float | None = None,
     ) -> tuple[int, dict[str, int]]:
         return _replay_wall(
             copies,
@@ -207,6 +209,7 @@ def estimate_occurrence(
             with_parts,
             copy_scale,
             one_wave_release,
+            light_beside_ns,
         )
 
     graphed, parts = wall(copy_durations, 1.0, with_parts=True)
@@ -219,6 +222,7 @@ def estimate_occurrence(
         duration_spread[0],
         node_scale=NODE_OVERHEAD_LOW_FRAC,
         copy_scale=COPY_HOST_MEASURED_LOW_FACTOR if measured else COPY_HOST_LOW_FACTOR,
+        light_beside_ns=replay_schedule.LIGHT_BESIDE_LOW_NS,
     )
     high, _ = wall(
         high_copies,
@@ -294,6 +298,7 @@ class _Graph:
         duration_scale: float = 1.0,
         node_add_ns: float = 0.0,
         one_wave_release: bool = True,
+        light_beside_ns: float | None = None,
     ) -> float:
         """Replayed GPU time with node overheads scaled by ``overhead_scale`` plus
         ``node_add_ns`` per kernel node, durations by ``duration_scale``; a kernel of one
@@ -306,7 +311,9 @@ class _Graph:
             self.room_for_all and (self.matrix is None or not self._slows(duration, overhead))
         ):
             return self.layout.longest(duration + overhead)
-        return self.schedule.path_ns(duration, overhead, hold_one_wave=not one_wave_release)
+        return self.schedule.path_ns(
+            duration, overhead, hold_one_wave=not one_wave_release, light_beside_ns=light_beside_ns
+        )
 
     @cached_property
     def schedule(self) -> GraphSchedule:
@@ -339,6 +346,7 @@ def _replay_wall(
     with_parts: bool = True,
     copy_scale: float = 1.0,
     one_wave_release: bool = True,
+    light_beside_ns: float | None = None,
 ) -> tuple[int, dict[str, int]]:
     """Simulate the host and the GPU of one synchronized request: eager input copies, then
     per graph replay() and, between graphs, the eager readbacks and the host sync.
@@ -353,7 +361,10 @@ def _replay_wall(
     ``node_overhead`` told apart only ``with_parts``: a second walk of each graph);
     ``scale`` multiplies every calibrated overhead (the range), ``copy_scale`` the input and
     readback copies' host time on top; ``one_wave_release`` False has a kernel of one wave
-    hold its room to its end (the range's high end)."""
+    hold its room to its end (the range's high end); ``light_beside_ns`` is what a light
+    kernel is charged beside another stream's (None:
+    :data:`~traceinspect.analysis.estimate.schedule.LIGHT_BESIDE_NS`; the range's low end
+    :data:`~traceinspect.analysis.estimate.schedule.LIGHT_BESIDE_LOW_NS`)."""
     cold = calibration.cold_call_ns * scale
     calls = 0  # host calls made since the last synchronize
 
@@ -384,6 +395,7 @@ def _replay_wall(
                 duration_scale,
                 node_add_ns,
                 one_wave_release,
+                light_beside_ns,
             )
             # (the GPU work alone, for the parts only: a second walk of the graph)
             bare = graph.path_ns(0.0, duration_scale) if with_parts else path

@@ -37,7 +37,9 @@ slowly than alone, since the matrix kernel holds the memory bandwidth and the is
 every SM it occupies. While matrix kernels holding ``H`` of the device run, every light
 kernel advances at ``1 / (1 + LIGHT_SLOWDOWN * H)`` of its pace alone; matrix kernels keep
 theirs, and so do copies and memsets (no device share). Without it the big GEMM beside many
-tiny kernels was predicted 33 % short.
+tiny kernels was predicted 33 % short. Beside any other stream's kernel a light kernel also
+takes some 700 ns longer, whatever that kernel holds (:data:`LIGHT_BESIDE_NS`): the larger
+of the two charges applies.
 
 Matrix kernels slow each other too. Two GEMMs whose blocks fit side by side by resident-block
 slots still share every SM their blocks spread over: while other matrix kernels covering
@@ -78,6 +80,27 @@ _NEVER = float("inf")
 #: beside light ones ran 1.3-1.5x, but rarely fit side by side at all: the room rule covers
 #: them. Matrix kernels beside matrix ones: :data:`MATRIX_SLOWDOWN`.
 LIGHT_SLOWDOWN: float = 1.3
+
+#: A light kernel running beside another stream's kernel (any that holds room) runs this
+#: much longer than alone, ns, however little of the device the other holds, where that is
+#: more than :data:`LIGHT_SLOWDOWN` charges: ``1 + LIGHT_BESIDE_NS / d`` times its time ``d``
+#: alone while it has company. In the fresh-process H200 replays (``bench/light_beside.py``),
+#: 9,115 light kernels of 131 workloads that ran beside only other streams' light kernels,
+#: with room for all (the others holding a median 1-5 % of the device), ran a median 1.40x
+#: their time alone in the same replay (workload medians; quartiles 1.25-1.57x): 640-770 ns
+#: more for kernels of 1-8 µs alone, 1.14x at 4-8 µs, none past 8 µs. Those under 2.5 µs
+#: beside matrix kernels holding under a tenth of the device ran 1.43x (this slowdown
+#: charged 1.08x). ``holdout42``'s BiLSTMs, their directions' 2.2 µs cell kernels side by
+#: side step after step, ran each in 3.0-3.1 µs. Read from the kernels, not fitted on the
+#: predictions (400-850 ns read 598-599 within ±10 % alike): over the 637 fresh-process
+#: recordings 598 within ±10 % from the trace alone (592 before), median 2.9 % (2.8 %), 627
+#: inside the range (625), 595 savings within 15 points (595); multi-stream 173 of 199
+#: (167); cross-validated 598 (591). Not yet judged on a set recorded after it.
+LIGHT_BESIDE_NS: float = 700.0
+#: The range's low end charges this much instead, about the lower quartile of those
+#: workloads' extra times (the high end keeps :data:`LIGHT_BESIDE_NS`: a replay that overlaps
+#: less is what it bounds). With 700 at both ends, four fewer measurements fell inside.
+LIGHT_BESIDE_LOW_NS: float = 400.0
 
 #: A matrix kernel of duration ``d`` alone, beside other matrix kernels whose blocks spread
 #: over ``C`` of the SMs (:meth:`Packing.cover`, at most 1), runs
@@ -477,10 +500,15 @@ class GraphSchedule:
         )
 
     def path_ns(
-        self, duration: FloatArray, overhead: FloatArray, hold_one_wave: bool = False
+        self,
+        duration: FloatArray,
+        overhead: FloatArray,
+        hold_one_wave: bool = False,
+        light_beside_ns: float | None = None,
     ) -> float:
         """:func:`scheduled_path_ns` with ``duration`` and ``overhead`` per node (ns); a
-        kernel of one wave holds its room to its end where ``hold_one_wave``."""
+        kernel of one wave holds its room to its end where ``hold_one_wave``; a light kernel
+        beside another stream's is charged ``light_beside_ns`` (None: :data:`LIGHT_BESIDE_NS`)."""
         if not self.need:
             return 0.0
         dur = np.asarray(duration, np.float64).tolist()
@@ -525,6 +553,7 @@ class GraphSchedule:
             self.light,
             matrix_contention(np.asarray(dur), fp32=self.fp32).tolist(),
             fp32=self._fp32(),
+            light_beside_ns=light_beside_ns,
         )
 
     def _fp32(self) -> list[bool] | None:
@@ -608,16 +637,17 @@ def slowing_roles(
 ) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_]] | None:
     """The nodes that slow others (matrix kernels holding part of the device) and the light
     nodes they slow (a device share, not a matrix kernel), where matrix nodes are present
-    beside light ones or (:data:`MATRIX_SLOWDOWN`) beside each other; else None, and no
-    node slows another. Copies and memsets (no share) are neither."""
+    beside light ones or (:data:`MATRIX_SLOWDOWN`) beside each other, or light nodes beside
+    each other (:data:`LIGHT_BESIDE_NS`); else None, and no node slows another. Copies and
+    memsets (no share) are neither."""
     if matrix is None:
         return None
     heavy = np.asarray(matrix, bool) & (np.asarray(share, np.float64) > 0)
     light = light_nodes(matrix, share)
-    if not heavy.any():
-        return None
-    if light.any() or _matrix_pairs_slow(heavy):
+    if heavy.any() and (light.any() or _matrix_pairs_slow(heavy)):
         return heavy, light
+    if LIGHT_BESIDE_NS > 0 and int(np.count_nonzero(light)) > 1:
+        return heavy, light  # light kernels beside each other (LIGHT_BESIDE_NS)
     return None
 
 
@@ -628,8 +658,11 @@ def slows_any(
     light: npt.NDArray[np.bool_],
 ) -> bool:
     """Whether a node's ``[start, end)`` overlaps a ``matrix`` node's where one slows the
-    other: a ``light`` node's, or (:data:`MATRIX_SLOWDOWN`) another matrix node's."""
-    if light.any() and light_beside_matrix(start, end, matrix, light):
+    other: a ``light`` node's, or (:data:`MATRIX_SLOWDOWN`) another matrix node's; or a
+    light node's overlaps another light node's (:data:`LIGHT_BESIDE_NS`)."""
+    if light.any() and matrix.any() and light_beside_matrix(start, end, matrix, light):
+        return True
+    if LIGHT_BESIDE_NS > 0 and light.any() and _light_in_company(start, end, matrix | light, light):
         return True
     if not _matrix_pairs_slow(matrix):
         return False
@@ -660,6 +693,34 @@ def light_beside_matrix(
     k = np.searchsorted(m_start, end[light], side="left") - 1
     hit = (k >= 0) & (m_end[np.maximum(k, 0)] > start[light])
     return bool(hit.any())
+
+
+def _light_in_company(
+    start: FloatArray,
+    end: FloatArray,
+    holding: npt.NDArray[np.bool_],
+    light: npt.NDArray[np.bool_],
+) -> bool:
+    """Whether a ``light`` node's ``[start, end)`` overlaps another ``holding`` node's."""
+    order = np.argsort(start[holding], kind="stable")
+    s, e = start[holding][order], end[holding][order]
+    is_light = light[holding][order]
+    if len(s) < 2:
+        return False
+    latest = np.maximum.accumulate(e)
+    after_earlier = np.r_[False, s[1:] < latest[:-1] - _EPS]  # starts before an earlier ends
+    before_later = np.r_[e[:-1] > s[1:] + _EPS, False]  # ends after the next starts
+    return bool((is_light & (after_earlier | before_later)).any())
+
+
+def _beside_stretch(dur: list[float], slowed: list[bool], charge_ns: float) -> list[float]:
+    """Per node, ``charge_ns / d`` for a light (``slowed``) node of duration ``d`` alone:
+    how much longer it runs beside another stream's kernel (:data:`LIGHT_BESIDE_NS`); 0 for
+    the others."""
+    return [
+        charge_ns / d if s and d > 0 and charge_ns > 0 else 0.0
+        for d, s in zip(dur, slowed, strict=True)
+    ]
 
 
 def _roots(cost: list[float], waiting: list[int]) -> list[tuple[float, int]]:
@@ -789,10 +850,13 @@ def _slowed_path_ns(
     spans: list[float] | None = None,
     fp32: list[bool] | None = None,
     not_before: list[float] | None = None,
+    light_beside_ns: float | None = None,
 ) -> float:
     """:func:`scheduled_path_ns` where nodes slow each other: the ``slowed`` (light) nodes
     advance at ``1 / (1 + slowdown * H)`` of their pace while ``heavy`` (matrix) nodes
-    holding ``H`` of the device (at most 1) run, and a matrix node at
+    holding ``H`` of the device (at most 1) run, or at ``1 / (1 + light_beside_ns / d)``
+    (``d`` their duration alone; None: :data:`LIGHT_BESIDE_NS`) while any other node holding
+    room runs beside them, whichever is slower, and a matrix node at
     ``1 / (1 + contention * C)`` (:func:`matrix_contention`) while other matrix nodes whose
     blocks ``cover`` ``C`` of the SMs (at most 1) run beside it, unless it was packed onto
     SMs left free (they then neither slow it nor are slowed by it).
@@ -833,6 +897,8 @@ def _slowed_path_ns(
             if not waiting[j]:
                 push(ready, (earliest[j] + cost[j], j))
 
+    charge = LIGHT_BESIDE_NS if light_beside_ns is None else light_beside_ns
+    beside = _beside_stretch(dur, slowed, charge)
     ending: list[int] = []
     freeing: list[int] = []
     while finished < n:
@@ -902,9 +968,12 @@ def _slowed_path_ns(
                         if not packed[i]:
                             covered += cover[i]
                 light_pace = 1.0 / (1.0 + slowdown * min(held, 1.0)) if held > _EPS else 1.0
+                company = sum(1 for i in running if need[i] > 0.0) > 1
                 for i in running:
                     if slowed[i]:
                         pace[i] = light_pace
+                        if company and beside[i] > 0.0 and need[i] > 0.0:
+                            pace[i] = min(light_pace, 1.0 / (1.0 + beside[i]))
                     elif heavy[i] and not packed[i] and covered - cover[i] > _EPS:
                         pace[i] = 1.0 / (1.0 + contention[i] * min(covered - cover[i], 1.0))
                     else:
@@ -993,7 +1062,13 @@ def solo_durations(
     if roles is not None:
         heavy = roles[0]
         beside = np.clip(held(heavy), 0.0, 1.0)
-        solo = np.where(heavy, solo, alone(np.minimum(rate, 1.0 / (1.0 + slowdown * beside))))
+        light_rate = np.minimum(rate, 1.0 / (1.0 + slowdown * beside))
+        solo = np.where(heavy, solo, alone(light_rate))
+        if LIGHT_BESIDE_NS > 0 and roles[1].any():
+            solo = _light_company_solo(
+                solo, duration, roles[1], held(share > 0, np.ones(len(share))) > 1.5,
+                light_rate, first, last, stretch,
+            )
         if _matrix_pairs_slow(heavy):
             spread = np.clip(share, 0.0, 1.0) if cover is None else np.asarray(cover, np.float64)
             covered = held(heavy, spread)
@@ -1012,3 +1087,36 @@ def solo_durations(
             pace = np.minimum(rate[k], 1.0 / (1.0 + contention[nodes][node] * others))
             solo[nodes] = np.bincount(node, weights=pace * stretch[k], minlength=len(nodes))
     return np.where(share > 0, solo, duration)
+
+
+def _light_company_solo(
+    solo: FloatArray,
+    duration: FloatArray,
+    light: npt.NDArray[np.bool_],
+    company: npt.NDArray[np.bool_],
+    light_rate: FloatArray,
+    first: IntArray,
+    last: IntArray,
+    stretch: FloatArray,
+) -> FloatArray:
+    """:func:`solo_durations` for the ``light`` activities with :data:`LIGHT_BESIDE_NS` taken
+    back too: over each stretch where another activity holding room ran beside (``company``),
+    a light activity advanced at most ``1 / (1 + LIGHT_BESIDE_NS / d)`` of its pace alone,
+    ``d`` its time alone (its traced time less the charge, at least half of it); elsewhere
+    at ``light_rate``."""
+    nodes = np.flatnonzero(light & (last > first))
+    if not len(nodes):
+        return solo
+    spans = last[nodes] - first[nodes]
+    node = np.repeat(np.arange(len(nodes)), spans)
+    k = np.arange(len(node)) - np.repeat(np.cumsum(spans) - spans, spans)
+    k += np.repeat(first[nodes], spans)
+    d = duration[nodes]
+    alone_ns = np.maximum(d - LIGHT_BESIDE_NS, d / 2)
+    charge = np.divide(LIGHT_BESIDE_NS, alone_ns, out=np.zeros_like(d), where=alone_ns > 0)
+    pace = np.where(
+        company[k], np.minimum(light_rate[k], 1.0 / (1.0 + charge[node])), light_rate[k]
+    )
+    out = np.array(solo, np.float64)
+    out[nodes] = np.bincount(node, weights=pace * stretch[k], minlength=len(nodes))
+    return out

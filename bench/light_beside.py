@@ -1,0 +1,162 @@
+"""How much longer a light kernel runs beside other streams' kernels than alone, measured in
+the profiled replays of the H200 validation sets, against what the schedule charges
+(``schedule.LIGHT_BESIDE_NS``, ``schedule.LIGHT_SLOWDOWN``).
+
+For every multi-stream workload with an eager and a graphed trace: each kernel that ran with
+no other stream's kernel beside it (in either trace) gives its time alone, per kernel name and
+grid size (the median). Each light kernel (not a matrix kernel, holding room) of the graphed
+trace that ran at least 80 % of its time beside other streams' kernels, with room for all
+(device shares adding up to at most 1), and has a time alone gives a ratio: its duration over
+that time, and its extra time in ns. ``H`` is the device share matrix kernels beside it held
+(time-weighted over its run). Per group (beside light kernels only, by its time alone; beside
+matrix kernels, by ``H``), the median over workloads of each workload's median, with the
+quartiles of those medians, beside what the schedule charges::
+
+    python bench/light_beside.py [--sets holdout15,holdout42,...]
+
+Without ``--sets``, every fresh-process H200 set (``holdout*``, ``streams_fit``,
+``probe_rerecord*``; about 4 minutes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from matrix_contention import VALIDATION, Kernels  # noqa: E402
+
+from traceinspect.analysis.estimate.schedule import (  # noqa: E402
+    LIGHT_BESIDE_NS,
+    LIGHT_SLOWDOWN,
+)
+
+#: A kernel counts as beside others where they overlap at least this share of its run.
+BESIDE_SHARE = 0.8
+
+
+@dataclass(frozen=True)
+class Beside:
+    workload: str
+    ratio: float  # duration beside others / time alone
+    alone_ns: float
+    matrix_held: float  # H: device share of the matrix kernels beside it
+    beside_matrix: bool
+
+
+def fresh_sets() -> list[str]:
+    """The fresh-process H200 sets (what ``bench/validation_table.py`` scores)."""
+    stale = {"holdout", "holdout2", "holdout2_rerun", "holdout3"}
+    return sorted(
+        p.name
+        for p in VALIDATION.iterdir()
+        if p.is_dir()
+        and p.name.startswith(("holdout", "streams_fit", "probe_rerecord"))
+        and not p.name.endswith("_workloads")
+        and p.name not in stale
+    )
+
+
+def measured(folder: Path) -> list[Beside]:
+    """The light kernels of ``folder``'s replay that ran beside other streams' kernels."""
+    eager = sorted(folder.glob("*.eager.json.gz"))
+    graphed = sorted(folder.glob("*.graphed.json.gz"))
+    if not eager or not graphed:
+        return []
+    g = Kernels.of(graphed[0])
+    if len(np.unique(g.stream)) < 2:
+        return []
+    alone: dict[tuple[str, float], list[float]] = defaultdict(list)
+    for k in (Kernels.of(eager[0]), g):
+        for i, others in enumerate(k.beside()):
+            if not others:
+                alone[k.key[i]].append(k.end[i] - k.start[i])
+    out = []
+    for i, others in enumerate(g.beside()):
+        if g.matrix[i] or g.share[i] <= 0 or not others or g.key[i] not in alone:
+            continue
+        duration = g.end[i] - g.start[i]
+        if sum(t for _, t in others) < BESIDE_SHARE * duration:
+            continue
+        if g.share[i] + sum(g.share[j] * t for j, t in others) / duration > 1.0:
+            continue  # no room for all: the schedule has it wait
+        held = sum(g.share[j] * t for j, t in others if g.matrix[j]) / duration
+        solo = statistics.median(alone[g.key[i]])
+        out.append(
+            Beside(
+                f"{folder.parent.name}/{folder.name}",
+                duration / solo,
+                solo,
+                held,
+                any(g.matrix[j] for j, _ in others),
+            )
+        )
+    return out
+
+
+def report(label: str, rows: list[Beside], charged: float | None = None) -> None:
+    """One group's line; ``charged`` None: :data:`LIGHT_BESIDE_NS` over its median time
+    alone."""
+    by: dict[str, list[Beside]] = defaultdict(list)
+    for r in rows:
+        by[r.workload].append(r)
+    if not by:
+        return
+    ratio = [statistics.median(r.ratio for r in v) for v in by.values()]
+    extra = [statistics.median((r.ratio - 1) * r.alone_ns for r in v) for v in by.values()]
+    q1, q3 = np.percentile(ratio, [25, 75])
+    if charged is None:
+        charged = 1 + LIGHT_BESIDE_NS / statistics.median(r.alone_ns for r in rows)
+    print(
+        f"{label:34s} {len(rows):6,d} {len(by):4d}  {statistics.median(ratio):5.2f}x "
+        f"({q1:.2f}-{q3:.2f})  {statistics.median(extra):6.0f} ns  charged {charged:.2f}x"
+    )
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sets", help="comma-separated validation sets (default: every fresh one)")
+    args = ap.parse_args()
+    sets = args.sets.split(",") if args.sets else fresh_sets()
+    rows = [
+        r
+        for s in sets
+        for folder in sorted((VALIDATION / s).iterdir())
+        if folder.is_dir()
+        for r in measured(folder)
+    ]
+    print(f"{'group':34s} {'kernels':>6s} {'wl':>4s}  ratio (quartiles)   extra   schedule")
+    light = [r for r in rows if not r.beside_matrix]
+    for lo, hi in (
+        (0.0, 1500.0),
+        (1500.0, 2500.0),
+        (2500.0, 4000.0),
+        (4000.0, 8000.0),
+        (8000.0, float("inf")),
+    ):
+        sel = [r for r in light if lo <= r.alone_ns < hi]
+        report(f"beside light only, {lo / 1e3:g}-{hi / 1e3:g} µs", sel)
+    report("beside light only, all", light)
+    for lo, hi in ((0.0, 0.1), (0.1, 0.3), (0.3, 0.6), (0.6, 1.01)):
+        sel = [r for r in rows if r.beside_matrix and lo <= r.matrix_held < hi]
+        if sel:  # the larger of the two charges (_slowed_path_ns)
+            company = 1 + LIGHT_BESIDE_NS / statistics.median(r.alone_ns for r in sel)
+            report(
+                f"beside matrix, H {lo:g}-{hi:g}",
+                sel,
+                max(1 + LIGHT_SLOWDOWN * (lo + hi) / 2, company),
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
