@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import statistics
 import subprocess
 import sys
 from collections import Counter
@@ -186,6 +187,20 @@ def test_holdout_pins_refuses_a_recording_that_is_not_there(
 
     assert main(["no_such_recording"]) == 2
     assert "no recording" in capsys.readouterr().err
+
+
+def test_light_beside_reads_what_light_kernels_lost_beside_other_streams() -> None:
+    # holdout42's character BiLSTM beside word features: 203 light kernels ran beside only
+    # other streams' light kernels (the two directions' cells, side by side step after
+    # step), a median 2.3 µs alone, 1.33x that (768 ns more): what LIGHT_BESIDE_NS charges
+    from light_beside import VALIDATION, measured
+
+    rows = measured(VALIDATION / "holdout42" / "bilstm_char_word_ner_2streams_b16")
+    light = [r for r in rows if not r.beside_matrix]
+    assert (len(rows), len(light)) == (877, 203)
+    assert statistics.median(r.alone_ns for r in light) == 2304
+    assert statistics.median(r.ratio for r in light) == pytest.approx(1.333, abs=0.001)
+    assert statistics.median((r.ratio - 1) * r.alone_ns for r in light) == pytest.approx(768)
 
 
 def test_replay_nodes_sets_the_schedule_beside_the_replays() -> None:
