@@ -898,7 +898,7 @@ def _slowed_path_ns(
                 push(ready, (earliest[j] + cost[j], j))
 
     charge = LIGHT_BESIDE_NS if light_beside_ns is None else light_beside_ns
-    beside = _beside_stretch(dur, slowed, charge)
+    beside_pace = [1.0 / (1.0 + b) for b in _beside_stretch(dur, slowed, charge)]
     ending: list[int] = []
     freeing: list[int] = []
     while finished < n:
@@ -962,18 +962,21 @@ def _slowed_path_ns(
                 pace[running[0]] = 1.0
             else:
                 held = covered = 0.0
+                holders = 0  # running nodes holding room: a light one among them has company
                 for i in running:
+                    if need[i] > 0.0:
+                        holders += 1
                     if heavy[i]:
                         held += need[i]
                         if not packed[i]:
                             covered += cover[i]
                 light_pace = 1.0 / (1.0 + slowdown * min(held, 1.0)) if held > _EPS else 1.0
-                company = sum(1 for i in running if need[i] > 0.0) > 1
+                company = holders > 1
                 for i in running:
-                    if slowed[i]:
+                    if slowed[i]:  # (a slowed node holds room)
                         pace[i] = light_pace
-                        if company and beside[i] > 0.0 and need[i] > 0.0:
-                            pace[i] = min(light_pace, 1.0 / (1.0 + beside[i]))
+                        if company and beside_pace[i] < light_pace:
+                            pace[i] = beside_pace[i]
                     elif heavy[i] and not packed[i] and covered - cover[i] > _EPS:
                         pace[i] = 1.0 / (1.0 + contention[i] * min(covered - cover[i], 1.0))
                     else:
