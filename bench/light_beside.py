@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from matrix_contention import VALIDATION, Kernels  # noqa: E402
+from matrix_contention import VALIDATION, Kernels, validation_folders  # noqa: E402
 
 from traceinspect.analysis.estimate.schedule import (  # noqa: E402
     LIGHT_BESIDE_NS,
@@ -127,13 +127,7 @@ def main() -> int:
     ap.add_argument("--sets", help="comma-separated validation sets (default: every fresh one)")
     args = ap.parse_args()
     sets = args.sets.split(",") if args.sets else fresh_sets()
-    rows = [
-        r
-        for s in sets
-        for folder in sorted((VALIDATION / s).iterdir())
-        if folder.is_dir()
-        for r in measured(folder)
-    ]
+    rows = [r for folder in validation_folders(sets) for r in measured(folder)]
     print(f"{'group':34s} {'kernels':>6s} {'wl':>4s}  ratio (quartiles)   extra   schedule")
     light = [r for r in rows if not r.beside_matrix]
     for lo, hi in (

@@ -49,6 +49,17 @@ from traceinspect.parse import load_trace  # noqa: E402
 VALIDATION = ROOT / "sample_traces" / "validation"
 
 
+def validation_folders(sets: list[str] | None = None) -> list[Path]:
+    """The workload folders of the named validation sets (every set where None), in order."""
+    return [
+        folder
+        for s in sorted(p.name for p in VALIDATION.iterdir() if p.is_dir())
+        if not s.endswith("_workloads") and (sets is None or s in sets)
+        for folder in sorted((VALIDATION / s).iterdir())
+        if folder.is_dir()
+    ]
+
+
 @dataclass(frozen=True)
 class Kernels:
     start: np.ndarray
@@ -158,9 +169,7 @@ def predicted(r: Ratio, slowdown: float, latency_ns: float) -> float:
     """The stretch the schedule charges ``r``'s kernel (:func:`matrix_contention`; a kernel
     bound by the FP32 pipes at ``FP32_SLOWDOWN`` where ``slowdown`` is the schedule's)."""
     fp32 = np.array([r.fp32 and slowdown == MATRIX_SLOWDOWN])
-    per_cover = float(
-        matrix_contention(np.array([r.alone_ns]), slowdown, latency_ns, fp32=fp32)[0]
-    )
+    per_cover = float(matrix_contention(np.array([r.alone_ns]), slowdown, latency_ns, fp32=fp32)[0])
     return 1.0 + per_cover * min(1.0, r.matrix_cover)
 
 
@@ -217,14 +226,7 @@ def main() -> int:
         help="also the slowdown of kernels that started first against those that started after",
     )
     args = ap.parse_args()
-    sets = args.sets.split(",") if args.sets else None
-    folders = [
-        f
-        for s in sorted(p.name for p in VALIDATION.iterdir() if p.is_dir())
-        if (sets is None or s in sets) and not s.endswith("_workloads")
-        for f in sorted((VALIDATION / s).iterdir())
-        if f.is_dir()
-    ]
+    folders = validation_folders(args.sets.split(",") if args.sets else None)
     by_workload: dict[str, list[Ratio]] = defaultdict(list)
     for folder in folders:
         for r in ratios(folder, args.without_room, args.min_us * 1000):

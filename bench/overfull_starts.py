@@ -46,7 +46,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from matrix_contention import VALIDATION, Kernels  # noqa: E402
+from matrix_contention import Kernels, validation_folders  # noqa: E402
 
 from traceinspect.analysis.estimate.schedule import (  # noqa: E402
     LIGHT_SLOWDOWN,
@@ -252,14 +252,7 @@ def main() -> int:
     ap.add_argument("--pace", action="store_true", help="also fit the pace of over-full starts")
     ap.add_argument("--due", action="store_true", help="also how long kernels due over-full wait")
     args = ap.parse_args()
-    sets = args.sets.split(",") if args.sets else None
-    folders = [
-        folder
-        for s in sorted(p.name for p in VALIDATION.iterdir() if p.is_dir())
-        if not s.endswith("_workloads") and (sets is None or s in sets)
-        for folder in sorted((VALIDATION / s).iterdir())
-        if folder.is_dir()
-    ]
+    folders = validation_folders(args.sets.split(",") if args.sets else None)
     rows = [r for folder in folders for r in starts(folder)]
     print(f"{len(rows)} over-full starts in {len({r.workload for r in rows})} workloads")
     print(
