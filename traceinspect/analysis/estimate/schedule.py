@@ -1068,9 +1068,11 @@ def solo_durations(
         light_rate = np.minimum(rate, 1.0 / (1.0 + slowdown * beside))
         solo = np.where(heavy, solo, alone(light_rate))
         if LIGHT_BESIDE_NS > 0 and roles[1].any():
-            solo = _light_company_solo(
-                solo, duration, roles[1], held(share > 0, np.ones(len(share))) > 1.5,
-                light_rate, first, last, stretch,
+            company = held(share > 0, np.ones(len(share))) > 1.5
+            nodes = np.flatnonzero(roles[1] & (last > first))
+            node, k = _node_stretches(nodes, first, last)
+            solo[nodes] = _light_company_solo(
+                duration[nodes], node, company[k], light_rate[k], stretch[k]
             )
         if _matrix_pairs_slow(heavy):
             spread = np.clip(share, 0.0, 1.0) if cover is None else np.asarray(cover, np.float64)
@@ -1082,44 +1084,39 @@ def solo_durations(
             # Every (matrix node, stretch it spans) pair at once: each node's pace over a
             # stretch depends on its own contention and on what the others cover there.
             nodes = np.flatnonzero(heavy)
-            spans = last[nodes] - first[nodes]
-            node = np.repeat(np.arange(len(nodes)), spans)
-            k = np.arange(len(node)) - np.repeat(np.cumsum(spans) - spans, spans)
-            k += np.repeat(first[nodes], spans)
+            node, k = _node_stretches(nodes, first, last)
             others = np.clip(covered[k] - spread[nodes][node], 0.0, 1.0)
             pace = np.minimum(rate[k], 1.0 / (1.0 + contention[nodes][node] * others))
             solo[nodes] = np.bincount(node, weights=pace * stretch[k], minlength=len(nodes))
     return np.where(share > 0, solo, duration)
 
 
-def _light_company_solo(
-    solo: FloatArray,
-    duration: FloatArray,
-    light: npt.NDArray[np.bool_],
-    company: npt.NDArray[np.bool_],
-    light_rate: FloatArray,
-    first: IntArray,
-    last: IntArray,
-    stretch: FloatArray,
-) -> FloatArray:
-    """:func:`solo_durations` for the ``light`` activities with :data:`LIGHT_BESIDE_NS` taken
-    back too: over each stretch where another activity holding room ran beside (``company``),
-    a light activity advanced at most ``1 / (1 + LIGHT_BESIDE_NS / d)`` of its pace alone,
-    ``d`` its time alone (its traced time less the charge, at least half of it); elsewhere
-    at ``light_rate``."""
-    nodes = np.flatnonzero(light & (last > first))
-    if not len(nodes):
-        return solo
+def _node_stretches(nodes: IntArray, first: IntArray, last: IntArray) -> tuple[IntArray, IntArray]:
+    """Every (node, stretch) pair of :func:`solo_durations` at once for ``nodes``: per pair,
+    the node's position in ``nodes`` and the stretch's index, node by node, each node's
+    stretches from ``first`` to ``last`` (excluded)."""
     spans = last[nodes] - first[nodes]
     node = np.repeat(np.arange(len(nodes)), spans)
     k = np.arange(len(node)) - np.repeat(np.cumsum(spans) - spans, spans)
     k += np.repeat(first[nodes], spans)
-    d = duration[nodes]
-    alone_ns = np.maximum(d - LIGHT_BESIDE_NS, d / 2)
-    charge = np.divide(LIGHT_BESIDE_NS, alone_ns, out=np.zeros_like(d), where=alone_ns > 0)
-    pace = np.where(
-        company[k], np.minimum(light_rate[k], 1.0 / (1.0 + charge[node])), light_rate[k]
-    )
-    out = np.array(solo, np.float64)
-    out[nodes] = np.bincount(node, weights=pace * stretch[k], minlength=len(nodes))
-    return out
+    return node, k
+
+
+def _light_company_solo(
+    duration: FloatArray,
+    node: IntArray,
+    company: npt.NDArray[np.bool_],
+    light_rate: FloatArray,
+    stretch: FloatArray,
+) -> FloatArray:
+    """:func:`solo_durations` for light activities of traced ``duration``, with
+    :data:`LIGHT_BESIDE_NS` taken back too, from their (``node``, stretch) pairs
+    (:func:`_node_stretches`; per pair whether another activity holding room ran beside,
+    the light rate and the stretch's length): beside another, a light activity advanced at
+    most ``1 / (1 + LIGHT_BESIDE_NS / d)`` of its pace alone, ``d`` its time alone (its
+    traced time less the charge, at least half of it); elsewhere at ``light_rate``."""
+    alone_ns = np.maximum(duration - LIGHT_BESIDE_NS, duration / 2)
+    charge = np.divide(LIGHT_BESIDE_NS, alone_ns, out=np.zeros_like(alone_ns), where=alone_ns > 0)
+    pace = np.where(company, np.minimum(light_rate, 1.0 / (1.0 + charge[node])), light_rate)
+    out = np.bincount(node, weights=pace * stretch, minlength=len(duration))
+    return np.asarray(out, np.float64)
