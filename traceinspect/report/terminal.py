@@ -204,11 +204,10 @@ def _fitted_label(r: Mapping[str, Any], width: int) -> str:
     """:func:`region_label` in ``width`` characters: the process prefix kept whole while
     the name keeps a few characters beside it (it is what tells two ranks' regions apart),
     the name shortened."""
-    label = region_label(r)
-    prefix = label[: len(label) - len(str(r["name"]))]
+    prefix = _process_prefix(r)
     if prefix and width - len(prefix) >= _NAME_BESIDE_PREFIX:
         return prefix + abbreviate(str(r["name"]), width - len(prefix))
-    return abbreviate(label, width)
+    return abbreviate(region_label(r), width)
 
 
 #: Characters of a region's name that must fit beside its process prefix for the prefix to
@@ -363,5 +362,10 @@ def _share(us: float | None, window_us: float) -> str:
 
 def region_label(region: Mapping[str, Any]) -> str:
     """A region's name, with its process where the trace's regions span several."""
+    return _process_prefix(region) + str(region["name"])
+
+
+def _process_prefix(region: Mapping[str, Any]) -> str:
+    """``[pid N] `` where the trace's regions span several processes, else nothing."""
     process = region.get("process")
-    return str(region["name"]) if process is None else f"[pid {process}] {region['name']}"
+    return "" if process is None else f"[pid {process}] "

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
@@ -570,28 +570,36 @@ def forked_streams(cols: TimelineColumns, rows: IntArray) -> tuple[int, tuple[st
         return 0, ()
     launch_row = cols.gpu("launch_row")[rows]
     op = host_column(cols, "external_id", launch_row)
-    tag = (host_column(cols, "pid", launch_row).astype(np.int64) << 32) ^ op
-    inside = (launch_row >= 0) & (op >= 0) & np.isin(tag, _forking_operators(cols))
+    tag = _operator_keys(host_column(cols, "pid", launch_row), op)
+    forking, named, names = _forking_operators(cols)
+    inside = (launch_row >= 0) & (op >= 0) & np.isin(tag, forking)
     if not inside.any():
         return 0, ()
     keys = stream_keys(cols.gpu("device")[rows], cols.gpu("stream")[rows])
     forked = [key for key in np.unique(keys) if inside[keys == key].all()]
     if not forked:
         return 0, ()
-    tags = np.unique(tag[np.isin(keys, forked)])
-    ops = cols.timeline.cpu_ops
-    op_tag = (ops["pid"].to_numpy().astype(np.int64) << 32) ^ ops["external_id"].to_numpy()
-    names = ops["name"].to_numpy()[np.isin(op_tag, tags) & (ops["external_id"].to_numpy() >= 0)]
-    return len(forked), tuple(sorted({str(name) for name in names}))
+    found = names[np.isin(named, tag[np.isin(keys, forked)])]
+    return len(forked), tuple(sorted({str(name) for name in found}))
 
 
-def _forking_operators(cols: TimelineColumns) -> IntArray:
-    """The (pid, external id) keys, as one integer, of the CPU operators inside which a
-    stream wait was called (computed once per timeline)."""
+def _operator_keys(pid: IntArray, external_id: IntArray) -> IntArray:
+    """One integer per (pid, external id): a CPU operator's key, unique across processes."""
+    out: IntArray = (np.asarray(pid).astype(np.int64) << 32) ^ np.asarray(external_id)
+    return out
+
+
+def _forking_operators(cols: TimelineColumns) -> tuple[IntArray, IntArray, npt.NDArray[Any]]:
+    """The keys (:func:`_operator_keys`) of the CPU operators inside which a stream wait was
+    called, and every CPU operator's key and name (computed once per timeline)."""
     if "forking_operators" not in cols.memo:
         waits = np.flatnonzero(cols.host_flag("wait"))
         op = cols.host("external_id")[waits]
-        pid = cols.host("pid")[waits].astype(np.int64)
-        cols.memo["forking_operators"] = np.unique(((pid << 32) ^ op)[op >= 0])
-    out: IntArray = cols.memo["forking_operators"]
+        forking = np.unique(_operator_keys(cols.host("pid")[waits], op)[op >= 0])
+        ops = cols.timeline.cpu_ops
+        external_id = ops["external_id"].to_numpy()
+        known = external_id >= 0
+        named = _operator_keys(ops["pid"].to_numpy()[known], external_id[known])
+        cols.memo["forking_operators"] = (forking, named, ops["name"].to_numpy()[known])
+    out: tuple[IntArray, IntArray, npt.NDArray[Any]] = cols.memo["forking_operators"]
     return out

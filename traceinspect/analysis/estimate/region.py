@@ -78,8 +78,8 @@ class RegionEstimate:
     unprofiled: UnprofiledShape | None = None
     #: Processes x devices replayed side by side (a multi-rank region): 1 for one.
     ranks: int = 1
-    #: Of ``streams``, those an operator forked for itself (a library's own: cuDNN's RNNs,
-    #: NCCL's collectives), and those operators' names.
+    #: Of ``streams``, those an operator forked for itself (a library's own: cuDNN's RNNs
+    #: and convolutions in the validation traces), and those operators' names.
     forked_streams: int = 0
     forking_operators: tuple[str, ...] = ()
 

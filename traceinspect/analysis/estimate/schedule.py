@@ -660,10 +660,13 @@ def slows_any(
     """Whether a node's ``[start, end)`` overlaps a ``matrix`` node's where one slows the
     other: a ``light`` node's, or (:data:`MATRIX_SLOWDOWN`) another matrix node's; or a
     light node's overlaps another light node's (:data:`LIGHT_BESIDE_NS`)."""
-    if light.any() and matrix.any() and light_beside_matrix(start, end, matrix, light):
-        return True
-    if LIGHT_BESIDE_NS > 0 and light.any() and _light_in_company(start, end, matrix | light, light):
-        return True
+    if light.any():
+        # in company of any node holding room, a matrix one included
+        if LIGHT_BESIDE_NS > 0:
+            if _light_in_company(start, end, matrix | light, light):
+                return True
+        elif matrix.any() and light_beside_matrix(start, end, matrix, light):
+            return True
     if not _matrix_pairs_slow(matrix):
         return False
     # a matrix node starting before one that started earlier has ended
