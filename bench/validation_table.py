@@ -412,11 +412,17 @@ class Fit:
         )
 
 
-def fit(prepared: Sequence[Prepared], base: Calibration) -> Fit:
+def fit(prepared: Sequence[Prepared], bases: Sequence[Calibration]) -> Fit:
     """Constants that minimize the eager model's mean |log error| (profiler costs, grid
-    search) and the graphed prediction's median |error| (per-node extra) on ``prepared``."""
-    deflated = [p for p in prepared if profiler_cost_for(p.timeline, base) is not None]
-    measured = np.array([p.workload.eager_us * 1000 for p in deflated])
+    search) and the graphed prediction's median |error| (per-node extra) on ``prepared``,
+    each workload otherwise predicted with its own ``bases`` entry (its device's profile)."""
+    base = bases[0]
+    deflated = [
+        (p, b)
+        for p, b in zip(prepared, bases, strict=True)
+        if profiler_cost_for(p.timeline, b) is not None
+    ]
+    measured = np.array([p.workload.eager_us * 1000 for p, _ in deflated])
     best: tuple[float, ProfilerCost] | None = None
     for op, shapes, call, floor in itertools.product(
         OP_NS_GRID, OP_SHAPES_NS_GRID, CALL_NS_GRID, FLOOR_GRID
@@ -429,7 +435,7 @@ def fit(prepared: Sequence[Prepared], base: Calibration) -> Fit:
             floor_frac=floor,
             python_ns=base.profiler_cost.python_ns,
         )
-        est = np.array([p.eager_ns(cost, base.sync_ns) for p in deflated])
+        est = np.array([p.eager_ns(cost, b.sync_ns) for p, b in deflated])
         score = float(np.mean(np.abs(np.log(est / measured))))
         if best is None or score < best[0] - 1e-9:
             best = (score, cost)
@@ -437,10 +443,13 @@ def fit(prepared: Sequence[Prepared], base: Calibration) -> Fit:
     eager_score, cost = best
     graphed_best: tuple[float, int] | None = None
     for extra in NODE_EXTRA_NS_GRID:
-        calibration = replace(base, graph_node_extra_ns=extra)
         errors = [
-            abs(p.estimate(calibration).graphed_ns / (p.workload.graphed_us * 1000) - 1)
-            for p in prepared
+            abs(
+                p.estimate(replace(b, graph_node_extra_ns=extra)).graphed_ns
+                / (p.workload.graphed_us * 1000)
+                - 1
+            )
+            for p, b in zip(prepared, bases, strict=True)
         ]
         score = float(np.median(errors)) + float(np.mean(errors))
         if graphed_best is None or score < graphed_best[0] - 1e-9:
@@ -455,19 +464,20 @@ def halves(workloads: Sequence[Workload]) -> tuple[list[int], list[int]]:
     return order[0::2], order[1::2]
 
 
-def cross_validate(prepared: Sequence[Prepared], base: Calibration) -> list[ValidationRow]:
+def cross_validate(
+    prepared: Sequence[Prepared], bases: Sequence[Calibration]
+) -> list[ValidationRow]:
     """Each half predicted with constants fitted on the other."""
     a, b = halves([p.workload for p in prepared])
     rows: list[ValidationRow] = []
     for train, test in ((a, b), (b, a)):
-        fitted = fit([prepared[i] for i in train], base)
-        calibration = fitted.apply(base)
+        fitted = fit([prepared[i] for i in train], [bases[i] for i in train])
         print(
             f"fold fitted on {len(train)}: {fitted.cost}, node extra "
             f"{fitted.graph_node_extra_ns} ns",
             file=sys.stderr,
         )
-        rows += [evaluate(prepared[i], calibration) for i in test]
+        rows += [evaluate(prepared[i], fitted.apply(bases[i])) for i in test]
     order = {p.workload.name: i for i, p in enumerate(prepared)}
     return sorted(rows, key=lambda r: order[r.workload])
 
@@ -550,16 +560,19 @@ def main() -> int:
     if args.no_host_costs:
         workloads = [replace(w, host_costs=None) for w in workloads]
     prepared = [prepare(w) for w in workloads]
-    base = (
-        load_calibration(args.calibration)
-        if args.calibration is not None
-        else calibration_for(prepared[0].timeline)
-    )
+    # each workload is predicted with its own device's profile, as analyze would: one
+    # profile for all (the first trace's) mispredicts a mixed H200 and H100 selection
+    given = load_calibration(args.calibration) if args.calibration is not None else None
+    bases = [given or calibration_for(p.timeline) for p in prepared]
     if args.fit:
-        fitted = fit(prepared, base)
+        fitted = fit(prepared, bases)
         print(f"fitted on {len(prepared)}: {fitted}", file=sys.stderr)
-        base = fitted.apply(base)
-    rows = cross_validate(prepared, base) if args.cv else [evaluate(p, base) for p in prepared]
+        bases = [fitted.apply(b) for b in bases]
+    rows = (
+        cross_validate(prepared, bases)
+        if args.cv
+        else [evaluate(p, b) for p, b in zip(prepared, bases, strict=True)]
+    )
     if args.json:
         print(json.dumps([asdict(r) for r in rows], indent=1))
     else:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 
 import pytest
@@ -33,10 +34,35 @@ def test_the_fit_keeps_the_per_python_call_cost(monkeypatch: pytest.MonkeyPatch)
     ):
         monkeypatch.setattr(validation_table, grid, (value,))
     # WHEN the constants are fitted
-    fitted = validation_table.fit(prepared, base)
+    fitted = validation_table.fit(prepared, [base, base])
     # THEN the fitted profiler cost keeps the built-in cost per recorded Python call (fitted
     # by bench/python_frame_cost.py, not here): a trace with stacks would otherwise lose it
     assert fitted.cost == DEFAULT_PROFILER_COST
     assert fitted.cost.python_ns == 1_050.0
     assert fitted.apply(base).profiler_cost.python_ns == 1_050.0
     assert fitted.graph_node_extra_ns == 100
+
+
+def test_a_mixed_selection_predicts_each_set_with_its_own_devices_profile(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # GIVEN an H100 set named before an H200 one
+    if not (SAMPLES / "validation" / "h100_chains_probe").is_dir():
+        pytest.skip("the chains probe's recordings are not in this checkout")
+    monkeypatch.setattr(
+        sys,
+        "argv",
+        ["validation_table.py", "--sets", "h100_chains_probe,chains_probe", "--json"],
+    )
+    # WHEN both are scored in one run
+    assert validation_table.main() == 0
+    rows = {r["workload"]: r for r in json.loads(capsys.readouterr().out)}
+    # THEN the H200 set's predictions are those it gets alone (the H100 profile, taken from
+    # the first trace for all, once moved every one of them)
+    alone = validation_table.validate_folder(SAMPLES / "validation" / "chains_probe")
+    assert len(alone) == 9
+    for name, row in alone.items():
+        assert rows[f"chains_probe/{name}"]["predicted_us"] == row.predicted_us
+    assert rows["chains_probe/gemm_tanh_chains_2streams_b16"]["predicted_us"] == 419.7
+    h100 = [r for k, r in rows.items() if k.startswith("h100_chains_probe/")]
+    assert len(h100) == 9
