@@ -11,7 +11,6 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from traceinspect.analysis.estimate import schedule as replay_schedule
 from traceinspect.analysis.estimate.columns import (
     FloatArray,
     IntArray,
@@ -25,6 +24,7 @@ from traceinspect.analysis.estimate.dependencies import forked_streams, infer_de
 from traceinspect.analysis.estimate.schedule import (
     GraphSchedule,
     Packing,
+    RangeEnd,
     fp32_bound,
     slowing_roles,
     slows_any,
@@ -132,9 +132,7 @@ def estimate_occurrence(
     for k in range(last_segment + 1):
         members = np.flatnonzero(node & (segment == k))
         # the program's dependencies only: the schedule itself has nodes wait for room
-        deps = infer_dependencies(
-            timeline, rows[members], columns=cols, timing_beside_waits=False
-        )
+        deps = infer_dependencies(timeline, rows[members], columns=cols, timing_beside_waits=False)
         dependencies += len(deps)
         concurrent = len(np.unique(keys[members])) > 1
         packing = (
@@ -195,8 +193,7 @@ def estimate_occurrence(
         node_add_ns: float = 0.0,
         with_parts: bool = False,
         copy_scale: float = 1.0,
-        one_wave_release: bool = True,
-        light_beside_ns: float | None = None,
+        end: RangeEnd = RangeEnd.PREDICTED,
     ) -> tuple[int, dict[str, int]]:
         return _replay_wall(
             copies,
@@ -208,8 +205,7 @@ def estimate_occurrence(
             node_add_ns,
             with_parts,
             copy_scale,
-            one_wave_release,
-            light_beside_ns,
+            end,
         )
 
     graphed, parts = wall(copy_durations, 1.0, with_parts=True)
@@ -222,7 +218,7 @@ def estimate_occurrence(
         duration_spread[0],
         node_scale=NODE_OVERHEAD_LOW_FRAC,
         copy_scale=COPY_HOST_MEASURED_LOW_FACTOR if measured else COPY_HOST_LOW_FACTOR,
-        light_beside_ns=replay_schedule.LIGHT_BESIDE_LOW_NS,
+        end=RangeEnd.LOW,
     )
     high, _ = wall(
         high_copies,
@@ -230,8 +226,7 @@ def estimate_occurrence(
         duration_spread[1],
         node_add_ns=NODE_OVERHEAD_HIGH_ADD_NS,
         copy_scale=COPY_HOST_MEASURED_HIGH_FACTOR if measured else COPY_HOST_HIGH_FACTOR,
-        # a replay may overlap its streams less than the one-wave release has them
-        one_wave_release=False,
+        end=RangeEnd.HIGH,
     )
     parts["gpu_busy"] = int(duration[node].sum())
     streams = len(np.unique(keys[node]))
@@ -297,12 +292,11 @@ class _Graph:
         overhead_scale: float,
         duration_scale: float = 1.0,
         node_add_ns: float = 0.0,
-        one_wave_release: bool = True,
-        light_beside_ns: float | None = None,
+        end: RangeEnd = RangeEnd.PREDICTED,
     ) -> float:
         """Replayed GPU time with node overheads scaled by ``overhead_scale`` plus
-        ``node_add_ns`` per kernel node, durations by ``duration_scale``; a kernel of one
-        wave holds its room to its end unless ``one_wave_release``."""
+        ``node_add_ns`` per kernel node, durations by ``duration_scale``, for the
+        prediction or an ``end`` of its range."""
         overhead = self.overhead * overhead_scale
         if node_add_ns:
             overhead = overhead + np.where(self.overhead > 0, node_add_ns, 0.0)
@@ -311,9 +305,7 @@ class _Graph:
             self.room_for_all and (self.matrix is None or not self._slows(duration, overhead))
         ):
             return self.layout.longest(duration + overhead)
-        return self.schedule.path_ns(
-            duration, overhead, hold_one_wave=not one_wave_release, light_beside_ns=light_beside_ns
-        )
+        return self.schedule.path_ns(duration, overhead, end)
 
     @cached_property
     def schedule(self) -> GraphSchedule:
@@ -345,8 +337,7 @@ def _replay_wall(
     node_add_ns: float = 0.0,
     with_parts: bool = True,
     copy_scale: float = 1.0,
-    one_wave_release: bool = True,
-    light_beside_ns: float | None = None,
+    end: RangeEnd = RangeEnd.PREDICTED,
 ) -> tuple[int, dict[str, int]]:
     """Simulate the host and the GPU of one synchronized request: eager input copies, then
     per graph replay() and, between graphs, the eager readbacks and the host sync.
@@ -360,11 +351,9 @@ def _replay_wall(
     Returns the wall time and its parts, which sum to it (``gpu_work`` and
     ``node_overhead`` told apart only ``with_parts``: a second walk of each graph);
     ``scale`` multiplies every calibrated overhead (the range), ``copy_scale`` the input and
-    readback copies' host time on top; ``one_wave_release`` False has a kernel of one wave
-    hold its room to its end (the range's high end); ``light_beside_ns`` is what a light
-    kernel is charged beside another stream's (None:
-    :data:`~traceinspect.analysis.estimate.schedule.LIGHT_BESIDE_NS`; the range's low end
-    :data:`~traceinspect.analysis.estimate.schedule.LIGHT_BESIDE_LOW_NS`)."""
+    readback copies' host time on top; ``end`` says whether the graphs' schedules are walked
+    for the prediction or an end of its range
+    (:class:`~traceinspect.analysis.estimate.schedule.RangeEnd`)."""
     cold = calibration.cold_call_ns * scale
     calls = 0  # host calls made since the last synchronize
 
@@ -394,8 +383,7 @@ def _replay_wall(
                 scale if node_scale is None else node_scale,
                 duration_scale,
                 node_add_ns,
-                one_wave_release,
-                light_beside_ns,
+                end,
             )
             # (the GPU work alone, for the parts only: a second walk of the graph)
             bare = graph.path_ns(0.0, duration_scale) if with_parts else path

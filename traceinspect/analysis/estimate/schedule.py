@@ -60,6 +60,7 @@ import heapq
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from enum import Enum
 from functools import cached_property
 
 import numpy as np
@@ -101,6 +102,31 @@ LIGHT_BESIDE_NS: float = 700.0
 #: workloads' extra times (the high end keeps :data:`LIGHT_BESIDE_NS`: a replay that overlaps
 #: less is what it bounds). With 700 at both ends, four fewer measurements fell inside.
 LIGHT_BESIDE_LOW_NS: float = 400.0
+
+
+class RangeEnd(Enum):
+    """Which figure a walk of the schedule computes: the prediction, or the low or the high
+    end of its range. Two of the schedule's rules differ between them (the others scale
+    durations and overheads, which the caller passes)."""
+
+    LOW = "low"
+    PREDICTED = "predicted"
+    HIGH = "high"
+
+    @property
+    def hold_one_wave(self) -> bool:
+        """Whether a kernel of one wave holds its room to its end: at the high end, since a
+        replay may overlap its streams less than the one-wave release has them
+        (:meth:`Packing.releases`)."""
+        return self is RangeEnd.HIGH
+
+    @property
+    def light_beside_ns(self) -> float:
+        """What a light kernel beside another stream's is charged, ns:
+        :data:`LIGHT_BESIDE_LOW_NS` at the low end, else :data:`LIGHT_BESIDE_NS` (read when
+        asked, so that a test may turn the charge off)."""
+        return LIGHT_BESIDE_LOW_NS if self is RangeEnd.LOW else LIGHT_BESIDE_NS
+
 
 #: A matrix kernel of duration ``d`` alone, beside other matrix kernels whose blocks spread
 #: over ``C`` of the SMs (:meth:`Packing.cover`, at most 1), runs
@@ -503,24 +529,21 @@ class GraphSchedule:
         self,
         duration: FloatArray,
         overhead: FloatArray,
-        hold_one_wave: bool = False,
-        light_beside_ns: float | None = None,
+        end: RangeEnd = RangeEnd.PREDICTED,
     ) -> float:
-        """:func:`scheduled_path_ns` with ``duration`` and ``overhead`` per node (ns); a
-        kernel of one wave holds its room to its end where ``hold_one_wave``; a light kernel
-        beside another stream's is charged ``light_beside_ns`` (None: :data:`LIGHT_BESIDE_NS`)."""
+        """:func:`scheduled_path_ns` with ``duration`` and ``overhead`` per node (ns), walked
+        for the prediction or an ``end`` of its range."""
         if not self.need:
             return 0.0
         dur = np.asarray(duration, np.float64).tolist()
         cost = np.asarray(overhead, np.float64).tolist()
-        release = self.release_held if hold_one_wave else self.release
-        pack = self.pack_held if hold_one_wave else self.pack
+        release, pack = self._room(end)
         # Each node at its own pace first: where no light node then runs beside a matrix
         # node, nothing slows, and that schedule stands (the slowed one costs 1.4x the time
         # to walk). Where an earlier walk of this graph slowed, this one most likely does
         # too: straight to the slowed walk.
         if self.roles is None or not self.slowed_before[0]:
-            end, started_at = _plain_path_ns(
+            last, started_at = _plain_path_ns(
                 dur,
                 cost,
                 self.need,
@@ -532,11 +555,11 @@ class GraphSchedule:
                 self._fp32(),
             )
             if self.roles is None:
-                return end
+                return last
             heavy, slowed = self.roles
             start = np.array(started_at)
             if not slows_any(start, start + np.asarray(dur), heavy, slowed):
-                return end
+                return last
             self.slowed_before[0] = True
         return _slowed_path_ns(
             dur,
@@ -553,8 +576,15 @@ class GraphSchedule:
             self.light,
             matrix_contention(np.asarray(dur), fp32=self.fp32).tolist(),
             fp32=self._fp32(),
-            light_beside_ns=light_beside_ns,
+            light_beside_ns=end.light_beside_ns,
         )
+
+    def _room(self, end: RangeEnd) -> tuple[list[float], Stretcher | None]:
+        """Per node, when it frees its room (:meth:`Packing.releases`), and how it packs onto
+        the SMs left free, for the prediction or an ``end`` of its range."""
+        if end.hold_one_wave:
+            return self.release_held, self.pack_held
+        return self.release, self.pack
 
     def _fp32(self) -> list[bool] | None:
         """:attr:`fp32` as a list, for the walks (None where no node is bound by the FP32
@@ -579,15 +609,14 @@ class GraphSchedule:
         return self._spans(duration, np.zeros(n), self.release, self.pack, not_before)
 
     def spans_ns(
-        self, duration: FloatArray, overhead: FloatArray, hold_one_wave: bool = False
+        self, duration: FloatArray, overhead: FloatArray, end: RangeEnd = RangeEnd.PREDICTED
     ) -> tuple[FloatArray, FloatArray]:
         """When each node starts and ends (ns from the graph's start) in the schedule
-        :meth:`path_ns` walks: the replay predicted node by node, to set beside a traced
-        one (``bench/replay_nodes.py``). Always the slowed walk, which reproduces the plain
-        one exactly where nothing slows."""
-        if hold_one_wave:
-            return self._spans(duration, overhead, self.release_held, self.pack_held)
-        return self._spans(duration, overhead, self.release, self.pack)
+        :meth:`path_ns` walks for ``end``: the replay predicted node by node, to set beside a
+        traced one (``bench/replay_nodes.py``). Always the slowed walk, which reproduces the
+        plain one exactly where nothing slows."""
+        release, pack = self._room(end)
+        return self._spans(duration, overhead, release, pack, light_beside_ns=end.light_beside_ns)
 
     def _spans(
         self,
@@ -596,6 +625,7 @@ class GraphSchedule:
         release: list[float],
         pack: Stretcher | None,
         not_before: FloatArray | None = None,
+        light_beside_ns: float | None = None,
     ) -> tuple[FloatArray, FloatArray]:
         """Each node's start and end in the slowed walk (:func:`_slowed_path_ns`)."""
         n = len(self.need)
@@ -620,6 +650,7 @@ class GraphSchedule:
                 spans,
                 self._fp32(),
                 None if not_before is None else np.asarray(not_before, np.float64).tolist(),
+                light_beside_ns,
             )
         out = np.asarray(spans, np.float64).reshape(n, 2)
         return out[:, 0], out[:, 1]
