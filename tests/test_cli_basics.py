@@ -39,8 +39,10 @@ def test_short_help_on_every_command() -> None:
 
 
 def test_completion_scripts_and_completions() -> None:
-    # GIVEN the installed entry point, as a shell calls it
-    env = {**os.environ, "COLUMNS": "100"}
+    # GIVEN the installed entry point, as a shell calls it (the shell named: typer otherwise
+    # detects it from the process tree, which fails where a runner, not a shell, started
+    # the tests, and takes no value)
+    env = {**os.environ, "COLUMNS": "100", "_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION": "1"}
     shown = subprocess.run(
         [sys.executable, "-m", "traceinspect", "--show-completion", "bash"],
         capture_output=True, text=True, timeout=60, check=False, cwd=ROOT, env=env,
