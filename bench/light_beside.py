@@ -12,7 +12,11 @@ that time, and its extra time in ns. ``H`` is the device share matrix kernels be
 matrix kernels, by ``H``), the median over workloads of each workload's median, with the
 quartiles of those medians, beside what the schedule charges::
 
-    python bench/light_beside.py [--sets holdout15,holdout42,...]
+    python bench/light_beside.py [--sets holdout15,holdout42,...] [--slope]
+
+``--slope`` reads, for the kernels beside matrix kernels holding at least 0.3 of the device,
+the slowdown per unit of ``H`` each ran at, ``(ratio - 1) / H`` (what ``LIGHT_SLOWDOWN``
+charges, ignoring the company charge), by ``H`` and time alone.
 
 Without ``--sets``, every fresh-process H200 set (``holdout*``, ``streams_fit``,
 ``probe_rerecord*``; about 4 minutes).
@@ -122,12 +126,46 @@ def report(label: str, rows: list[Beside], charged: float | None = None) -> None
     )
 
 
+def report_slope(label: str, rows: list[Beside]) -> None:
+    """One group's line of ``--slope``: the median over workloads of each workload's median
+    ``(ratio - 1) / H``, with the quartiles of those medians."""
+    by: dict[str, list[Beside]] = defaultdict(list)
+    for r in rows:
+        by[r.workload].append(r)
+    if not by:
+        return
+    slope = [statistics.median((r.ratio - 1) / r.matrix_held for r in v) for v in by.values()]
+    ratio = [statistics.median(r.ratio for r in v) for v in by.values()]
+    held = [statistics.median(r.matrix_held for r in v) for v in by.values()]
+    q1, q3 = np.percentile(slope, [25, 75])
+    print(
+        f"{label:34s} {len(rows):6,d} {len(by):4d}  {statistics.median(ratio):5.2f}x  "
+        f"H {statistics.median(held):.2f}  {statistics.median(slope):5.2f} ({q1:.2f}-{q3:.2f})"
+    )
+
+
+def slopes(rows: list[Beside]) -> None:
+    """``--slope``'s table (see the module's description)."""
+    print(f"{'group':34s} {'kernels':>6s} {'wl':>4s}  ratio   H     slope (quartiles)")
+    beside = [r for r in rows if r.beside_matrix and r.matrix_held >= 0.3]
+    for lo, hi in ((0.3, 0.6), (0.6, 0.8), (0.8, 1.01)):
+        for short, long in ((0.0, 2500.0), (2500.0, float("inf"))):
+            sel = [r for r in beside if lo <= r.matrix_held < hi and short <= r.alone_ns < long]
+            report_slope(f"H {lo:g}-{hi:g}, {short / 1e3:g}-{long / 1e3:g} µs", sel)
+    report_slope("H 0.3-1.01, all", beside)
+    print(f"schedule: LIGHT_SLOWDOWN {LIGHT_SLOWDOWN:g}")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sets", help="comma-separated validation sets (default: every fresh one)")
+    ap.add_argument("--slope", action="store_true", help="the slowdown per unit of H instead")
     args = ap.parse_args()
     sets = args.sets.split(",") if args.sets else fresh_sets()
     rows = [r for folder in validation_folders(sets) for r in measured(folder)]
+    if args.slope:
+        slopes(rows)
+        return 0
     print(f"{'group':34s} {'kernels':>6s} {'wl':>4s}  ratio (quartiles)   extra   schedule")
     light = [r for r in rows if not r.beside_matrix]
     for lo, hi in (

@@ -203,6 +203,25 @@ def test_light_beside_reads_what_light_kernels_lost_beside_other_streams() -> No
     assert statistics.median((r.ratio - 1) * r.alone_ns for r in light) == pytest.approx(768)
 
 
+def test_light_beside_slope_reads_the_slowdown_per_share_of_matrix_kernels(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # holdout42's two workloads whose light kernels ran beside matrix kernels holding at
+    # least 0.3 of the device: 4,041 kernels, slowed a median 0.82x per unit of H where the
+    # GEMMs held 0.6-0.8 of it (LIGHT_SLOWDOWN charges 1.3x)
+    import light_beside
+
+    monkeypatch.setattr(sys, "argv", ["light_beside.py", "--slope", "--sets", "holdout42"])
+    assert light_beside.main() == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split()[:3] == ["group", "kernels", "wl"]
+    row = next(line for line in lines if line.startswith("H 0.6-0.8, 0-2.5 µs"))
+    assert row.split()[4:10] == ["2,843", "2", "1.58x", "H", "0.70", "0.82"]
+    total = next(line for line in lines if line.startswith("H 0.3-1.01, all"))
+    assert total.split()[3:5] == ["4,041", "2"]
+    assert lines[-1] == "schedule: LIGHT_SLOWDOWN 1.3"
+
+
 def test_replay_nodes_sets_the_schedule_beside_the_replays() -> None:
     # holdout32's convolution beside a GEMM chain (+10.9 %): all five profiled replays match
     # the graph kernel for kernel; the schedule starts the 85 µs convolution 48.8 µs in,
