@@ -416,7 +416,9 @@ def fit(prepared: Sequence[Prepared], bases: Sequence[Calibration]) -> Fit:
     """Constants that minimize the eager model's mean |log error| (profiler costs, grid
     search) and the graphed prediction's median |error| (per-node extra) on ``prepared``,
     each workload otherwise predicted with its own ``bases`` entry (its device's profile)."""
-    base = bases[0]
+    # the per-Python-call cost is fitted elsewhere (bench/python_frame_cost.py): kept, as the
+    # first profile has it
+    python_ns = bases[0].profiler_cost.python_ns
     deflated = [
         (p, b)
         for p, b in zip(prepared, bases, strict=True)
@@ -427,13 +429,12 @@ def fit(prepared: Sequence[Prepared], bases: Sequence[Calibration]) -> Fit:
     for op, shapes, call, floor in itertools.product(
         OP_NS_GRID, OP_SHAPES_NS_GRID, CALL_NS_GRID, FLOOR_GRID
     ):
-        # the per-Python-call cost is fitted elsewhere (bench/python_frame_cost.py): kept
         cost = ProfilerCost(
             op_ns=op,
             op_shapes_ns=shapes,
             call_ns=call,
             floor_frac=floor,
-            python_ns=base.profiler_cost.python_ns,
+            python_ns=python_ns,
         )
         est = np.array([p.eager_ns(cost, b.sync_ns) for p, b in deflated])
         score = float(np.mean(np.abs(np.log(est / measured))))
