@@ -610,8 +610,7 @@ class GraphSchedule:
         """When each node starts and ends where node ``i`` is launched at ``not_before[i]``
         (ns) and costs nothing beyond its run: the eager run of the same kernels on the same
         device, room and pace as :meth:`path_ns` has them (:mod:`.eager`)."""
-        n = len(self.need)
-        return self._spans(duration, np.zeros(n), self.release, self.pack, not_before)
+        return self._spans(duration, np.zeros(len(self.need)), RangeEnd.PREDICTED, not_before)
 
     def spans_ns(
         self, duration: FloatArray, overhead: FloatArray, end: RangeEnd = RangeEnd.PREDICTED
@@ -620,22 +619,21 @@ class GraphSchedule:
         :meth:`path_ns` walks for ``end``: the replay predicted node by node, to set beside a
         traced one (``bench/replay_nodes.py``). Always the slowed walk, which reproduces the
         plain one exactly where nothing slows."""
-        release, pack = self._room(end)
-        return self._spans(duration, overhead, release, pack, light_beside_ns=end.light_beside_ns)
+        return self._spans(duration, overhead, end)
 
     def _spans(
         self,
         duration: FloatArray,
         overhead: FloatArray,
-        release: list[float],
-        pack: Stretcher | None,
+        end: RangeEnd,
         not_before: FloatArray | None = None,
-        light_beside_ns: float | None = None,
     ) -> tuple[FloatArray, FloatArray]:
-        """Each node's start and end in the slowed walk (:func:`_slowed_path_ns`)."""
+        """Each node's start and end in the slowed walk (:func:`_slowed_path_ns`) for the
+        prediction or an ``end`` of its range."""
         n = len(self.need)
         spans = [0.0] * (2 * n)
         if n:
+            release, pack = self._room(end)
             dur = np.asarray(duration, np.float64).tolist()
             slows = self.roles is not None
             _slowed_path_ns(
@@ -655,7 +653,7 @@ class GraphSchedule:
                 spans,
                 self._fp32(),
                 None if not_before is None else np.asarray(not_before, np.float64).tolist(),
-                light_beside_ns,
+                light_beside_ns=end.light_beside_ns,
             )
         out = np.asarray(spans, np.float64).reshape(n, 2)
         return out[:, 0], out[:, 1]
@@ -889,13 +887,14 @@ def _slowed_path_ns(
     spans: list[float] | None = None,
     fp32: list[bool] | None = None,
     not_before: list[float] | None = None,
-    light_beside_ns: float | None = None,
+    *,
+    light_beside_ns: float,
 ) -> float:
     """:func:`scheduled_path_ns` where nodes slow each other: the ``slowed`` (light) nodes
     advance at ``1 / (1 + slowdown * H)`` of their pace while ``heavy`` (matrix) nodes
     holding ``H`` of the device (at most 1) run, or at ``1 / (1 + light_beside_ns / d)``
-    (``d`` their duration alone; None: :data:`LIGHT_BESIDE_NS`) while any other node holding
-    room runs beside them, whichever is slower, and a matrix node at
+    (``d`` their duration alone: :attr:`RangeEnd.light_beside_ns`) while any other node
+    holding room runs beside them, whichever is slower, and a matrix node at
     ``1 / (1 + contention * C)`` (:func:`matrix_contention`) while other matrix nodes whose
     blocks ``cover`` ``C`` of the SMs (at most 1) run beside it, unless it was packed onto
     SMs left free (they then neither slow it nor are slowed by it).
@@ -936,8 +935,7 @@ def _slowed_path_ns(
             if not waiting[j]:
                 push(ready, (earliest[j] + cost[j], j))
 
-    charge = LIGHT_BESIDE_NS if light_beside_ns is None else light_beside_ns
-    beside_pace = [1.0 / (1.0 + b) for b in _beside_stretch(dur, slowed, charge)]
+    beside_pace = [1.0 / (1.0 + b) for b in _beside_stretch(dur, slowed, light_beside_ns)]
     ending: list[int] = []
     freeing: list[int] = []
     while finished < n:
