@@ -107,12 +107,17 @@ def measured(folder: Path) -> list[Beside]:
     return out
 
 
-def report(label: str, rows: list[Beside], charged: float | None = None) -> None:
-    """One group's line; ``charged`` None: :data:`LIGHT_BESIDE_NS` over its median time
-    alone."""
+def _by_workload(rows: list[Beside]) -> dict[str, list[Beside]]:
     by: dict[str, list[Beside]] = defaultdict(list)
     for r in rows:
         by[r.workload].append(r)
+    return by
+
+
+def report(label: str, rows: list[Beside], charged: float | None = None) -> None:
+    """One group's line; ``charged`` None: :data:`LIGHT_BESIDE_NS` over its median time
+    alone."""
+    by = _by_workload(rows)
     if not by:
         return
     ratio = [statistics.median(r.ratio for r in v) for v in by.values()]
@@ -129,9 +134,7 @@ def report(label: str, rows: list[Beside], charged: float | None = None) -> None
 def report_slope(label: str, rows: list[Beside]) -> None:
     """One group's line of ``--slope``: the median over workloads of each workload's median
     ``(ratio - 1) / H``, with the quartiles of those medians."""
-    by: dict[str, list[Beside]] = defaultdict(list)
-    for r in rows:
-        by[r.workload].append(r)
+    by = _by_workload(rows)
     if not by:
         return
     slope = [statistics.median((r.ratio - 1) / r.matrix_held for r in v) for v in by.values()]
