@@ -190,6 +190,62 @@ def test_relative_ts_plus_base_time_nanoseconds() -> None:
 
 
 @pytest.mark.corpus
+def test_a_step_left_open_past_the_recording_is_cut_where_recording_stopped() -> None:
+    # An on-demand trace: ProfilerStep#1 opens at +353.8 ms and is written ending 13.3 s
+    # later, in a 355.5 ms trace ("PyTorch Profiler (0)") whose last event, a
+    # cudaDeviceSynchronize, ends at +355.4 ms. Read whole, the step (and the whole trace,
+    # which spans it) took 13.3 s, and replay would have "saved" it.
+    tl = timeline(TRITON)
+    step = tl.annotations[tl.annotations["name"] == "ProfilerStep#1"].iloc[0]
+    # Cut where the profiler's span ends, 142.3 µs after the synchronize does.
+    sync_end = int(tl.host[tl.host["name"] == "cudaDeviceSynchronize"]["end_ns"].iloc[0])
+    assert step["end_ns"] - sync_end == 142_339
+    assert step["end_ns"] - step["start_ns"] == 1_673_183  # 1,673.2 µs, not 13,336,315.8
+    assert any(
+        n == "1 range ended past the trace's recording (by up to 13,334.6 ms): cut at its "
+        "last recorded point"
+        for n in tl.meta.notes
+    )
+
+
+def test_ranges_are_cut_at_the_last_recorded_event_without_a_profiler_span(
+    tmp_path: Path,
+) -> None:
+    def x(cat: str, name: str, ts: float, dur: float, **args: Any) -> dict[str, Any]:
+        return {
+            "ph": "X",
+            "cat": cat,
+            "name": name,
+            "pid": 1,
+            "tid": 1,
+            "ts": ts,
+            "dur": dur,
+            "args": args,
+        }
+
+    events = [
+        x("user_annotation", "ProfilerStep#1", 100, 50),
+        x("user_annotation", "ProfilerStep#2", 150, 9_000),  # open when recording stopped
+        x("user_annotation", "outer", 160, 8_000),
+        x("cpu_op", "aten::add", 155, 10),
+        x("cuda_runtime", "cudaLaunchKernel", 157, 5, correlation=7),
+        {**x("kernel", "k", 170, 20, correlation=7, device=0, stream=7), "pid": 0, "tid": 7},
+    ]
+    tl = read_kineto(write_trace(tmp_path, {"traceEvents": events}))
+    ends = dict(zip(tl.annotations["name"], tl.annotations["end_ns"], strict=True))
+    assert ends == {"ProfilerStep#1": 150_000, "ProfilerStep#2": 190_000, "outer": 190_000}
+    assert tl.meta.notes == (
+        "2 ranges ended past the trace's recording (by up to 9.0 ms): cut at its last "
+        "recorded point",
+    )
+    # A trace whose ranges all end inside what it recorded is read as written.
+    events[1]["dur"] = events[2]["dur"] = 10
+    tl = read_kineto(write_trace(tmp_path, {"traceEvents": events}, "inside.json"))
+    assert tl.meta.notes == ()
+    assert sorted(tl.annotations["end_ns"].tolist()) == [150_000, 160_000, 170_000]
+
+
+@pytest.mark.corpus
 def test_triton_kernel_joins_its_driver_launch() -> None:
     # triton_poi_fused_add_cos_sin_0 has correlation 35, shared with a cuLaunchKernel
     # event of cat cuda_driver on pid 1670242.

@@ -127,6 +127,29 @@ def _shift(path: Path, columns: _Columns, base_ns: int, names: tuple[str, ...]) 
         columns.pieces[name] = [piece + base_ns for piece in pieces]
 
 
+def _clip_to_recorded_end(annotations: dict[str, Any], recorded_end: int) -> str | None:
+    """End the ranges that outlast everything the trace recorded at that last recorded
+    point, in place, and say so (``None`` where none did).
+
+    A range opened while the profiler recorded is written with its true end even where that
+    came long after recording stopped (a ``ProfilerStep`` still open at the end of an
+    on-demand trace reads 13 s in a 355 ms trace): nothing of it past the profiler's span
+    and the last recorded event was seen, so its wall time, and the whole trace's, would be
+    time the trace knows nothing of."""
+    end = annotations["end_ns"]
+    late = end > recorded_end
+    if not late.any():
+        return None
+    overhang = int((end[late] - recorded_end).max())
+    annotations["end_ns"] = np.where(late, recorded_end, end)
+    annotations["start_ns"] = np.minimum(annotations["start_ns"], annotations["end_ns"])
+    count = int(late.sum())
+    return (
+        f"{count} range{'s' if count > 1 else ''} ended past the trace's recording (by up to "
+        f"{overhang / 1e6:,.1f} ms): cut at its last recorded point"
+    )
+
+
 def _lookup(keys: NDArray[np.int64], values: NDArray[np.int64]) -> NDArray[np.int64]:
     """Row position of each ``values`` element in ``keys`` (first occurrence; -1: absent or
     the value is -1)."""
@@ -220,6 +243,7 @@ def _assemble(path: Path, c: _Collector, meta: TopLevel) -> Timeline:
     for table in (c.gpu, c.host, c.ranges, c.gpu_ranges, c.syncs, c.python):
         _shift(path, table, base_ns, times)
     _shift(path, c.flows, base_ns, ("ts",))
+    _shift(path, c.spans, base_ns, ("end_ns",))
     notes: list[str] = []
     names = c.names
 
@@ -329,6 +353,25 @@ def _assemble(path: Path, c: _Collector, meta: TopLevel) -> Timeline:
     elif gpu_ranges:
         annotations = gpu_ranges
     if annotations:
+        recorded_end = max(
+            (
+                int(ends.max())
+                for ends in (
+                    gpu_table["end_ns"].to_numpy(),
+                    host_table["end_ns"].to_numpy(),
+                    cpu_ops_table["end_ns"].to_numpy() if len(cpu_ops_table) else None,
+                    c.syncs.column("end_ns"),
+                    c.python.column("end_ns"),
+                    c.spans.column("end_ns"),
+                )
+                if ends is not None and ends.size
+            ),
+            default=None,
+        )
+        if recorded_end is not None:
+            note = _clip_to_recorded_end(annotations, recorded_end)
+            if note:
+                notes.append(note)
         annotations["name"] = names.decode(annotations["name"])
         order = _start_order(annotations["start_ns"])
         if order is not None:

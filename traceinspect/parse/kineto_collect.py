@@ -47,6 +47,7 @@ _RUNTIME, _DRIVER = 4, 5
 _CPU_OP, _USER_ANNOTATION, _GPU_ANNOTATION, _CUDA_SYNC = 6, 7, 8, 9
 _FLOW = 10
 _PYTHON = 11
+_TRACE_SPAN = 12  # the profiler's own span, "PyTorch Profiler (0)": where recording stopped
 
 _CAT_CODE: Final[Mapping[str, int]] = {
     "kernel": _KERNEL,
@@ -65,6 +66,7 @@ _CAT_CODE: Final[Mapping[str, int]] = {
     "gpu_user_annotation": _GPU_ANNOTATION,
     "cuda_sync": _CUDA_SYNC,
     "python_function": _PYTHON,
+    "Trace": _TRACE_SPAN,
     "ac2g": _FLOW,
     "async": _FLOW,
     "async_gpu": _FLOW,
@@ -77,6 +79,7 @@ _GPU_KIND_NAMES: Final = np.array(["", "kernel", "memcpy", "memset"], dtype=obje
 # stable sort by start time that follows).
 _GPU_TABLE, _HOST_TABLE, _RANGE_TABLE, _GPU_RANGE_TABLE, _SYNC_TABLE = 1, 2, 3, 4, 5
 _PYTHON_TABLE = 6
+_SPAN_TABLE = 7
 _TABLE_OF_CODE: Final = np.zeros(max(_CAT_CODE.values()) + 1, dtype=np.int8)
 _TABLE_OF_CODE[[_KERNEL, _MEMCPY, _MEMSET]] = _GPU_TABLE
 _TABLE_OF_CODE[[_RUNTIME, _DRIVER]] = _HOST_TABLE
@@ -84,6 +87,7 @@ _TABLE_OF_CODE[[_CPU_OP, _USER_ANNOTATION]] = _RANGE_TABLE
 _TABLE_OF_CODE[_GPU_ANNOTATION] = _GPU_RANGE_TABLE
 _TABLE_OF_CODE[_CUDA_SYNC] = _SYNC_TABLE
 _TABLE_OF_CODE[_PYTHON] = _PYTHON_TABLE
+_TABLE_OF_CODE[_TRACE_SPAN] = _SPAN_TABLE
 _CATS_2021: Final = frozenset({"Kernel", "Runtime", "Operator", "Memcpy", "Memset", "async"})
 _CATS_2022: Final = frozenset({"async_gpu", "async_cpu_to_gpu"})
 
@@ -197,8 +201,6 @@ _GET_ARGS: Final = attrgetter("args")
 _GET_INPUT_DIMS: Final = attrgetter("input_dims")
 
 
-
-
 def _args_of(events: list[Event]) -> list[EventArgs]:
     return [a if a is not None else _NO_ARGS for a in map(_GET_ARGS, events)]
 
@@ -239,6 +241,7 @@ class _Collector:
         self.gpu_ranges = _Columns()
         self.syncs = _Columns()
         self.python = _Columns()  # python_function frames (with_stack=True)
+        self.spans = _Columns()  # the profiler's recording spans (ends only)
         self.sync_kinds: list[str] = []
         self.flows = _Columns()
         self.cats_seen: set[str] = set()
@@ -259,6 +262,7 @@ class _Collector:
             _GPU_RANGE_TABLE: self._gpu_range,
             _SYNC_TABLE: self._cuda_sync,
             _PYTHON_TABLE: self._python,
+            _SPAN_TABLE: self._span,
         }
 
     def add(self, events: list[Event]) -> None:
@@ -433,6 +437,15 @@ class _Collector:
         end: NDArray[np.int64],
     ) -> None:
         self._add_thread_interval(self.python, None, sub, start, end)
+
+    def _span(
+        self,
+        codes: NDArray[np.int8],
+        sub: list[Event],
+        start: NDArray[np.int64],
+        end: NDArray[np.int64],
+    ) -> None:
+        self.spans.add("end_ns", end)
 
     def _cuda_sync(
         self,
