@@ -238,11 +238,24 @@ def test_ranges_are_cut_at_the_last_recorded_event_without_a_profiler_span(
         "2 ranges ended past the trace's recording (by up to 9.0 ms): cut at its last "
         "recorded point",
     )
-    # A trace whose ranges all end inside what it recorded is read as written.
-    events[1]["dur"] = events[2]["dur"] = 10
+    # Without the profiler's span a last step may end a little after its last event (here
+    # 20 µs, in a trace of 35 µs): read as written.
+    events[1]["dur"], events[2]["dur"] = 60, 10
     tl = read_kineto(write_trace(tmp_path, {"traceEvents": events}, "inside.json"))
     assert tl.meta.notes == ()
-    assert sorted(tl.annotations["end_ns"].tolist()) == [150_000, 160_000, 170_000]
+    assert sorted(tl.annotations["end_ns"].tolist()) == [150_000, 170_000, 210_000]
+    # With it, nothing past the span's end is kept.
+    span = {
+        **x("Trace", "PyTorch Profiler (0)", 90, 110),
+        "pid": "Spans",
+        "tid": "PyTorch Profiler",
+    }
+    tl = read_kineto(write_trace(tmp_path, {"traceEvents": [*events, span]}, "span.json"))
+    assert sorted(tl.annotations["end_ns"].tolist()) == [150_000, 170_000, 200_000]
+    assert tl.meta.notes == (
+        "1 range ended past the trace's recording (by up to 10.0 µs): cut at its last recorded "
+        "point",
+    )
 
 
 @pytest.mark.corpus

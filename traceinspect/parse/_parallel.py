@@ -283,6 +283,7 @@ _CODE_COLUMNS: Final = {
     "syncs": {},
     "flows": {},
     "python": {"name": "names"},
+    "spans": {},
 }
 _STRING_TABLES: Final = ("names", "dims", "geometry")
 

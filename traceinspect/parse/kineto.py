@@ -127,26 +127,34 @@ def _shift(path: Path, columns: _Columns, base_ns: int, names: tuple[str, ...]) 
         columns.pieces[name] = [piece + base_ns for piece in pieces]
 
 
-def _clip_to_recorded_end(annotations: dict[str, Any], recorded_end: int) -> str | None:
+def _clip_to_recorded_end(
+    annotations: dict[str, Any], recorded: tuple[int, int], profiler_span: bool
+) -> str | None:
     """End the ranges that outlast everything the trace recorded at that last recorded
-    point, in place, and say so (``None`` where none did).
+    point, in place, and say so (``None`` where none did). ``recorded``: the first start and
+    the last end of the trace's events, the profiler's own span included where it wrote one
+    (``profiler_span``).
 
     A range opened while the profiler recorded is written with its true end even where that
     came long after recording stopped (a ``ProfilerStep`` still open at the end of an
     on-demand trace reads 13 s in a 355 ms trace): nothing of it past the profiler's span
-    and the last recorded event was seen, so its wall time, and the whole trace's, would be
-    time the trace knows nothing of."""
+    was seen, so its wall time, and the whole trace's, would be time the trace knows nothing
+    of. Without the span (older traces) the last step legitimately ends a little after the
+    last event it holds, so only a range outlasting the trace by more than the trace's own
+    length is cut."""
+    first, last = recorded
     end = annotations["end_ns"]
-    late = end > recorded_end
+    late = end > last + (0 if profiler_span else last - first)
     if not late.any():
         return None
-    overhang = int((end[late] - recorded_end).max())
-    annotations["end_ns"] = np.where(late, recorded_end, end)
+    overhang = int((end[late] - last).max())
+    annotations["end_ns"] = np.where(late, last, end)
     annotations["start_ns"] = np.minimum(annotations["start_ns"], annotations["end_ns"])
     count = int(late.sum())
+    by = f"{overhang / 1e6:,.1f} ms" if overhang >= 1_000_000 else f"{overhang / 1e3:,.1f} µs"
     return (
         f"{count} range{'s' if count > 1 else ''} ended past the trace's recording (by up to "
-        f"{overhang / 1e6:,.1f} ms): cut at its last recorded point"
+        f"{by}): cut at its last recorded point"
     )
 
 
@@ -353,23 +361,27 @@ def _assemble(path: Path, c: _Collector, meta: TopLevel) -> Timeline:
     elif gpu_ranges:
         annotations = gpu_ranges
     if annotations:
-        recorded_end = max(
-            (
-                int(ends.max())
-                for ends in (
-                    gpu_table["end_ns"].to_numpy(),
-                    host_table["end_ns"].to_numpy(),
-                    cpu_ops_table["end_ns"].to_numpy() if len(cpu_ops_table) else None,
-                    c.syncs.column("end_ns"),
-                    c.python.column("end_ns"),
-                    c.spans.column("end_ns"),
-                )
-                if ends is not None and ends.size
-            ),
-            default=None,
-        )
-        if recorded_end is not None:
-            note = _clip_to_recorded_end(annotations, recorded_end)
+        spans = c.spans.column("end_ns")
+        recorded = [
+            (int(starts.min()), int(ends.max()))
+            for starts, ends in (
+                (gpu_table["start_ns"].to_numpy(), gpu_table["end_ns"].to_numpy()),
+                (host_table["start_ns"].to_numpy(), host_table["end_ns"].to_numpy()),
+                (cpu_ops_table["start_ns"].to_numpy(), cpu_ops_table["end_ns"].to_numpy())
+                if len(cpu_ops_table)
+                else (spans[:0], spans[:0]),
+                (c.syncs.column("start_ns"), c.syncs.column("end_ns")),
+                (c.python.column("start_ns"), c.python.column("end_ns")),
+                (spans, spans),
+            )
+            if ends.size
+        ]
+        if recorded:
+            note = _clip_to_recorded_end(
+                annotations,
+                (min(r[0] for r in recorded), max(r[1] for r in recorded)),
+                profiler_span=bool(spans.size),
+            )
             if note:
                 notes.append(note)
         annotations["name"] = names.decode(annotations["name"])
