@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Record the fifty-first hold-out set (holdout51_workloads/: eight single- and
-# multi-stream steps of families the set lacked — an FP8 MLP of 4 blocks 2048-8192-2048 at 64
+# Record the fifty-first hold-out set (holdout51_workloads/: eight steps, six of families the
+# set lacked and two new shapes of families it has (Hyena's FFT convolutions, on one stream in
+# holdout13; draft and target decoding, at batch 1 in holdout28) — an FP8 MLP of 4 blocks 2048-8192-2048 at 64
 # tokens through torch._scaled_mm with activations quantized on the fly, a batched exact
 # Gaussian-process posterior in fp32 (32 GPs, cuSOLVER Cholesky and triangular solves), a PPO
 # update at batch 2048 with Normal and Categorical heads, clipped gradients and a capturable
