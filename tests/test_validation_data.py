@@ -22,9 +22,9 @@ def _rows(path: Path) -> dict[str, dict]:
 def test_the_set_has_the_families_and_sizes() -> None:
     assert len(ANNOTATED) == 17 and len(UNANNOTATED) == 6
     # 140 MB: every hold-out set adds 0.2-4.3 MB of gzipped traces and logs (120.1 MB with
-    # holdout49's two H100 recordings, 128.4 MB with holdout50's, 133.0 MB with holdout51's). A device run carries at
-    # most 64 MiB: the recorded sets are moved out of the tree for it (README.md,
-    # "Re-recording")
+    # holdout49's two H100 recordings, 128.4 MB with holdout50's, 133.0 MB with
+    # holdout51's). A device run carries at most 64 MiB: the recorded sets are moved out of
+    # the tree for it (README.md, "Re-recording")
     assert sum(f.stat().st_size for f in ROOT.rglob("*") if f.is_file()) <= 140_000_000
     assert not list(ROOT.rglob("*.log")), "run logs are kept gzipped (record.sh)"
     for trace in ROOT.rglob("*.json.gz"):
