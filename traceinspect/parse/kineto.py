@@ -158,6 +158,15 @@ def _clip_to_recorded_end(
     )
 
 
+def _extent(columns: list[tuple[NDArray[np.int64], NDArray[np.int64]]]) -> tuple[int, int] | None:
+    """The first start and the last end over (starts, ends) column pairs; ``None`` where all
+    are empty."""
+    present = [(starts, ends) for starts, ends in columns if ends.size]
+    if not present:
+        return None
+    return min(int(s.min()) for s, _ in present), max(int(e.max()) for _, e in present)
+
+
 def _lookup(keys: NDArray[np.int64], values: NDArray[np.int64]) -> NDArray[np.int64]:
     """Row position of each ``values`` element in ``keys`` (first occurrence; -1: absent or
     the value is -1)."""
@@ -361,27 +370,18 @@ def _assemble(path: Path, c: _Collector, meta: TopLevel) -> Timeline:
     elif gpu_ranges:
         annotations = gpu_ranges
     if annotations:
+        tables = (gpu_table, host_table, cpu_ops_table)
         spans = c.spans.column("end_ns")
-        recorded = [
-            (int(starts.min()), int(ends.max()))
-            for starts, ends in (
-                (gpu_table["start_ns"].to_numpy(), gpu_table["end_ns"].to_numpy()),
-                (host_table["start_ns"].to_numpy(), host_table["end_ns"].to_numpy()),
-                (cpu_ops_table["start_ns"].to_numpy(), cpu_ops_table["end_ns"].to_numpy())
-                if len(cpu_ops_table)
-                else (spans[:0], spans[:0]),
+        extent = _extent(
+            [
+                *((t["start_ns"].to_numpy(), t["end_ns"].to_numpy()) for t in tables if len(t)),
                 (c.syncs.column("start_ns"), c.syncs.column("end_ns")),
                 (c.python.column("start_ns"), c.python.column("end_ns")),
                 (spans, spans),
-            )
-            if ends.size
-        ]
-        if recorded:
-            note = _clip_to_recorded_end(
-                annotations,
-                (min(r[0] for r in recorded), max(r[1] for r in recorded)),
-                profiler_span=bool(spans.size),
-            )
+            ]
+        )
+        if extent is not None:
+            note = _clip_to_recorded_end(annotations, extent, profiler_span=bool(spans.size))
             if note:
                 notes.append(note)
         annotations["name"] = names.decode(annotations["name"])
