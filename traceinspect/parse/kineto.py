@@ -257,10 +257,9 @@ def _profiler_info(meta: TopLevel) -> dict[str, str]:
 def _assemble(path: Path, c: _Collector, meta: TopLevel) -> Timeline:
     base_ns = _base_time_ns(path, meta)
     times = ("start_ns", "end_ns")
-    for table in (c.gpu, c.host, c.ranges, c.gpu_ranges, c.syncs, c.python):
+    for table in (c.gpu, c.host, c.ranges, c.gpu_ranges, c.syncs, c.python, c.spans):
         _shift(path, table, base_ns, times)
     _shift(path, c.flows, base_ns, ("ts",))
-    _shift(path, c.spans, base_ns, ("end_ns",))
     notes: list[str] = []
     names = c.names
 
@@ -371,17 +370,14 @@ def _assemble(path: Path, c: _Collector, meta: TopLevel) -> Timeline:
         annotations = gpu_ranges
     if annotations:
         tables = (gpu_table, host_table, cpu_ops_table)
-        spans = c.spans.column("end_ns")
         extent = _extent(
             [
                 *((t["start_ns"].to_numpy(), t["end_ns"].to_numpy()) for t in tables if len(t)),
-                (c.syncs.column("start_ns"), c.syncs.column("end_ns")),
-                (c.python.column("start_ns"), c.python.column("end_ns")),
-                (spans, spans),
+                *((t.column("start_ns"), t.column("end_ns")) for t in (c.syncs, c.python, c.spans)),
             ]
         )
         if extent is not None:
-            note = _clip_to_recorded_end(annotations, extent, profiler_span=bool(spans.size))
+            note = _clip_to_recorded_end(annotations, extent, profiler_span=len(c.spans) > 0)
             if note:
                 notes.append(note)
         annotations["name"] = names.decode(annotations["name"])

@@ -241,7 +241,7 @@ class _Collector:
         self.gpu_ranges = _Columns()
         self.syncs = _Columns()
         self.python = _Columns()  # python_function frames (with_stack=True)
-        self.spans = _Columns()  # the profiler's recording spans (ends only)
+        self.spans = _Columns()  # the profiler's own recording spans
         self.sync_kinds: list[str] = []
         self.flows = _Columns()
         self.cats_seen: set[str] = set()
@@ -445,6 +445,7 @@ class _Collector:
         start: NDArray[np.int64],
         end: NDArray[np.int64],
     ) -> None:
+        self.spans.add("start_ns", start)
         self.spans.add("end_ns", end)
 
     def _cuda_sync(
