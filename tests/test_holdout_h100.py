@@ -108,13 +108,6 @@ def test_h100_traces_take_the_h100_profile() -> None:
 
 
 @pytest.mark.parametrize(
-    ("recording", "name"), [(s, n) for s, by_name in EXPECTED.items() for n in sorted(by_name)]
-)
-def test_h100_prediction(recording: str, name: str) -> None:
-    assert_probe_prediction(recording, name, EXPECTED[recording][name])
-
-
-@pytest.mark.parametrize(
     ("probe", "calibration", "within", "median_error", "inside"),
     [
         # as `traceinspect profile` predicts, with the probe's copy cost. At the profile's
@@ -226,14 +219,6 @@ EXPECTED_45: dict[str, dict[str, tuple[float, float, float]]] = {
 
 
 @pytest.mark.parametrize(
-    ("recording", "name"),
-    [(s, n) for s, by_name in EXPECTED_45.items() for n in sorted(by_name)],
-)
-def test_h100_holdout45_prediction(recording: str, name: str) -> None:
-    assert_probe_prediction(recording, name, EXPECTED_45[recording][name])
-
-
-@pytest.mark.parametrize(
     ("probe", "within", "median_error", "inside", "savings"),
     [
         # with the probes' copy cost: 14 of 16; the fp32 GRU misses on both recordings, and it
@@ -312,14 +297,6 @@ EXPECTED_46: dict[str, dict[str, tuple[float, float, float]]] = {
         "gemm_tanh_chains_8streams_b16": (613.7, 540.9, 518.0),  # −11.9 / −15.6 %
     },
 }
-
-
-@pytest.mark.parametrize(
-    ("recording", "name"),
-    [(s, n) for s, by_name in EXPECTED_46.items() for n in sorted(by_name)],
-)
-def test_h100_holdout46_and_chains_probe_prediction(recording: str, name: str) -> None:
-    assert_probe_prediction(recording, name, EXPECTED_46[recording][name])
 
 
 def test_the_blind_h100_holdout46() -> None:
@@ -402,14 +379,6 @@ EXPECTED_49: dict[str, dict[str, tuple[float, float, float]]] = {
 }
 
 
-@pytest.mark.parametrize(
-    ("recording", "name"),
-    [(s, n) for s, by_name in EXPECTED_49.items() for n in sorted(by_name)],
-)
-def test_h100_holdout49_prediction(recording: str, name: str) -> None:
-    assert_probe_prediction(recording, name, EXPECTED_49[recording][name])
-
-
 def test_the_blind_h100_holdout49() -> None:
     """Blind for the schedule's partial-room rules: all 15 graphed times within ±10 % from
     the trace alone (median |error| 4.5 %, worst the Hybrid-Demucs encoder's two branches on
@@ -473,14 +442,6 @@ EXPECTED_50: dict[str, dict[str, tuple[float, float, float]]] = {
         "youtube_dnn_logq_towers_2streams_b4096": (807.3, 807.0, 807.8),  # −0.0 / +0.1 %
     },
 }
-
-
-@pytest.mark.parametrize(
-    ("recording", "name"),
-    [(s, n) for s, by_name in EXPECTED_50.items() for n in sorted(by_name)],
-)
-def test_h100_holdout50_prediction(recording: str, name: str) -> None:
-    assert_probe_prediction(recording, name, EXPECTED_50[recording][name])
 
 
 def test_the_blind_h100_holdout50() -> None:
@@ -567,14 +528,6 @@ EXPECTED_51: dict[str, dict[str, tuple[float, float, float]]] = {
 }
 
 
-@pytest.mark.parametrize(
-    ("recording", "name"),
-    [(s, n) for s, by_name in EXPECTED_51.items() for n in sorted(by_name)],
-)
-def test_h100_holdout51_prediction(recording: str, name: str) -> None:
-    assert_probe_prediction(recording, name, EXPECTED_51[recording][name])
-
-
 def test_the_blind_h100_holdout51() -> None:
     """Blind: 15 of 16 graphed times within ±10 % from the trace alone (median |error|
     1.4 %); the miss is the two Hyena branches on the rerun (−10.6 %, −9.3 % on the first
@@ -602,3 +555,22 @@ def test_the_blind_h100_holdout51() -> None:
             "compute-bound": 1,
             "launch-bound": 7,
         }
+
+
+#: Every H100 recording's pins (the sets above), by recording.
+ALL_EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
+    **EXPECTED,
+    **EXPECTED_45,
+    **EXPECTED_46,
+    **EXPECTED_49,
+    **EXPECTED_50,
+    **EXPECTED_51,
+}
+
+
+@pytest.mark.parametrize(
+    ("recording", "name"),
+    [(s, n) for s, by_name in ALL_EXPECTED.items() for n in sorted(by_name)],
+)
+def test_h100_prediction(recording: str, name: str) -> None:
+    assert_probe_prediction(recording, name, ALL_EXPECTED[recording][name])
