@@ -200,17 +200,19 @@ def _stop_a_write_with_sigterm(tmp_path: Path, *, blocked: bool) -> None:
         "    print('writing', flush=True)\n"
         "    time.sleep(60)\n"
     )
-    child = subprocess.Popen(
-        [sys.executable, "-c", code],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        preexec_fn=(
-            (lambda: signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGTERM]))
-            if blocked
-            else None
-        ),
-    )
+    argv = [sys.executable, "-c", code]
+    if blocked:
+        # A launcher blocks SIGTERM and execs the run, which keeps the mask across exec (not
+        # preexec_fn: unsafe where the test process has threads, and the child can hang in it).
+        argv = [
+            sys.executable,
+            "-c",
+            "import os, signal, sys\n"
+            "signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGTERM])\n"
+            "os.execv(sys.executable, sys.argv[1:])\n",
+            *argv,
+        ]
+    child = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert child.stdout is not None
     assert child.stdout.readline() == "writing\n"
     assert len(list(tmp_path.iterdir())) == 1  # the temporary file exists while writing
