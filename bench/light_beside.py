@@ -18,6 +18,13 @@ quartiles of those medians, beside what the schedule charges::
 the slowdown per unit of ``H`` each ran at, ``(ratio - 1) / H`` (what ``LIGHT_SLOWDOWN``
 charges, ignoring the company charge), by ``H`` and time alone.
 
+``--bandwidth`` reads the kernels that stream memory (``columns.STREAMING_KERNEL``) of at
+least 4 µs alone, beside only other streams' light kernels (room or not), by the bandwidth
+``B`` they and those beside them demand (``schedule.bandwidth_demand``, time-weighted, from
+times alone): the median over workloads of each workload's median ratio, beside what
+``schedule.BANDWIDTH_LATENCY_NS`` charges (``min(B, BANDWIDTH_CAP)`` past 1). Times alone
+whose samples spread more than 20 % are left out.
+
 Without ``--sets``, every fresh-process H200 set (``holdout*``, ``streams_fit``,
 ``probe_rerecord*``; about 4 minutes).
 """
@@ -39,9 +46,12 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from matrix_contention import VALIDATION, Kernels, validation_folders  # noqa: E402
 
+from traceinspect.analysis.estimate.columns import STREAMING_KERNEL  # noqa: E402
 from traceinspect.analysis.estimate.schedule import (  # noqa: E402
+    BANDWIDTH_CAP,
     LIGHT_BESIDE_NS,
     LIGHT_SLOWDOWN,
+    bandwidth_demand,
 )
 
 #: A kernel counts as beside others where they overlap at least this share of its run.
@@ -107,6 +117,91 @@ def measured(folder: Path) -> list[Beside]:
     return out
 
 
+@dataclass(frozen=True)
+class Streaming:
+    workload: str
+    ratio: float  # duration beside others / time alone
+    alone_ns: float
+    demand: float  # B: bandwidth its own run and those beside it demand
+
+
+#: ``--bandwidth`` reads kernels of at least this long alone (shorter ones: the company
+#: charge, ``LIGHT_BESIDE_NS``).
+STREAMING_MIN_NS = 4000.0
+
+
+def streaming(folder: Path) -> list[Streaming]:
+    """``--bandwidth``'s kernels of ``folder``'s replay (see the module's description)."""
+    eager = sorted(folder.glob("*.eager.json.gz"))
+    graphed = sorted(folder.glob("*.graphed.json.gz"))
+    if not eager or not graphed:
+        return []
+    g = Kernels.of(graphed[0])
+    if len(np.unique(g.stream)) < 2:
+        return []
+    alone: dict[tuple[str, float], list[float]] = defaultdict(list)
+    for k in (Kernels.of(eager[0]), g):
+        for i, others in enumerate(k.beside()):
+            if not others:
+                alone[k.key[i]].append(k.end[i] - k.start[i])
+    solo = {
+        key: statistics.median(v)
+        for key, v in alone.items()
+        if len(v) > 1 and (max(v) - min(v)) <= 0.2 * statistics.median(v)
+    }
+    streams = [
+        bool(STREAMING_KERNEL.search(name)) and not m
+        for (name, _), m in zip(g.key, g.matrix, strict=True)
+    ]
+
+    def demand(j: int) -> float:
+        d = solo.get(g.key[j], g.end[j] - g.start[j])
+        return float(bandwidth_demand(np.array([d]), g.share[j : j + 1])[0]) if streams[j] else 0.0
+
+    out = []
+    for i, others in enumerate(g.beside()):
+        if not streams[i] or g.share[i] <= 0 or not others or g.key[i] not in solo:
+            continue
+        if solo[g.key[i]] < STREAMING_MIN_NS or any(g.matrix[j] for j, _ in others):
+            continue
+        duration = g.end[i] - g.start[i]
+        if sum(t for _, t in others) < BESIDE_SHARE * duration:
+            continue
+        b = demand(i) + sum(demand(j) * t for j, t in others) / duration
+        out.append(
+            Streaming(
+                f"{folder.parent.name}/{folder.name}",
+                duration / solo[g.key[i]],
+                solo[g.key[i]],
+                b,
+            )
+        )
+    return out
+
+
+def bandwidth(rows: list[Streaming]) -> None:
+    """``--bandwidth``'s table (see the module's description)."""
+    print(f"{'B':12s} {'kernels':>7s} {'wl':>4s}  ratio (quartiles)   alone   charged")
+    for lo, hi in ((0.0, 0.8), (0.8, 1.0), (1.0, 1.2), (1.2, 1.4), (1.4, 1.7), (1.7, 9.0)):
+        sel = [r for r in rows if lo <= r.demand < hi]
+        by: dict[str, list[Streaming]] = defaultdict(list)
+        for r in sel:
+            by[r.workload].append(r)
+        if not by:
+            continue
+        ratio = [statistics.median(r.ratio for r in v) for v in by.values()]
+        charged = [
+            statistics.median(min(max(r.demand, 1.0), BANDWIDTH_CAP) for r in v)
+            for v in by.values()
+        ]
+        q1, q3 = np.percentile(ratio, [25, 75])
+        print(
+            f"{lo:.1f}-{hi:.1f}      {len(sel):7,d} {len(by):4d}  {statistics.median(ratio):5.2f}x "
+            f"({q1:.2f}-{q3:.2f})  {statistics.median(r.alone_ns for r in sel) / 1e3:5.1f} µs"
+            f"  {statistics.median(charged):.2f}x"
+        )
+
+
 def _by_workload(rows: list[Beside]) -> dict[str, list[Beside]]:
     by: dict[str, list[Beside]] = defaultdict(list)
     for r in rows:
@@ -163,8 +258,14 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sets", help="comma-separated validation sets (default: every fresh one)")
     ap.add_argument("--slope", action="store_true", help="the slowdown per unit of H instead")
+    ap.add_argument(
+        "--bandwidth", action="store_true", help="streaming kernels beside each other, by B"
+    )
     args = ap.parse_args()
     sets = args.sets.split(",") if args.sets else fresh_sets()
+    if args.bandwidth:
+        bandwidth([r for folder in validation_folders(sets) for r in streaming(folder)])
+        return 0
     rows = [r for folder in validation_folders(sets) for r in measured(folder)]
     if args.slope:
         slopes(rows)

@@ -80,7 +80,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "compiled_gpt_block_b4": (81.7, 80.4, 80.6),  # −1.5 / −1.4 %
         "convnext_block_b8": (598.8, 607.7, 607.3),  # +1.5 / +1.4 %
         # +13.8 / +13.2 % until a kernel of several waves made room in its last wave
-        "inception_streams_b16": (289.0, 289.3, 287.4),  # +0.1 / −0.6 %
+        "inception_streams_b16": (289.0, 292.2, 290.2),  # +1.1 / +0.4 %
     },
     "h100_holdout13": {
         "deepfm_streams_b2048": (129.0, 134.8, 136.7),  # +4.5 / +5.9 %
@@ -358,22 +358,22 @@ def test_chains_beside_each_other() -> None:
 #: has no graphed row to set beside its trace.
 EXPECTED_49: dict[str, dict[str, tuple[float, float, float]]] = {
     "h100_holdout49": {
-        "hybrid_demucs_time_spec_2streams_b4": (2303.5, 2211.5, 2211.0),  # −4.0 / −4.0 %
+        "hybrid_demucs_time_spec_2streams_b4": (2303.5, 2245.0, 2244.5),  # −2.5 / −2.6 %
         "joint_ctc_attention_loss_2streams_b8": (2214.2, 2170.4, 2170.7),  # −2.0 / −2.0 %
         "lattice_boltzmann_d2q9_loop_b4": (3893.4, 3902.2, 3901.5),  # +0.2 / +0.2 %
-        "lightgcn_content_tower_3streams_b1024": (6117.4, 6393.1, 6392.7),  # +4.5 / +4.5 %
+        "lightgcn_content_tower_3streams_b1024": (6117.4, 6416.4, 6416.0),  # +4.9 / +4.9 %
         "ntm_copy_loop_b4": (1022.0, 1084.9, 1082.6),  # +6.2 / +5.9 %
         "pinn_burgers_train_adam_b8192": (2399.7, 2273.9, 2271.8),  # −5.2 / −5.3 %
-        "pspnet_pyramid_pool_aux_3streams_b2": (4824.0, 4824.1, 4822.9),  # +0.0 / −0.0 %
+        "pspnet_pyramid_pool_aux_3streams_b2": (4824.0, 4825.1, 4824.0),  # +0.0 / +0.0 %
         "xcit_s12_xca_b64": (7645.3, 7840.9, 7840.7),  # +2.6 / +2.6 %
     },
     "h100_holdout49_rerun": {
-        "hybrid_demucs_time_spec_2streams_b4": (2375.7, 2240.4, 2239.1),  # −5.7 / −5.8 %
+        "hybrid_demucs_time_spec_2streams_b4": (2375.7, 2274.8, 2273.4),  # −4.2 / −4.3 %
         "joint_ctc_attention_loss_2streams_b8": (2226.0, 2178.0, 2176.1),  # −2.2 / −2.2 %
         "lattice_boltzmann_d2q9_loop_b4": (3893.3, 3901.8, 3901.6),  # +0.2 / +0.2 %
         "ntm_copy_loop_b4": (1025.4, 1084.7, 1083.9),  # +5.8 / +5.7 %
         "pinn_burgers_train_adam_b8192": (2416.6, 2281.2, 2276.4),  # −5.6 / −5.8 %
-        "pspnet_pyramid_pool_aux_3streams_b2": (4809.2, 4865.8, 4866.3),  # +1.2 / +1.2 %
+        "pspnet_pyramid_pool_aux_3streams_b2": (4809.2, 4866.7, 4867.2),  # +1.2 / +1.2 %
         "xcit_s12_xca_b64": (7656.1, 7848.7, 7847.7),  # +2.5 / +2.5 %
     },
 }
@@ -422,24 +422,24 @@ def test_the_blind_h100_holdout49() -> None:
 #: two or three side streams.
 EXPECTED_50: dict[str, dict[str, tuple[float, float, float]]] = {
     "h100_holdout50": {
-        "agcn_joint_bone_motion_3streams_b16": (8589.3, 8186.1, 8186.4),  # −4.7 / −4.7 %
-        "bisenet_spatial_context_2streams_b4": (2654.9, 2512.0, 2512.5),  # −5.4 / −5.4 %
+        "agcn_joint_bone_motion_3streams_b16": (8589.3, 8327.6, 8327.9),  # −3.0 / −3.0 %
+        "bisenet_spatial_context_2streams_b4": (2654.9, 2533.3, 2533.8),  # −4.6 / −4.6 %
         "cyclegan_resnet_generator_b8": (6441.9, 6608.2, 6608.3),  # +2.6 / +2.6 %
-        "darts_search_cell_3streams_b64": (4501.0, 4423.2, 4423.6),  # −1.7 / −1.7 %
+        "darts_search_cell_3streams_b64": (4501.0, 4476.5, 4476.9),  # −0.5 / −0.5 %
         "dreamer_encoder_imagine_2streams_b16": (2209.9, 2110.5, 2111.8),  # −4.5 / −4.4 %
-        "fcos_head_towers_2streams_b2": (2972.7, 2817.3, 2818.3),  # −5.2 / −5.2 %
+        "fcos_head_towers_2streams_b2": (2972.7, 2822.1, 2823.1),  # −5.1 / −5.0 %
         "vin_gridworld_plan_loop_b8": (634.1, 644.0, 642.6),  # +1.6 / +1.4 %
-        "youtube_dnn_logq_towers_2streams_b4096": (800.4, 800.9, 806.0),  # +0.1 / +0.7 %
+        "youtube_dnn_logq_towers_2streams_b4096": (800.4, 809.5, 814.7),  # +1.1 / +1.8 %
     },
     "h100_holdout50_rerun": {
-        "agcn_joint_bone_motion_3streams_b16": (8611.9, 8349.2, 8348.9),  # −3.0 / −3.0 %
-        "bisenet_spatial_context_2streams_b4": (2648.7, 2506.9, 2507.2),  # −5.4 / −5.3 %
+        "agcn_joint_bone_motion_3streams_b16": (8611.9, 8448.5, 8448.2),  # −1.9 / −1.9 %
+        "bisenet_spatial_context_2streams_b4": (2648.7, 2527.4, 2527.8),  # −4.6 / −4.6 %
         "cyclegan_resnet_generator_b8": (6442.3, 6619.8, 6619.8),  # +2.8 / +2.8 %
-        "darts_search_cell_3streams_b64": (4512.6, 4443.6, 4444.5),  # −1.5 / −1.5 %
+        "darts_search_cell_3streams_b64": (4512.6, 4502.0, 4502.9),  # −0.2 / −0.2 %
         "dreamer_encoder_imagine_2streams_b16": (2203.6, 2141.4, 2141.8),  # −2.8 / −2.8 %
-        "fcos_head_towers_2streams_b2": (2985.2, 2822.3, 2822.8),  # −5.5 / −5.4 %
+        "fcos_head_towers_2streams_b2": (2985.2, 2832.3, 2832.8),  # −5.1 / −5.1 %
         "vin_gridworld_plan_loop_b8": (639.5, 647.4, 648.4),  # +1.2 / +1.4 %
-        "youtube_dnn_logq_towers_2streams_b4096": (807.3, 807.0, 807.8),  # −0.0 / +0.1 %
+        "youtube_dnn_logq_towers_2streams_b4096": (807.3, 815.8, 816.5),  # +1.1 / +1.1 %
     },
 }
 
@@ -448,15 +448,16 @@ def test_the_blind_h100_holdout50() -> None:
     """Blind for the light-kernel charge beside another stream's: all 16 graphed times within
     ±10 % from the trace alone (median |error| 2.8 %, worst FCOS's two towers on the rerun,
     −5.4 %), each inside its range, every saving within 15 points; the step verdicts agree
-    with what replay saved (seven launch-bound, CycleGAN's generator compute-bound)."""
+    with what replay saved (seven launch-bound, CycleGAN's generator compute-bound). Since
+    light kernels streaming memory share its bandwidth: median 2.7 %, worst −5.1 %."""
     from conftest import step_verdicts_agreeing_with_replay
 
     rows = [
         *recording_rows("h100_holdout50", False).values(),
         *recording_rows("h100_holdout50_rerun", False).values(),
     ]
-    assert_summary(rows, 16, 16, 0.0278, 16)
-    assert max(abs(r.error_frac) for r in rows) == pytest.approx(0.0544, abs=0.001)
+    assert_summary(rows, 16, 16, 0.0267, 16)
+    assert max(abs(r.error_frac) for r in rows) == pytest.approx(0.0510, abs=0.001)
     assert all(abs(r.saving_error_points) <= 15 for r in rows)
     for recording in ("h100_holdout50", "h100_holdout50_rerun"):
         workloads = validation_workloads(VALIDATION_DIR / recording)
@@ -470,27 +471,29 @@ def test_the_light_beside_charge_judged_on_h100_holdout50(monkeypatch: pytest.Mo
     """The charge's blind judgement: the twelve multi-stream recordings read a median
     |error| of 3.7 % with it and 5.15 % without (every one within ±10 % either way). Eleven
     read closer with it, DARTS's three candidate branches most (−5.2 → −1.7 %, −5.1 →
-    −1.5 %); the YouTube towers' first recording reads +0.7 % where it read +0.2 %."""
+    −1.5 %); the YouTube towers' first recording reads +0.7 % where it read +0.2 %. (The
+    model as judged: before light kernels streaming memory shared its bandwidth.)"""
     from validation_table import evaluate
 
     from traceinspect.analysis.estimate import schedule
 
+    monkeypatch.setattr(schedule, "BANDWIDTH_LATENCY_NS", 0.0)
     recordings = ("h100_holdout50", "h100_holdout50_rerun")
-    charged = {
-        (recording, name): row.error_frac
-        for recording in recordings
-        for name, row in recording_rows(recording, False).items()
-        if "streams" in name
-    }
+
+    def errors() -> dict[tuple[str, str], float]:
+        out = {}
+        for recording in recordings:
+            for w in validation_workloads(VALIDATION_DIR / recording):
+                if "streams" in w.name:
+                    prepared = prepare(replace(w, host_costs=None))
+                    row = evaluate(prepared, calibration_for(prepared.timeline))
+                    out[recording, w.name] = row.error_frac
+        return out
+
+    charged = errors()
     monkeypatch.setattr(schedule, "LIGHT_BESIDE_NS", 0.0)
     monkeypatch.setattr(schedule, "LIGHT_BESIDE_LOW_NS", 0.0)
-    uncharged = {}
-    for recording in recordings:
-        for w in validation_workloads(VALIDATION_DIR / recording):
-            if (recording, w.name) in charged:
-                prepared = prepare(replace(w, host_costs=None))
-                row = evaluate(prepared, calibration_for(prepared.timeline))
-                uncharged[recording, w.name] = row.error_frac
+    uncharged = errors()
     assert len(charged) == 12
     assert statistics.median(abs(e) for e in charged.values()) == pytest.approx(0.037, abs=0.001)
     assert statistics.median(abs(e) for e in uncharged.values()) == pytest.approx(0.0515, abs=0.001)
@@ -510,7 +513,7 @@ EXPECTED_51: dict[str, dict[str, tuple[float, float, float]]] = {
     "h100_holdout51": {
         "fp8_scaled_mm_mlp_b64": (374.0, 364.4, 364.1),  # −2.6 / −2.6 %
         "gp_cholesky_posterior_b32": (873.3, 877.7, 878.4),  # +0.5 / +0.6 %
-        "hyena_fft_longconv_2streams_b4": (2178.6, 1976.4, 1976.6),  # −9.3 / −9.3 %
+        "hyena_fft_longconv_2streams_b4": (2178.6, 2039.6, 2039.9),  # −6.4 / −6.4 %
         "mixture_of_depths_router_b8": (882.5, 892.4, 892.6),  # +1.1 / +1.1 %
         "pointnet2_knn_grouping_b8": (2572.8, 2581.0, 2580.4),  # +0.3 / +0.3 %
         "ppo_distributions_loss_b2048": (624.1, 612.1, 612.4),  # −1.9 / −1.9 %
@@ -520,7 +523,7 @@ EXPECTED_51: dict[str, dict[str, tuple[float, float, float]]] = {
     "h100_holdout51_rerun": {
         "fp8_scaled_mm_mlp_b64": (370.5, 364.0, 363.7),  # −1.8 / −1.8 %
         "gp_cholesky_posterior_b32": (874.3, 878.6, 878.9),  # +0.5 / +0.5 %
-        "hyena_fft_longconv_2streams_b4": (2182.4, 1952.5, 1951.5),  # −10.5 / −10.6 %
+        "hyena_fft_longconv_2streams_b4": (2182.4, 2017.9, 2016.8),  # −7.5 / −7.6 %
         "mixture_of_depths_router_b8": (882.6, 890.8, 891.6),  # +0.9 / +1.0 %
         "pointnet2_knn_grouping_b8": (2582.5, 2598.5, 2598.2),  # +0.6 / +0.6 %
         "ppo_distributions_loss_b2048": (621.2, 607.8, 612.8),  # −2.1 / −1.4 %
@@ -537,7 +540,9 @@ def test_the_blind_h100_holdout51() -> None:
     other, and slower beside each other, than the schedule: measured above the range's high
     end on both recordings. Every saving within 15 points (the Sinkhorn loop's eager time
     from the trace reads 18-21 % long: +12 and +14 points), every step verdict agreeing with
-    what replay saved."""
+    what replay saved. Since light kernels streaming memory share its bandwidth (fitted on
+    these recordings among others, so not blind): 16 of 16 within, Hyena −6.4 and −7.6 %, the
+    rerun's still above its range."""
     from conftest import step_verdicts_agreeing_with_replay
 
     rows = {
@@ -545,11 +550,14 @@ def test_the_blind_h100_holdout51() -> None:
         for recording in ("h100_holdout51", "h100_holdout51_rerun")
         for name, row in recording_rows(recording, False).items()
     }
-    assert_summary(list(rows.values()), 16, 15, 0.0142, 14)
-    missed = {k for k, r in rows.items() if abs(r.error_frac) > 0.10}
-    assert missed == {("h100_holdout51_rerun", "hyena_fft_longconv_2streams_b4")}
+    assert_summary(list(rows.values()), 16, 16, 0.0139, 15)
+    hyena = [
+        rows[r, "hyena_fft_longconv_2streams_b4"]
+        for r in ("h100_holdout51", "h100_holdout51_rerun")
+    ]
+    assert [round(r.error_frac, 3) for r in hyena] == [-0.064, -0.076]
     above = {k for k, r in rows.items() if r.graphed_measured_us > r.high_us}
-    assert {name for _, name in above} == {"hyena_fft_longconv_2streams_b4"} and len(above) == 2
+    assert above == {("h100_holdout51_rerun", "hyena_fft_longconv_2streams_b4")}
     assert all(abs(r.saving_error_points) <= 15 for r in rows.values())
     for recording in ("h100_holdout51", "h100_holdout51_rerun"):
         workloads = validation_workloads(VALIDATION_DIR / recording)

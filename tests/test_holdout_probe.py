@@ -285,8 +285,8 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
     "holdout21": {
         # measured just under its range (516.0 µs against 522-610) until a kernel of one wave
         # made room at 80 or 90 % of its run (+7.9 / +8.4 % then)
-        "grouped_conv_branches_4streams_b8": (516.0, 554.2, 556.7),  # +7.4 / +7.9 %
-        "moe_gelu_4streams_b32": (290.3, 281.4, 281.4),  # −3.1 / −3.1 %
+        "grouped_conv_branches_4streams_b8": (516.0, 557.3, 559.7),  # +8.0 / +8.5 %
+        "moe_gelu_4streams_b32": (290.3, 283.2, 283.2),  # −2.4 / −2.4 %
         "performer_linear_attn_b4": (1868.1, 1852.5, 1851.3),  # −0.8 / −0.9 %
         "point_transformer_knn_b4": (1487.2, 1446.4, 1445.2),  # −2.7 / −2.8 %
         "r2plus1d_video_b2": (577.9, 600.3, 600.8),  # +3.9 / +4.0 %
@@ -369,7 +369,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
     "holdout25": {
         "attn_beside_conv_2streams_b4": (196.5, 204.6, 200.7),  # +4.1 / +2.2 %
         "bf16_experts_2streams_b256": (61.1, 57.5, 57.3),  # −5.9 / −6.2 %
-        "conv_towers_bf16_2streams_b8": (189.8, 200.7, 198.8),  # +5.7 / +4.7 %
+        "conv_towers_bf16_2streams_b8": (189.8, 207.7, 205.8),  # +9.4 / +8.4 %
         "delta_rule_scan_loop_b4": (967.9, 975.0, 975.6),  # +0.7 / +0.8 %
         "dynamic_conv_b16": (122.1, 123.7, 126.4),  # +1.3 / +3.5 %
         # three chains of FP32 GEMMs (256 blocks, 0.48 of the block slots, every SM) on three
@@ -383,7 +383,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
     "holdout25_rerun": {
         "attn_beside_conv_2streams_b4": (189.9, 202.1, 201.7),  # +6.4 / +6.2 %
         "bf16_experts_2streams_b256": (60.6, 57.6, 57.8),  # −5.0 / −4.7 %
-        "conv_towers_bf16_2streams_b8": (186.0, 197.2, 197.8),  # +6.0 / +6.3 %
+        "conv_towers_bf16_2streams_b8": (186.0, 204.2, 204.8),  # +9.8 / +10.1 %
         "delta_rule_scan_loop_b4": (946.8, 974.3, 975.7),  # +2.9 / +3.0 %
         "dynamic_conv_b16": (120.9, 124.3, 127.2),  # +2.9 / +5.3 %
         "fp32_gemm_chains_3streams_b512": (733.4, 804.7, 802.7),  # +9.7 / +9.4 %
@@ -397,7 +397,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "adafactor_loop_30params": (2426.0, 2415.6, 2400.4),  # −0.4 / −1.1 %
         "alibi_decoder_b4": (302.8, 308.6, 310.6),  # +1.9 / +2.6 %
         # two towers of bf16 GEMMs (1,024 rows, 4.2-16.8 M weights) on two streams
-        "bf16_gemm_pairs_2streams_b1024": (207.1, 186.0, 186.0),  # −10.2 / −10.2 %
+        "bf16_gemm_pairs_2streams_b1024": (207.1, 186.7, 186.7),  # −9.9 / −9.9 %
         "chamfer_loss_b8": (317.8, 315.3, 320.3),  # −0.8 / +0.8 %
         # three convolutions with their BatchNorms, ReLUs and layout transposes (most of
         # them filling the block slots, 1-13 µs) beside four small GEMMs on a second stream:
@@ -410,7 +410,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
     "holdout26_rerun": {
         "adafactor_loop_30params": (2636.5, 2484.7, 2506.4),  # −5.8 / −4.9 %
         "alibi_decoder_b4": (311.3, 313.4, 311.7),  # +0.7 / +0.1 %
-        "bf16_gemm_pairs_2streams_b1024": (206.6, 185.4, 185.9),  # −10.2 / −10.0 %
+        "bf16_gemm_pairs_2streams_b1024": (206.6, 186.1, 186.6),  # −9.9 / −9.7 %
         "chamfer_loss_b8": (339.1, 318.9, 319.9),  # −6.0 / −5.7 %
         "conv_beside_mlp_2streams_b16": (100.3, 103.3, 106.2),  # +2.9 / +5.8 %
         "convlstm_loop_b4": (411.1, 440.4, 441.0),  # +7.1 / +7.3 %
@@ -466,7 +466,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         # a prefill chunk and a decode batch forked onto two streams, nothing after the
         # join: blind, the decode stream's fork was read as waiting on the whole prefill
         # (+45.9 / +45.8 %); forked from the stream that joins them since
-        "prefill_decode_2streams": (516.9, 566.0, 565.3),  # +9.5 / +9.4 %
+        "prefill_decode_2streams": (516.9, 571.5, 570.8),  # +10.6 / +10.4 %
     },
     "holdout29_rerun": {
         "adamw_fused_capturable_48params": (1514.8, 1455.9, 1430.1),  # −3.9 / −5.6 %
@@ -476,7 +476,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "informer_probsparse_b16": (5236.0, 5209.7, 5206.2),  # −0.5 / −0.6 %
         "multi_lora_bgmv_b16": (395.5, 393.7, 390.8),  # −0.5 / −1.2 %
         "patchtst_b32": (1102.8, 1047.8, 1045.5),  # −5.0 / −5.2 %
-        "prefill_decode_2streams": (536.3, 568.5, 564.6),  # +6.0 / +5.3 %
+        "prefill_decode_2streams": (536.3, 574.0, 570.1),  # +7.0 / +6.3 %
     },
     # written and committed with the model as it stands (the fork-origin rules included) and
     # recorded once: blind
@@ -540,7 +540,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "gpt2_greedy_decode_kv_b4": (373.5, 363.7, 361.0),  # −2.6 / −3.4 %
         "llama_prefill_gqa_b1": (614.0, 633.9, 635.2),  # +3.2 / +3.4 %
         "mlp_train_autocast_b256": (505.6, 496.2, 493.5),  # −1.9 / −2.4 %
-        "prefetch_normalize_side_stream_b32": (521.6, 519.0, 515.8),  # −0.5 / −1.1 %
+        "prefetch_normalize_side_stream_b32": (521.6, 521.9, 518.7),  # +0.1 / −0.6 %
         "resnet50_channels_last_b16": (1593.7, 1621.9, 1620.9),  # +1.8 / +1.7 %
         "sd_unet_midblock_b2": (463.7, 449.0, 443.1),  # −3.2 / −4.4 %
         "vit_b16_b1": (692.7, 691.3, 692.2),  # −0.2 / −0.1 %
@@ -550,7 +550,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "gpt2_greedy_decode_kv_b4": (372.5, 362.4, 361.7),  # −2.7 / −2.9 %
         "llama_prefill_gqa_b1": (649.2, 637.1, 635.4),  # −1.9 / −2.1 %
         "mlp_train_autocast_b256": (527.0, 493.4, 492.8),  # −6.4 / −6.5 %
-        "prefetch_normalize_side_stream_b32": (508.5, 511.6, 514.5),  # +0.6 / +1.2 %
+        "prefetch_normalize_side_stream_b32": (508.5, 514.5, 517.4),  # +1.2 / +1.8 %
         "resnet50_channels_last_b16": (1581.4, 1619.4, 1619.7),  # +2.4 / +2.4 %
         "sd_unet_midblock_b2": (425.3, 441.2, 442.7),  # +3.7 / +4.1 %
         "vit_b16_b1": (686.7, 690.0, 690.1),  # +0.5 / +0.5 %
@@ -589,7 +589,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "lstm_lm_train_tbptt_b32": (4377.1, 4318.4, 4317.7),  # −1.3 / −1.4 %
         "multitask_loss_3heads_streams_b64": (91.4, 95.3, 105.4),  # +4.3 / +15.4 %
         "stereo_matching_2streams_b2": (833.4, 835.5, 835.3),  # +0.2 / +0.2 %
-        "video_two_stream_rgb_flow_b4": (551.6, 577.5, 577.3),  # +4.7 / +4.7 %
+        "video_two_stream_rgb_flow_b4": (551.6, 580.1, 579.9),  # +5.2 / +5.1 %
     },
     "holdout35_rerun": {
         "cascade_refine_2rounds_2streams_b4": (478.1, 503.9, 504.3),  # +5.4 / +5.5 %
@@ -599,7 +599,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "lstm_lm_train_tbptt_b32": (4387.3, 4209.7, 4206.2),  # −4.0 / −4.1 %
         "multitask_loss_3heads_streams_b64": (94.0, 98.1, 105.6),  # +4.3 / +12.3 %
         "stereo_matching_2streams_b2": (816.6, 832.8, 830.9),  # +2.0 / +1.8 %
-        "video_two_stream_rgb_flow_b4": (557.6, 580.7, 581.0),  # +4.1 / +4.2 %
+        "video_two_stream_rgb_flow_b4": (557.6, 583.3, 583.6),  # +4.6 / +4.7 %
     },
     # written and committed before recording, recorded once after a slow profiled host was
     # brought to a typical pace (eager.host_speed): blind for that too
@@ -640,7 +640,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "hrnet_pose_3streams_b4": (650.1, 622.3, 623.3),  # −4.3 / −4.1 %
         "node_oblivious_trees_b256": (2162.2, 2140.9, 2139.2),  # −1.0 / −1.1 %
         "sdf_sphere_trace_soft_shadow_b1": (3486.9, 3546.2, 3547.0),  # +1.7 / +1.7 %
-        "siamrpn_tracker_2streams_b8": (1280.6, 1301.0, 1306.7),  # +1.6 / +2.0 %
+        "siamrpn_tracker_2streams_b8": (1280.6, 1309.6, 1315.3),  # +2.3 / +2.7 %
         "slowfast_3rounds_2streams_b2": (723.5, 765.1, 763.0),  # +5.7 / +5.5 %
         "textcnn_multichannel_b32": (1405.0, 1405.8, 1405.1),  # +0.1 / +0.0 %
     },
@@ -650,28 +650,28 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "hrnet_pose_3streams_b4": (648.8, 622.6, 622.9),  # −4.0 / −4.0 %
         "node_oblivious_trees_b256": (2148.9, 2143.5, 2145.3),  # −0.2 / −0.2 %
         "sdf_sphere_trace_soft_shadow_b1": (3496.5, 3547.2, 3542.7),  # +1.5 / +1.3 %
-        "siamrpn_tracker_2streams_b8": (1307.0, 1313.7, 1309.7),  # +0.5 / +0.2 %
+        "siamrpn_tracker_2streams_b8": (1307.0, 1320.6, 1316.6),  # +1.0 / +0.7 %
         "slowfast_3rounds_2streams_b2": (740.8, 763.9, 762.7),  # +3.1 / +2.9 %
         "textcnn_multichannel_b32": (1403.5, 1411.8, 1410.7),  # +0.6 / +0.5 %
     },
     # written and committed before recording, recorded twice on one lease with the model of
     # holdout37: blind
     "holdout39": {
-        "autoint_multimodal_rec_3streams_b128": (513.9, 518.9, 519.3),  # +1.0 / +1.1 %
+        "autoint_multimodal_rec_3streams_b128": (513.9, 523.1, 523.4),  # +1.8 / +1.8 %
         "deeplabv3plus_aspp_decoder_b2": (973.6, 965.2, 962.4),  # −0.9 / −1.1 %
         "ecapa_tdnn_speaker_b16": (1855.1, 1889.7, 1889.6),  # +1.9 / +1.9 %
         "gtsrb_spatial_transformers_b128": (2206.8, 2239.2, 2238.7),  # +1.5 / +1.5 %
-        "maskrcnn_roi_heads_2streams_b2": (1092.2, 1087.1, 1090.7),  # −0.5 / −0.1 %
+        "maskrcnn_roi_heads_2streams_b2": (1092.2, 1091.7, 1095.3),  # −0.0 / +0.3 %
         "speech_enhance_mag_phase_2streams_b4": (1049.9, 1058.0, 1058.8),  # +0.8 / +0.9 %
         "video_text_itm_3dconv_2streams_b4": (851.5, 849.1, 850.3),  # −0.3 / −0.1 %
         "xdeepfm_cin_b1024": (1246.2, 1222.9, 1225.4),  # −1.9 / −1.7 %
     },
     "holdout39_rerun": {
-        "autoint_multimodal_rec_3streams_b128": (521.1, 519.4, 518.8),  # −0.3 / −0.4 %
+        "autoint_multimodal_rec_3streams_b128": (521.1, 523.5, 522.8),  # +0.5 / +0.3 %
         "deeplabv3plus_aspp_decoder_b2": (941.6, 954.0, 954.6),  # +1.3 / +1.4 %
         "ecapa_tdnn_speaker_b16": (1851.3, 1887.0, 1890.1),  # +1.9 / +2.1 %
         "gtsrb_spatial_transformers_b128": (2244.0, 2248.0, 2246.0),  # +0.2 / +0.1 %
-        "maskrcnn_roi_heads_2streams_b2": (1072.5, 1086.9, 1089.9),  # +1.4 / +1.6 %
+        "maskrcnn_roi_heads_2streams_b2": (1072.5, 1091.5, 1094.4),  # +1.8 / +2.0 %
         "speech_enhance_mag_phase_2streams_b4": (1049.4, 1056.4, 1056.8),  # +0.7 / +0.7 %
         "video_text_itm_3dconv_2streams_b4": (865.0, 854.7, 851.6),  # −1.2 / −1.5 %
         "xdeepfm_cin_b1024": (1297.6, 1231.6, 1230.0),  # −5.1 / −5.2 %
@@ -679,8 +679,8 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
     "holdout40": {
         "actor_critic_2streams_b512": (117.4, 117.0, 119.0),  # −0.4 / +1.3 %
         "axial_attention_msa_b2": (444.5, 450.9, 451.9),  # +1.4 / +1.7 %
-        "bifpn_levels_2streams_b4": (1588.8, 1619.0, 1619.8),  # +1.9 / +1.9 %
-        "controlnet_side_branch_2streams_b2": (1345.4, 1401.5, 1400.1),  # +4.2 / +4.1 %
+        "bifpn_levels_2streams_b4": (1588.8, 1623.4, 1624.1),  # +2.2 / +2.2 %
+        "controlnet_side_branch_2streams_b2": (1345.4, 1403.1, 1401.7),  # +4.3 / +4.2 %
         "densenet_dense_block_b8": (764.0, 735.1, 734.4),  # −3.8 / −3.9 %
         "hashgrid_encoding_mlp_b65536": (1137.8, 1167.1, 1169.4),  # +2.6 / +2.8 %
         "qformer_cross_attn_b8": (392.7, 389.5, 390.3),  # −0.8 / −0.6 %
@@ -689,8 +689,8 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
     "holdout40_rerun": {
         "actor_critic_2streams_b512": (108.2, 109.6, 114.3),  # +1.3 / +5.6 %
         "axial_attention_msa_b2": (439.8, 448.9, 449.7),  # +2.1 / +2.2 %
-        "bifpn_levels_2streams_b4": (1575.0, 1608.0, 1609.8),  # +2.1 / +2.2 %
-        "controlnet_side_branch_2streams_b2": (1288.5, 1395.2, 1395.6),  # +8.3 / +8.3 %
+        "bifpn_levels_2streams_b4": (1575.0, 1612.4, 1614.1),  # +2.4 / +2.5 %
+        "controlnet_side_branch_2streams_b2": (1288.5, 1396.8, 1397.2),  # +8.4 / +8.4 %
         "densenet_dense_block_b8": (773.0, 735.4, 733.7),  # −4.9 / −5.1 %
         "hashgrid_encoding_mlp_b65536": (1158.1, 1168.9, 1168.9),  # +0.9 / +0.9 %
         "qformer_cross_attn_b8": (390.3, 388.9, 391.5),  # −0.4 / +0.3 %
@@ -699,11 +699,11 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
     "holdout41": {
         "biggan_cbn_block_b16": (1159.2, 1134.5, 1133.6),  # −2.1 / −2.2 %
         "conv_tasnet_separator_b4": (6508.3, 6622.2, 6621.3),  # +1.8 / +1.7 %
-        "gan_disc_real_fake_2streams_b32": (259.0, 266.3, 268.7),  # +2.8 / +3.8 %
+        "gan_disc_real_fake_2streams_b32": (259.0, 267.1, 269.4),  # +3.1 / +4.0 %
         "graphormer_spatial_bias_b8": (239.3, 244.5, 249.5),  # +2.2 / +4.2 %
         # +11.7 % from the trace at its freeze, timing coincidences chaining the GRU's
         # two directions
-        "ocr_det_rec_2streams_b4": (3056.8, 2964.1, 2957.3),  # −3.0 / −3.3 %
+        "ocr_det_rec_2streams_b4": (3056.8, 2987.3, 2980.4),  # −2.3 / −2.5 %
         "pointpillars_scatter_b2": (1461.3, 1488.3, 1489.9),  # +1.8 / +2.0 %
         "rag_retriever_reader_2streams_b4": (562.9, 568.5, 563.8),  # +1.0 / +0.1 %
         "reformer_lsh_attn_b4": (4157.6, 4250.5, 4249.5),  # +2.2 / +2.2 %
@@ -711,9 +711,9 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
     "holdout41_rerun": {
         "biggan_cbn_block_b16": (1099.8, 1123.4, 1129.7),  # +2.1 / +2.7 %
         "conv_tasnet_separator_b4": (6463.0, 6616.8, 6616.9),  # +2.4 / +2.4 %
-        "gan_disc_real_fake_2streams_b32": (254.5, 262.7, 268.2),  # +3.2 / +5.4 %
+        "gan_disc_real_fake_2streams_b32": (254.5, 263.7, 269.1),  # +3.6 / +5.7 %
         "graphormer_spatial_bias_b8": (242.2, 251.5, 241.4),  # +3.8 / −0.3 %
-        "ocr_det_rec_2streams_b4": (3026.2, 2967.6, 2964.1),  # −1.9 / −2.1 %
+        "ocr_det_rec_2streams_b4": (3026.2, 2985.9, 2982.4),  # −1.3 / −1.4 %
         "pointpillars_scatter_b2": (1462.5, 1490.7, 1495.8),  # +1.9 / +2.3 %
         "rag_retriever_reader_2streams_b4": (615.3, 565.6, 563.8),  # −8.1 / −8.4 %
         "reformer_lsh_attn_b4": (4085.9, 4234.9, 4234.2),  # +3.6 / +3.6 %
@@ -742,7 +742,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "alphafold_triangle_pair_stack_b1": (1028.0, 1066.1, 1065.5),  # +3.7 / +3.6 %
         "birdcall_tf32_spec_cnn_meta_mlp_2streams_b128": (1039.9, 1062.6, 1065.1),  # +2.2 / +2.4 %
         "cross_modal_hashing_fp32_towers_2streams_b512": (666.7, 683.5, 692.7),  # +2.5 / +3.9 %
-        "doc_layout_vision_text_box_3streams_b8": (525.0, 513.7, 514.8),  # −2.1 / −1.9 %
+        "doc_layout_vision_text_box_3streams_b8": (525.0, 515.8, 517.0),  # −1.8 / −1.5 %
         "esm2_rotary_encoder_b8": (2711.8, 2823.8, 2824.3),  # +4.1 / +4.2 %
         "schnet_cfconv_train_b32": (2439.2, 2397.3, 2402.3),  # −1.7 / −1.5 %
         "segformer_mit_b1_b4": (2633.1, 2748.7, 2749.4),  # +4.4 / +4.4 %
@@ -752,7 +752,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "alphafold_triangle_pair_stack_b1": (1032.9, 1067.1, 1069.3),  # +3.3 / +3.5 %
         "birdcall_tf32_spec_cnn_meta_mlp_2streams_b128": (1044.3, 1066.0, 1071.0),  # +2.1 / +2.6 %
         "cross_modal_hashing_fp32_towers_2streams_b512": (683.4, 699.1, 695.0),  # +2.3 / +1.7 %
-        "doc_layout_vision_text_box_3streams_b8": (583.8, 527.8, 524.1),  # −9.6 / −10.2 %
+        "doc_layout_vision_text_box_3streams_b8": (583.8, 530.0, 526.3),  # −9.2 / −9.8 %
         "esm2_rotary_encoder_b8": (2811.1, 2836.5, 2834.5),  # +0.9 / +0.8 %
         "schnet_cfconv_train_b32": (2435.1, 2409.8, 2405.2),  # −1.0 / −1.2 %
         "segformer_mit_b1_b4": (2646.1, 2755.8, 2755.5),  # +4.2 / +4.1 %
@@ -833,22 +833,22 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
     },
     # written after holdout47 was recorded on the H200, blind: two processes of one lease
     "holdout48": {
-        "complex_kg_filtered_rank_2streams_b512": (888.9, 811.3, 811.3),  # −8.7 / −8.7 %
+        "complex_kg_filtered_rank_2streams_b512": (888.9, 821.5, 821.5),  # −7.6 / −7.6 %
         "fsrcnn_x3_superres_b1": (2333.7, 2321.7, 2320.6),  # −0.5 / −0.6 %
         "funnel_transformer_encoder_b8": (776.9, 794.1, 797.1),  # +2.2 / +2.6 %
         "lennard_jones_verlet_loop_b8": (814.6, 876.3, 876.1),  # +7.6 / +7.5 %
         "meshgraphnet_processor_b1": (1665.3, 1712.4, 1722.7),  # +2.8 / +3.5 %
-        "multiscale_patchgan_disc_3streams_b2": (755.2, 769.7, 771.1),  # +1.9 / +2.1 %
+        "multiscale_patchgan_disc_3streams_b2": (755.2, 782.7, 784.1),  # +3.6 / +3.8 %
         "squeezenet11_fire_b64": (1773.5, 1811.0, 1811.5),  # +2.1 / +2.1 %
         "vit_tiny_cifar_train_adamw_b64": (1212.7, 1176.9, 1175.0),  # −2.9 / −3.1 %
     },
     "holdout48_rerun": {
-        "complex_kg_filtered_rank_2streams_b512": (889.2, 804.8, 813.7),  # −9.5 / −8.5 %
+        "complex_kg_filtered_rank_2streams_b512": (889.2, 815.1, 824.1),  # −8.3 / −7.3 %
         "fsrcnn_x3_superres_b1": (2337.6, 2324.5, 2321.8),  # −0.6 / −0.7 %
         "funnel_transformer_encoder_b8": (790.5, 799.0, 797.8),  # +1.1 / +0.9 %
         "lennard_jones_verlet_loop_b8": (855.0, 884.7, 882.5),  # +3.5 / +3.2 %
         "meshgraphnet_processor_b1": (1736.3, 1719.9, 1721.5),  # −0.9 / −0.9 %
-        "multiscale_patchgan_disc_3streams_b2": (798.2, 766.7, 764.3),  # −4.0 / −4.2 %
+        "multiscale_patchgan_disc_3streams_b2": (798.2, 777.9, 775.6),  # −2.5 / −2.8 %
         "squeezenet11_fire_b64": (1772.0, 1805.1, 1805.8),  # +1.9 / +1.9 %
         "vit_tiny_cifar_train_adamw_b64": (1175.7, 1169.7, 1171.6),  # −0.5 / −0.4 %
     },
@@ -1254,8 +1254,8 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
         ("holdout20", False, 7, 0.0645, 0.1033),
         # blind for the last-wave rule (median 1.6 and 2.0 %, worst +7.9 and +8.4 %, the
         # four conv branches) but not for the one-wave release, which moved them to +2.6 %
-        ("holdout21", True, 7, 0.0274, 0.0741),
-        ("holdout21", False, 7, 0.0283, 0.0789),
+        ("holdout21", True, 7, 0.0245, 0.0800),
+        ("holdout21", False, 7, 0.0244, 0.0848),
         # blind for the model of this note: the paired prefetch waits and the one-wave
         # release; from the trace alone the misses are steps fed two to four inputs on
         # processes whose copies probed 5.5-6.3 µs against the built-in 9.2
@@ -1283,22 +1283,25 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
         # blind at its freeze, 7 and 8 of 8: the miss was the three FP32 GEMM chains on the
         # first recording (−20.4 / −20.5 %; −8.6 / −8.9 % on the rerun, whose eager trace
         # overlapped the chains differently); since long FP32 GEMMs slow each other fully,
-        # which they led to, −2.9 / −3.0 % and +9.7 / +9.4 %: not blind since
-        ("holdout25", True, 8, 0.0298, 0.0572),
-        ("holdout25", False, 8, 0.0323, 0.0532),
+        # which they led to, −2.9 / −3.0 % and +9.7 / +9.4 %: not blind since. The bf16 conv
+        # towers read +6.3 → +10.1 % on the rerun since light kernels streaming memory share
+        # its bandwidth (schedule.BANDWIDTH_LATENCY_NS; its replays' graph is not the trace's)
+        ("holdout25", True, 8, 0.0298, 0.0941),
+        ("holdout25", False, 8, 0.0323, 0.0843),
         ("holdout25_rerun", True, 8, 0.0351, 0.0971),
-        ("holdout25_rerun", False, 8, 0.0454, 0.0944),
+        ("holdout25_rerun", False, 7, 0.0454, 0.1010),
         # blind for the model it was recorded with: the misses were the convolutions beside
         # small GEMMs (+19 to +27 %: the schedule packed each GEMM onto the few SMs a batch
         # norm left free, 3x as long, and the convolution branch waited for its room; the
         # replay started it after the batch norm) and the two bf16 GEMM towers (−10.3 to
         # −10.6 %). Since a matrix kernel waits for a light kernel's room instead of packing
         # beside it (schedule.PACK_BESIDE_LIGHT_MAX), the convolutions read +5.3 / +10.7 %
-        # and +6.4 / +9.3 %, inside their ranges
-        ("holdout26", True, 6, 0.0265, 0.1021),
-        ("holdout26", False, 6, 0.0508, 0.1020),
-        ("holdout26_rerun", True, 6, 0.0576, 0.1024),
-        ("holdout26_rerun", False, 6, 0.0569, 0.1001),
+        # and +6.4 / +9.3 %, inside their ranges; the GEMM towers −9.7 to −9.9 % since light
+        # kernels streaming memory share its bandwidth
+        ("holdout26", True, 7, 0.0265, 0.0987),
+        ("holdout26", False, 7, 0.0508, 0.0986),
+        ("holdout26_rerun", True, 7, 0.0576, 0.0992),
+        ("holdout26_rerun", False, 7, 0.0569, 0.0969),
         # blind as well: the miss was two cuDNN LSTMs on two streams (+23 %; +5.7 % since a
         # record made inside a library call is read on the stream it launched on last); the
         # mixup + dropout training step reads −10.9 % from the trace alone, −9.9 % with its
@@ -1315,11 +1318,13 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
         # blind, 7 of 8 on each: the miss was the prefill chunk beside a decode batch,
         # both forked onto side streams with nothing after the join (+40 to +46 %, medians
         # 1.9 / 2.0 / 0.9 / 1.9 %); since forks come from the stream that joins them there,
-        # −1.1 to +3.0 %
-        ("holdout29", True, 8, 0.0128, 0.0950),
-        ("holdout29", False, 8, 0.0106, 0.0936),
-        ("holdout29_rerun", True, 8, 0.0156, 0.0600),
-        ("holdout29_rerun", False, 8, 0.0221, 0.0559),
+        # −1.1 to +3.0 %. The prefill and decode step on the first recording reads +10.6 / +10.4 %
+        # since light kernels streaming memory share its bandwidth (+9.4 before): its KV-cache
+        # concatenations ran 29 µs in the eager trace, 9 µs in the replay
+        ("holdout29", True, 7, 0.0128, 0.1056),
+        ("holdout29", False, 7, 0.0106, 0.1042),
+        ("holdout29_rerun", True, 8, 0.0156, 0.0703),
+        ("holdout29_rerun", False, 8, 0.0221, 0.0631),
         # blind for the model as it stands, the fork-origin rules included: 8 of 8, worst the
         # trunk with three heads on side streams, +3.8 % from the trace alone
         ("holdout30", True, 8, 0.0192, 0.0337),
@@ -1360,7 +1365,7 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
         ("holdout35", True, 8, 0.0299, 0.0701),
         ("holdout35", False, 7, 0.0304, 0.1536),
         ("holdout35_rerun", True, 8, 0.0409, 0.0673),
-        ("holdout35_rerun", False, 7, 0.0417, 0.1231),
+        ("holdout35_rerun", False, 7, 0.0440, 0.1231),
         # blind for the model as it stands, the host's pace included: 4 of 4
         ("holdout36", True, 4, 0.0215, 0.0425),
         ("holdout36", False, 4, 0.0246, 0.0339),
@@ -1372,28 +1377,28 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
         ("holdout37_rerun", False, 8, 0.0152, 0.0891),
         # blind, 8 of 8 on each: the three on side streams with work after each join
         # (SlowFast, SiamRPN, HRNet) among them, HRNet the worst (−9.6 / −9.3 % from the trace)
-        ("holdout38", True, 8, 0.0164, 0.0574),
-        ("holdout38", False, 8, 0.0187, 0.0546),
-        ("holdout38_rerun", True, 8, 0.0102, 0.0404),
-        ("holdout38_rerun", False, 8, 0.0092, 0.0399),
+        ("holdout38", True, 8, 0.0198, 0.0574),
+        ("holdout38", False, 8, 0.0221, 0.0546),
+        ("holdout38_rerun", True, 8, 0.0124, 0.0404),
+        ("holdout38_rerun", False, 8, 0.0103, 0.0399),
         # blind, 8 of 8 on each: the four whose side-stream branches differ in kind (a conv
         # branch beside GEMMs, embedding bags beside a CNN) within 2.1 %
-        ("holdout39", True, 8, 0.0092, 0.0187),
-        ("holdout39", False, 8, 0.0110, 0.0186),
+        ("holdout39", True, 8, 0.0117, 0.0187),
+        ("holdout39", False, 8, 0.0130, 0.0186),
         ("holdout39_rerun", True, 8, 0.0126, 0.0509),
         ("holdout39_rerun", False, 8, 0.0146, 0.0521),
         # blind, 8 of 8 on each: the three on two side streams within 3.1 %, the worst
         # DenseNet's dense blocks on the rerun (−4.9 / −5.1 %)
-        ("holdout40", True, 8, 0.0167, 0.0417),
-        ("holdout40", False, 8, 0.0181, 0.0407),
-        ("holdout40_rerun", True, 8, 0.0168, 0.0828),
-        ("holdout40_rerun", False, 8, 0.0223, 0.0831),
+        ("holdout40", True, 8, 0.0181, 0.0429),
+        ("holdout40", False, 8, 0.0195, 0.0419),
+        ("holdout40_rerun", True, 8, 0.0168, 0.0840),
+        ("holdout40_rerun", False, 8, 0.0236, 0.0843),
         # blind at its freeze, 7 of 8 on each: the miss the OCR step (+11.7 / +14.0 % from the
         # trace), a CRNN's bidirectional GRU beside a text detector, whose two directions were
         # chained by timing coincidences; 8 of 8 since that change, which it led to
-        ("holdout41", True, 8, 0.0215, 0.0303),
+        ("holdout41", True, 8, 0.0215, 0.0313),
         ("holdout41", False, 8, 0.0221, 0.0423),
-        ("holdout41_rerun", True, 8, 0.0282, 0.0814),
+        ("holdout41_rerun", True, 8, 0.0300, 0.0814),
         ("holdout41_rerun", False, 8, 0.0255, 0.0836),
         # blind for that change, 6 and 5 of 8: three steps with bidirectional LSTMs or a GRU on
         # side streams miss (below); 6 and 6 since cuDNN's own waits read their records'
@@ -1408,11 +1413,11 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
         # to: not blind since
         ("holdout43", True, 8, 0.0235, 0.0439),
         ("holdout43", False, 8, 0.0303, 0.0442),
-        # recorded after that rule, blind for the model as it stands: the miss the
-        # three-stream document layout (−10.7 / −11.3 %); the hashing towers +2.3 / +1.7 %
-        # (−9.8 / −10.4 % without the rule)
-        ("holdout43_rerun", True, 8, 0.0217, 0.0960),
-        ("holdout43_rerun", False, 7, 0.0211, 0.1023),
+        # recorded after that rule, blind for it: the miss the three-stream document layout
+        # (−10.7 / −11.3 %; −9.2 / −9.9 % since light kernels streaming memory share its
+        # bandwidth); the hashing towers +2.3 / +1.7 % (−9.8 / −10.4 % without the rule)
+        ("holdout43_rerun", True, 8, 0.0217, 0.0922),
+        ("holdout43_rerun", False, 8, 0.0211, 0.0986),
         # fp32 workloads written to test that rule and recorded after it, blind: 6 of 6 and
         # 5 of 6 (4 and 3 without it: the conv branches −20.7 and −17.0 %, the wide towers
         # −18.3 %, the siamese towers +9.9 and +11.5 %); the miss the small fp32 heads on the
@@ -1440,11 +1445,12 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
         ("holdout47_rerun", False, 8, 0.0176, 0.0591),
         # written after holdout47 was recorded: every one within ±10 % from the trace alone;
         # the ComplEx ranking's two branches read short (−9.5 / −9.1 %, −10.1 % on the rerun
-        # with its probes), at the top of their range
-        ("holdout48", True, 8, 0.0253, 0.0873),
-        ("holdout48", False, 8, 0.0286, 0.0873),
-        ("holdout48_rerun", True, 8, 0.0148, 0.0949),
-        ("holdout48_rerun", False, 8, 0.0141, 0.0848),
+        # with its probes), at the top of their range; −7.6 / −7.6 % and −8.3 / −7.3 % since
+        # light kernels streaming memory share its bandwidth
+        ("holdout48", True, 8, 0.0289, 0.0758),
+        ("holdout48", False, 8, 0.0328, 0.0758),
+        ("holdout48_rerun", True, 8, 0.0148, 0.0833),
+        ("holdout48_rerun", False, 8, 0.0141, 0.0732),
     ],
 )
 def test_the_blind_set_after_the_copy_cost(
@@ -1478,8 +1484,8 @@ def test_the_blind_set_after_the_copy_cost(
         for gru in ("holdout45", "holdout45_rerun"):
             outside[gru, mode] = {"gru_fp32_one_stream_b16"}
         outside["holdout46", mode] = {"stacked_lstm_lm_b16"}
-    # (from the trace alone, the first recording came inside with LIGHT_BESIDE_NS)
-    outside["holdout48_rerun", True] = {"complex_kg_filtered_rank_2streams_b512"}
+    # (ComplEx from the trace alone came inside with LIGHT_BESIDE_NS, with the rerun's probes
+    # once light kernels streaming memory shared its bandwidth)
     inside = {n for n, r in rows.items() if not r.graphed_inside}
     assert inside == outside.get((recording, probe), set())
 
@@ -1623,8 +1629,9 @@ def test_the_heads_miss_is_one_eager_kernel_that_ran_slow_alone_not_their_overla
     every profiled eager step, the depth head's, launched some 600 µs of other work later
     and with nothing beside it, 387-393 µs (presumably its input no longer in L2); in the
     replay the two ran side by side right after the encoder, 212-215 µs each. Given its twin's
-    time, the step reads +3.2 % and +2.8 % (+2.2 and +1.8 % before light kernels were
-    charged beside other streams', +1.6 and +1.1 % while they waited for all their room).
+    time, the step reads +3.6 % and +3.2 % (+3.2 and +2.8 % before light kernels streaming
+    memory shared its bandwidth, +2.2 and +1.8 % before light kernels were charged beside
+    other streams', +1.6 and +1.1 % while they waited for all their room).
     What the replay's heads did beside each other (``bench/overfull_starts.py``: 121 starts
     without room, a median 1.09x and 1.36x their time alone), first taken for the cause, the
     schedule reads well enough once that one kernel's time is right."""
@@ -1656,7 +1663,7 @@ def test_the_heads_miss_is_one_eager_kernel_that_ran_slow_alone_not_their_overla
         return np.where((out > 380_000) & (out < 400_000), 214_000.0, out)
 
     monkeypatch.setattr(occurrence, "solo_durations", twin_time)
-    for recording, error in (("holdout34", 0.032), ("holdout34_rerun", 0.028)):
+    for recording, error in (("holdout34", 0.036), ("holdout34_rerun", 0.032)):
         w = _workload(recording, "seg_depth_heads_2streams_b4")
         prepared = prepare(replace(w, host_costs=None))
         est = prepared.estimate(calibration_for(prepared.timeline))
@@ -1801,10 +1808,11 @@ def test_the_fourth_set_after_the_copy_pace_rule() -> None:
     light kernels started on partial room: ControlNet's side branch +1.9 → +6.7 %, +8.3 %
     once light kernels were charged beside other streams'); all 16
     savings within 15 points (median 1.1 and 3.2 points) though the rerun's eager times read
-    a median 13 % off (its Q-Former +52 %, its variable selection +48 %)."""
+    a median 13 % off (its Q-Former +52 %, its variable selection +48 %). +8.4 % since light
+    kernels streaming memory share its bandwidth."""
     rows = _lease_pair_all_within("holdout40")
     streams = [r for n, r in rows.items() if "streams" in n]
-    assert len(streams) == 6 and max(abs(r.error_frac) for r in streams) <= 0.084
+    assert len(streams) == 6 and max(abs(r.error_frac) for r in streams) <= 0.085
     assert not _saving_misses(rows)
     assert rows["holdout40_rerun/qformer_cross_attn_b8"].eager_error_frac == pytest.approx(
         0.52, abs=0.01
@@ -1846,8 +1854,9 @@ def test_the_ocr_step_read_its_gru_directions_as_one_chain_until_the_replay_left
     assert all("elemWiseRNNcell" in str(names[j]) for _, j in directions)
     rows_now = recording_rows("holdout41", False)
     # (−3.3 % while light kernels waited for all their room, −4.8 % before light kernels
-    # were charged beside other streams')
-    assert rows_now["ocr_det_rec_2streams_b4"].error_frac == pytest.approx(-0.033, abs=0.002)
+    # were charged beside other streams', −3.3 % before light kernels streaming memory shared
+    # its bandwidth)
+    assert rows_now["ocr_det_rec_2streams_b4"].error_frac == pytest.approx(-0.025, abs=0.002)
 
 
 def test_cudnn_waits_hold_back_their_own_streams_work_from_the_stream_recorded_on() -> None:
@@ -2056,7 +2065,8 @@ def test_the_h200_holdout48_reads_every_graphed_time_within_ten_percent() -> Non
     changed since `holdout45`), recorded twice on one H200 lease: from the trace alone every
     graphed time within ±10 % (median |error| 2.4 %, 2.9 % at the freeze; worst the ComplEx
     link-prediction ranking's two branches, −8.7 % and −8.1 %, −9.5 % and −9.1 % and the
-    first just above its range before light kernels were charged beside other streams').
+    first just above its range before light kernels were charged beside other streams';
+    median 2.7 % and worst −7.6 % since light kernels streaming memory share its bandwidth).
     15 of 16 savings within 15 points: the MeshGraphNets processor's on the first recording
     reads +23.5, its eager time from the trace +87 % — its measured eager p50 3,170 µs (±23 %)
     there, 4,970 µs on the rerun, whose trace read it within 1 %. Every step's verdict as replay
@@ -2065,8 +2075,8 @@ def test_the_h200_holdout48_reads_every_graphed_time_within_ten_percent() -> Non
     from conftest import step_verdicts_agreeing_with_replay
 
     rows = _lease_pair_rows("holdout48")
-    assert_summary(list(rows.values()), 16, 16, 0.0238, 16)
-    assert max(abs(r.error_frac) for r in rows.values()) == pytest.approx(0.0873, abs=0.001)
+    assert_summary(list(rows.values()), 16, 16, 0.0273, 16)
+    assert max(abs(r.error_frac) for r in rows.values()) == pytest.approx(0.0758, abs=0.001)
     mesh = "holdout48/meshgraphnet_processor_b1"
     assert _saving_misses(rows) == {mesh}
     assert rows[mesh].saving_error_points == pytest.approx(23.5, abs=0.1)

@@ -8,8 +8,15 @@ import pytest
 from conftest import SAMPLES
 
 from traceinspect.analysis.estimate import schedule
-from traceinspect.analysis.estimate.columns import FFMA_KERNEL, MATRIX_KERNEL, TimelineColumns
+from traceinspect.analysis.estimate.columns import (
+    FFMA_KERNEL,
+    MATRIX_KERNEL,
+    STREAMING_KERNEL,
+    TimelineColumns,
+)
 from traceinspect.analysis.estimate.schedule import (
+    BANDWIDTH_CAP,
+    BANDWIDTH_LATENCY_NS,
     FP32_BOUND_MIN_NS,
     FP32_SLOWDOWN,
     LIGHT_SLOWDOWN,
@@ -21,6 +28,8 @@ from traceinspect.analysis.estimate.schedule import (
     PACKED_EXPONENT,
     GraphSchedule,
     Packing,
+    RangeEnd,
+    bandwidth_demand,
     matrix_contention,
     scheduled_path_ns,
     solo_durations,
@@ -164,6 +173,77 @@ def test_a_light_kernels_charge_in_company_is_taken_back_from_the_trace(
         np.array([0, 2_700]), np.array([2_700, 5_400]), np.array([0.1, 0.1]), np.zeros(2, bool)
     )
     assert apart.tolist() == pytest.approx([2_700, 2_700])
+
+
+def _streaming_pair(
+    dur: list[float], streaming: list[bool], share: float = 1.0, waves: int = 4
+) -> GraphSchedule:
+    """Two light kernels on two streams, each of ``waves`` waves of 8 blocks to each of the
+    132 SMs (the second starts once the first's last wave is dispatched) holding ``share``."""
+    packing = Packing(
+        np.full(2, 132.0 * 8 * waves),
+        np.full(2, 8.0),
+        np.full(2, 132.0),
+        np.zeros(2, bool),
+        streaming=np.array(streaming),
+    )
+    return GraphSchedule.of(
+        np.array([1, 2]), np.full(2, share), [], np.zeros(2, bool), packing=packing
+    )
+
+
+def test_light_kernels_that_stream_memory_share_its_bandwidth() -> None:
+    # In the H100 replays of holdout51's two Hyena branches, many-wave copies and FFTs of
+    # the two streams interleaved and ran 1.3-3x their time alone: their streams took
+    # about the sum of their kernels' times alone
+    assert BANDWIDTH_LATENCY_NS == 2000 and BANDWIDTH_CAP == 1.5
+    assert bandwidth_demand(np.array([40e3, 2e3, 1e3]), np.array([1.0, 1.0, 0.5])).tolist() == (
+        pytest.approx([0.95, 0.0, 0.0])
+    )
+    assert bandwidth_demand(np.array([10e3]), np.array([0.5]))[0] == pytest.approx(0.4)
+    dur, no_overhead = np.array([40.0, 40.0]) * US, np.zeros(2)
+    # two 40 µs kernels of 4 waves: the second starts on the first's last wave (at 30 µs)
+    plain = _streaming_pair([40, 40], [False, False])
+    assert plain.path_ns(dur, no_overhead) == pytest.approx(70 * US)
+    # streaming, they demand 0.95 + 0.95 of the bandwidth (capped at 1.5): each advances at
+    # 1 / 1.5 while both run; the first's last 10 µs take 15, the second then runs alone
+    both = _streaming_pair([40, 40], [True, True])
+    start, end = both.spans_ns(dur, no_overhead)
+    assert start.tolist() == [0, 30 * US]
+    assert end.tolist() == pytest.approx([45 * US, 75 * US])
+    assert both.path_ns(dur, no_overhead) == pytest.approx(75 * US)
+    # the high end charges it too; the low end does not
+    assert both.path_ns(dur, no_overhead, RangeEnd.HIGH) == pytest.approx(75 * US)
+    assert both.path_ns(dur, no_overhead, RangeEnd.LOW) == pytest.approx(70 * US)
+    # one streaming kernel beside one that does not: no shared bandwidth
+    one = _streaming_pair([40, 40], [True, False])
+    assert one.path_ns(dur, no_overhead) == pytest.approx(70 * US)
+    # short kernels demand little: two 4 µs kernels demand 0.5 each, and are not slowed
+    short = np.array([4.0, 4.0]) * US
+    assert both.path_ns(short, no_overhead) == pytest.approx(7 * US)
+
+
+def test_kernels_that_stream_memory_are_named() -> None:
+    names = [
+        "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>>",
+        "void at::native::reduce_kernel<128, 4, at::native::ReduceOp<float>>",
+        "triton_poi_fused_add_mul_0",
+        "triton_red_fused_sum_1",
+        "void vector_fft_symm_r2c<16384u, EPT<32u>, 1u, 0u>",
+        "void gemv2T_kernel_val<int, int, float>",
+        "void convolve_common_engine_float_NHWC<__nv_bfloat16>",
+        "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_bias_TNT",
+        "void at::native::(anonymous namespace)::CatArrayBatchedCopy<float>",
+    ]
+    assert [bool(STREAMING_KERNEL.search(n)) for n in names] == [
+        True, True, True, True, True, True, False, False, True,
+    ]  # fmt: skip
+    # the columns mark kernels only, and never a matrix kernel
+    cols = TimelineColumns(load_trace(SAMPLES / "two_streams.eager.json.gz"))
+    kernel = cols.gpu("kind") == "kernel"
+    assert not (cols.streaming & ~kernel).any()
+    assert not (cols.streaming & cols.matrix).any()
+    assert cols.streaming.any()
 
 
 def test_matrix_kernels_side_by_side_slow_each_other() -> None:

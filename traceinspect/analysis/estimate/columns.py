@@ -48,6 +48,18 @@ MATRIX_KERNEL: Final = re.compile(
 #: ``xmma`` FP32 GEMMs and convolutions name it (``..._ffma_...``).
 FFMA_KERNEL: Final = re.compile(r"ffma", re.IGNORECASE)
 
+#: Kernel names of light kernels that stream memory: PyTorch's own (elementwise,
+#: reductions, normalization, copies, indexing), Triton's generated pointwise and reduction
+#: kernels, cuFFT's, CUB's and cuBLAS's matrix-vector products. They share the memory
+#: bandwidth when side by side
+#: (:data:`~traceinspect.analysis.estimate.schedule.BANDWIDTH_LATENCY_NS`); library kernels
+#: of other names (cuDNN's direct convolutions, RNN cells) may be bound by their arithmetic
+#: instead.
+STREAMING_KERNEL: Final = re.compile(
+    r"at::native::|triton_(?:poi|red|per)_|fft|cub::|gemv|elementwise|reduce",
+    re.IGNORECASE,
+)
+
 #: Host call kinds that put work on the GPU (each counts as one eager launch).
 LAUNCH_KINDS: Final = frozenset({"launch", "memcpy", "memset", "graph_launch"})
 
@@ -66,6 +78,7 @@ class TimelineColumns:
         self._occupancy: tuple[FloatArray, FloatArray, FloatArray] | None = None
         self._matrix: npt.NDArray[np.bool_] | None = None
         self._ffma: npt.NDArray[np.bool_] | None = None
+        self._streaming: npt.NDArray[np.bool_] | None = None
         self._shapes_recorded: bool | None = None
         #: Per-timeline results computed once by the estimate's helpers, by name.
         self.memo: dict[str, Any] = {}
@@ -222,6 +235,16 @@ class TimelineColumns:
             named = np.array([bool(FFMA_KERNEL.search(str(n))) for n in names], bool)
             self._ffma = self.matrix & named[codes]
         return self._ffma
+
+    @property
+    def streaming(self) -> npt.NDArray[np.bool_]:
+        """One boolean per GPU activity: a kernel, not a matrix kernel, whose name
+        :data:`STREAMING_KERNEL` matches."""
+        if self._streaming is None:
+            codes, names = pd.factorize(self.gpu("name"), use_na_sentinel=False)
+            named = np.array([bool(STREAMING_KERNEL.search(str(n))) for n in names], bool)
+            self._streaming = (self.gpu("kind") == "kernel") & ~self.matrix & named[codes]
+        return self._streaming
 
 
 def device_share(

@@ -470,7 +470,8 @@ class SharedDevice:
         blocks, resident, sms = (a[rows] for a in cols.occupancy)
         matrix = cols.matrix[rows]
         fp32 = fp32_bound(cols, rows)
-        packing = Packing(blocks, resident, sms, matrix, fp32=fp32)
+        streaming = cols.streaming[rows]
+        packing = Packing(blocks, resident, sms, matrix, fp32=fp32, streaming=streaming)
         mixed = matrix if slowing_roles(matrix, share) is not None else None
         solo = solo_durations(
             start, end, share, mixed, cover=packing.cover(share), fp32=fp32

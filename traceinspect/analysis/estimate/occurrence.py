@@ -127,6 +127,7 @@ def estimate_occurrence(
     blocks, resident, sms = (a[rows] for a in cols.occupancy)
     matrix = cols.matrix[rows]
     fp32 = fp32_bound(cols, rows)
+    streaming = cols.streaming[rows]
     graphs: list[_Graph] = []
     dependencies = 0
     for k in range(last_segment + 1):
@@ -142,6 +143,7 @@ def estimate_occurrence(
                 sms[members],
                 matrix[members],
                 fp32=fp32[members],
+                streaming=streaming[members],
             )
             if concurrent
             else None

@@ -50,6 +50,9 @@ that does not stretch). Without it, two FP32 MLP branches on two streams whose G
 1.2-1.6x as long side by side in the replay as alone were predicted 23-25 % short. Long
 FP32 (FFMA) GEMMs slow each other by the whole of what they cover (:data:`FP32_SLOWDOWN`).
 
+Light kernels that stream memory share its bandwidth: where those running at once would
+stream more than the device has, each advances the slower (:data:`BANDWIDTH_LATENCY_NS`).
+
 A profiled eager trace shows kernels of different streams overlapping too, and a kernel that
 shared the device ran longer than it would alone: :func:`solo_durations` takes that back.
 """
@@ -110,6 +113,36 @@ LIGHT_BESIDE_NS: float = 700.0
 LIGHT_BESIDE_LOW_NS: float = 400.0
 
 
+#: Light kernels that stream memory
+#: (:data:`~traceinspect.analysis.estimate.columns.STREAMING_KERNEL`: PyTorch's elementwise,
+#: reduction, normalization and copy kernels, Triton's pointwise and reduction kernels, cuFFT's)
+#: share the memory bandwidth. One of duration ``d`` alone holding ``s`` of the device streams about
+#: ``s * (1 - BANDWIDTH_LATENCY_NS / d)`` of it (:func:`bandwidth_demand`: the first microseconds of
+#: a run are ramp and drain); where those running at once demand ``B > 1``, each advances at most
+#: ``1 / B`` of its pace alone (``B`` counted to at most :data:`BANDWIDTH_CAP`). The room rule lets
+#: them overlap where their shares fit, or where one starts on the slots another's last wave leaves
+#: (:meth:`Packing.releases`, :data:`LIGHT_PARTIAL_MAX`); without this, two streams of such kernels
+#: read as if overlapping bought time the bandwidth does not have. In the H100 replays of
+#: ``holdout51``'s two Hyena branches (many-wave copies, FFTs and elementwise kernels over 8,192
+#: positions on two streams), the branches' kernels interleaved and ran 1.3-3x their time alone; the
+#: two streams together took about the sum of their kernels' times alone, and the step read −9.3 and
+#: −10.6 % (−6.4 and −7.6 % with this). Over every multi-stream replay (``bench/light_beside.py
+#: --bandwidth``), streaming kernels of 4 µs or more alone that ran beside other streams' light
+#: kernels at ``B`` of 1.2-1.4 ran a median 1.33x their time alone on the H200 (this charges 1.29x),
+#: 1.48x on the H100 (1.28x); at 1.4-1.7, 1.54x and 1.53x (1.47x, 1.50x); past 1.7 only 1.16x and
+#: 1.33x, whence the cap. At ``B`` of 0.8-1.2 they ran 1.13-1.34x, which only the company charge
+#: (:data:`LIGHT_BESIDE_NS`) covers, in part. Over the 637 fresh-process H200 recordings: 599 within
+#: ±10 % from the trace alone (598 without), median 2.87 % (2.90 %), 627 inside the range (627), 594
+#: savings within 15 points (595); ``holdout48``'s ComplEx −8.7 → −7.6 %, ``holdout25``'s bf16 conv
+#: towers +6.3 → +10.1 % (its replay's graph differs from the trace's: ``bench/replay_nodes.py``
+#: matches none of its replays). Over the 123 H100 ones: 112 within (111), median 2.60 % (2.75 %),
+#: 114 inside (113). The low end of the range does not charge it
+#: (:attr:`RangeEnd.shares_bandwidth`). Fitted on those recordings, Hyena's among them; not yet
+#: judged on a set recorded after it.
+BANDWIDTH_LATENCY_NS: float = 2000.0
+BANDWIDTH_CAP: float = 1.5
+
+
 class RangeEnd(Enum):
     """Which figure a walk of the schedule computes: the prediction, or the low or the high
     end of its range. Two of the schedule's rules differ between them (the others scale
@@ -132,6 +165,13 @@ class RangeEnd(Enum):
         :data:`LIGHT_BESIDE_LOW_NS` at the low end, else :data:`LIGHT_BESIDE_NS` (read when
         asked, so that a test may turn the charge off)."""
         return LIGHT_BESIDE_LOW_NS if self is RangeEnd.LOW else LIGHT_BESIDE_NS
+
+    @property
+    def shares_bandwidth(self) -> bool:
+        """Whether light kernels side by side share the memory bandwidth
+        (:data:`BANDWIDTH_LATENCY_NS`): not at the low end, which bounds a replay whose
+        kernels stream less than the schedule reads."""
+        return self is not RangeEnd.LOW and BANDWIDTH_LATENCY_NS > 0
 
 
 #: A matrix kernel of duration ``d`` alone, beside other matrix kernels whose blocks spread
@@ -273,6 +313,9 @@ class Packing:
     #: Which nodes are matrix kernels bound by the FP32 pipes (:data:`FP32_SLOWDOWN`);
     #: None: none.
     fp32: npt.NDArray[np.bool_] | None = None
+    #: Which nodes are light kernels streaming memory (:data:`BANDWIDTH_LATENCY_NS`);
+    #: None: none.
+    streaming: npt.NDArray[np.bool_] | None = None
 
     def take(self, nodes: IntArray) -> Packing:
         """The packing of ``nodes`` only, in their order."""
@@ -283,6 +326,7 @@ class Packing:
             sms=self.sms[nodes],
             matrix=self.matrix[nodes],
             fp32=None if self.fp32 is None else self.fp32[nodes],
+            streaming=None if self.streaming is None else self.streaming[nodes],
         )
 
     def stretcher(self, share: FloatArray) -> Stretcher:
@@ -463,6 +507,9 @@ class GraphSchedule:
     #: Per node, whether it is bound by the FP32 pipes (:data:`FP32_SLOWDOWN`), where the
     #: graph packs; else None.
     fp32: npt.NDArray[np.bool_] | None = None
+    #: Per node, whether it is a light kernel streaming memory (:data:`BANDWIDTH_LATENCY_NS`),
+    #: where the graph packs; else all False.
+    streaming: list[bool] = field(default_factory=list)
     #: Whether an earlier :meth:`path_ns` of this graph needed the slowed walk: the next
     #: ones (other durations and overheads, the same nodes) then skip the plain walk, which
     #: the slowed one reproduces exactly where nothing slows.
@@ -530,6 +577,11 @@ class GraphSchedule:
                 light_nodes(packing.matrix, share).tolist() if packing is not None else [False] * n
             ),
             fp32=packing.fp32 if packing is not None else None,
+            streaming=(
+                (np.asarray(packing.streaming, bool) & light_nodes(packing.matrix, share)).tolist()
+                if packing is not None and packing.streaming is not None
+                else [False] * n
+            ),
         )
 
     def path_ns(
@@ -584,6 +636,7 @@ class GraphSchedule:
             matrix_contention(np.asarray(dur), fp32=self.fp32).tolist(),
             fp32=self._fp32(),
             light_beside_ns=end.light_beside_ns,
+            bandwidth=self._bandwidth(dur) if end.shares_bandwidth else None,
         )
 
     def _room(self, end: RangeEnd) -> tuple[list[float], Stretcher | None]:
@@ -592,6 +645,13 @@ class GraphSchedule:
         if end.hold_one_wave:
             return self.release_held, self.pack_held
         return self.release, self.pack
+
+    def _bandwidth(self, dur: list[float]) -> list[float]:
+        """Per node of duration ``dur`` alone, the share of the memory bandwidth it streams
+        while it runs (:func:`bandwidth_demand`); 0 but for light kernels streaming memory."""
+        demand = bandwidth_demand(np.asarray(dur, np.float64), np.asarray(self.need))
+        out: list[float] = np.where(np.asarray(self.streaming, bool), demand, 0.0).tolist()
+        return out
 
     def _fp32(self) -> list[bool] | None:
         """:attr:`fp32` as a list, for the walks (None where no node is bound by the FP32
@@ -656,9 +716,21 @@ class GraphSchedule:
                 self._fp32(),
                 None if not_before is None else np.asarray(not_before, np.float64).tolist(),
                 light_beside_ns=end.light_beside_ns,
+                bandwidth=self._bandwidth(dur) if end.shares_bandwidth else None,
             )
         out = np.asarray(spans, np.float64).reshape(n, 2)
         return out[:, 0], out[:, 1]
+
+
+def bandwidth_demand(duration: FloatArray, share: FloatArray) -> FloatArray:
+    """Per kernel of ``duration`` ns alone holding ``share`` of the device, the share of the
+    memory bandwidth it streams while it runs, if it streams memory:
+    ``min(share, 1) * (1 - BANDWIDTH_LATENCY_NS / duration)``, at least 0."""
+    d = np.asarray(duration, np.float64)
+    ramp = np.divide(BANDWIDTH_LATENCY_NS, d, out=np.ones_like(d), where=d > 0)
+    held = np.clip(np.asarray(share, np.float64), 0.0, 1.0)
+    out: FloatArray = held * np.clip(1.0 - ramp, 0.0, 1.0)
+    return out
 
 
 def light_nodes(matrix: npt.NDArray[np.bool_], share: FloatArray) -> npt.NDArray[np.bool_]:
@@ -674,17 +746,23 @@ def slowing_roles(
     """The nodes that slow others (matrix kernels holding part of the device) and the light
     nodes they slow (a device share, not a matrix kernel), where matrix nodes are present
     beside light ones or (:data:`MATRIX_SLOWDOWN`) beside each other, or light nodes beside
-    each other (:data:`LIGHT_BESIDE_NS`); else None, and no node slows another. Copies and
-    memsets (no share) are neither."""
+    each other (:data:`LIGHT_BESIDE_NS`, :data:`BANDWIDTH_LATENCY_NS`); else None, and no
+    node slows another. Copies and memsets (no share) are neither."""
     if matrix is None:
         return None
     heavy = np.asarray(matrix, bool) & (np.asarray(share, np.float64) > 0)
     light = light_nodes(matrix, share)
     if heavy.any() and (light.any() or _matrix_pairs_slow(heavy)):
         return heavy, light
-    if LIGHT_BESIDE_NS > 0 and int(np.count_nonzero(light)) > 1:
-        return heavy, light  # light kernels beside each other (LIGHT_BESIDE_NS)
+    if _lights_slow_each_other() and int(np.count_nonzero(light)) > 1:
+        return heavy, light  # light kernels beside each other
     return None
+
+
+def _lights_slow_each_other() -> bool:
+    """Whether light kernels side by side slow each other: a company charge
+    (:data:`LIGHT_BESIDE_NS`) or a bandwidth they share (:data:`BANDWIDTH_LATENCY_NS`)."""
+    return LIGHT_BESIDE_NS > 0 or BANDWIDTH_LATENCY_NS > 0
 
 
 def slows_any(
@@ -695,10 +773,11 @@ def slows_any(
 ) -> bool:
     """Whether a node's ``[start, end)`` overlaps a ``matrix`` node's where one slows the
     other: a ``light`` node's, or (:data:`MATRIX_SLOWDOWN`) another matrix node's; or a
-    light node's overlaps another light node's (:data:`LIGHT_BESIDE_NS`)."""
+    light node's overlaps another light node's (:data:`LIGHT_BESIDE_NS`,
+    :data:`BANDWIDTH_LATENCY_NS`)."""
     if light.any():
         # in company of any node holding room, a matrix one included
-        if LIGHT_BESIDE_NS > 0:
+        if _lights_slow_each_other():
             if _light_in_company(start, end, matrix | light, light):
                 return True
         elif matrix.any() and light_beside_matrix(start, end, matrix, light):
@@ -891,6 +970,7 @@ def _slowed_path_ns(
     not_before: list[float] | None = None,
     *,
     light_beside_ns: float,
+    bandwidth: list[float] | None = None,
 ) -> float:
     """:func:`scheduled_path_ns` where nodes slow each other: the ``slowed`` (light) nodes
     advance at ``1 / (1 + slowdown * H)`` of their pace while ``heavy`` (matrix) nodes
@@ -1020,6 +1100,15 @@ def _slowed_path_ns(
                         pace[i] = 1.0 / (1.0 + contention[i] * min(covered - cover[i], 1.0))
                     else:
                         pace[i] = 1.0
+                if bandwidth is not None:
+                    demand = 0.0
+                    for i in running:
+                        demand += bandwidth[i]
+                    if demand > 1.0 + _EPS:
+                        demand = min(demand, BANDWIDTH_CAP)
+                        for i in running:
+                            if bandwidth[i] > 0.0 and pace[i] * demand > 1.0:
+                                pace[i] = 1.0 / demand
         # The next event: an end, room freed, or a node ready.
         upcoming = ready[0][0] if ready else _NEVER
         for i in running:
@@ -1071,7 +1160,9 @@ def solo_durations(
     ``1 / (1 + slowdown * H)`` of the stretch where that is less, and a matrix kernel beside
     other matrix kernels whose blocks ``cover`` ``C`` of the SMs (default: their shares)
     ``1 / (1 + contention * C)`` (:func:`matrix_contention`). Activities with no device
-    share (copies) keep their duration."""
+    share (copies) keep their duration. (Light kernels that share the memory bandwidth,
+    :data:`BANDWIDTH_LATENCY_NS`, demand at most their device shares: where they demand more
+    than all of it, their shares over-fill the device, which charges more.)"""
     start = np.asarray(start, np.int64)
     end = np.asarray(end, np.int64)
     duration = (end - start).astype(np.float64)
