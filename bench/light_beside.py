@@ -22,8 +22,8 @@ charges, ignoring the company charge), by ``H`` and time alone.
 least 4 µs alone, beside only other streams' light kernels (room or not), by the bandwidth
 ``B`` they and those beside them demand (``schedule.bandwidth_demand``, time-weighted, from
 times alone): the median over workloads of each workload's median ratio, beside what
-``schedule.BANDWIDTH_LATENCY_NS`` charges (``min(B, BANDWIDTH_CAP)`` past 1). Times alone
-whose samples spread more than 20 % are left out.
+``schedule.BANDWIDTH_LATENCY_NS`` charges (``min(B / BANDWIDTH_KNEE, BANDWIDTH_CAP)``, at
+least 1). Times alone whose samples spread more than 20 % are left out.
 
 Without ``--sets``, every fresh-process H200 set (``holdout*``, ``streams_fit``,
 ``probe_rerecord*``; about 4 minutes).
@@ -49,6 +49,7 @@ from matrix_contention import VALIDATION, Kernels, validation_folders  # noqa: E
 from traceinspect.analysis.estimate.columns import STREAMING_KERNEL  # noqa: E402
 from traceinspect.analysis.estimate.schedule import (  # noqa: E402
     BANDWIDTH_CAP,
+    BANDWIDTH_KNEE,
     LIGHT_BESIDE_NS,
     LIGHT_SLOWDOWN,
     bandwidth_demand,
@@ -191,7 +192,7 @@ def bandwidth(rows: list[Streaming]) -> None:
             continue
         ratio = [statistics.median(r.ratio for r in v) for v in by.values()]
         charged = [
-            statistics.median(min(max(r.demand, 1.0), BANDWIDTH_CAP) for r in v)
+            statistics.median(min(max(r.demand / BANDWIDTH_KNEE, 1.0), BANDWIDTH_CAP) for r in v)
             for v in by.values()
         ]
         q1, q3 = np.percentile(ratio, [25, 75])

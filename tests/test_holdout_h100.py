@@ -17,9 +17,11 @@ sets' copy probes.
 
 from __future__ import annotations
 
+import re
 import statistics
 import sys
 from dataclasses import replace
+from typing import Any
 
 import pytest
 from conftest import SAMPLES, assert_probe_prediction, assert_summary, recording_rows
@@ -358,22 +360,22 @@ def test_chains_beside_each_other() -> None:
 #: has no graphed row to set beside its trace.
 EXPECTED_49: dict[str, dict[str, tuple[float, float, float]]] = {
     "h100_holdout49": {
-        "hybrid_demucs_time_spec_2streams_b4": (2303.5, 2245.0, 2244.5),  # −2.5 / −2.6 %
+        "hybrid_demucs_time_spec_2streams_b4": (2303.5, 2251.6, 2251.1),  # −2.3 / −2.3 %
         "joint_ctc_attention_loss_2streams_b8": (2214.2, 2170.4, 2170.7),  # −2.0 / −2.0 %
         "lattice_boltzmann_d2q9_loop_b4": (3893.4, 3902.2, 3901.5),  # +0.2 / +0.2 %
-        "lightgcn_content_tower_3streams_b1024": (6117.4, 6416.4, 6416.0),  # +4.9 / +4.9 %
+        "lightgcn_content_tower_3streams_b1024": (6117.4, 6402.8, 6402.4),  # +4.7 / +4.7 %
         "ntm_copy_loop_b4": (1022.0, 1084.9, 1082.6),  # +6.2 / +5.9 %
         "pinn_burgers_train_adam_b8192": (2399.7, 2273.9, 2271.8),  # −5.2 / −5.3 %
-        "pspnet_pyramid_pool_aux_3streams_b2": (4824.0, 4825.1, 4824.0),  # +0.0 / +0.0 %
+        "pspnet_pyramid_pool_aux_3streams_b2": (4824.0, 4838.4, 4837.3),  # +0.3 / +0.3 %
         "xcit_s12_xca_b64": (7645.3, 7840.9, 7840.7),  # +2.6 / +2.6 %
     },
     "h100_holdout49_rerun": {
-        "hybrid_demucs_time_spec_2streams_b4": (2375.7, 2274.8, 2273.4),  # −4.2 / −4.3 %
+        "hybrid_demucs_time_spec_2streams_b4": (2375.7, 2281.4, 2280.1),  # −4.0 / −4.0 %
         "joint_ctc_attention_loss_2streams_b8": (2226.0, 2178.0, 2176.1),  # −2.2 / −2.2 %
         "lattice_boltzmann_d2q9_loop_b4": (3893.3, 3901.8, 3901.6),  # +0.2 / +0.2 %
         "ntm_copy_loop_b4": (1025.4, 1084.7, 1083.9),  # +5.8 / +5.7 %
         "pinn_burgers_train_adam_b8192": (2416.6, 2281.2, 2276.4),  # −5.6 / −5.8 %
-        "pspnet_pyramid_pool_aux_3streams_b2": (4809.2, 4866.7, 4867.2),  # +1.2 / +1.2 %
+        "pspnet_pyramid_pool_aux_3streams_b2": (4809.2, 4880.1, 4880.5),  # +1.5 / +1.5 %
         "xcit_s12_xca_b64": (7656.1, 7848.7, 7847.7),  # +2.5 / +2.5 %
     },
 }
@@ -422,24 +424,24 @@ def test_the_blind_h100_holdout49() -> None:
 #: two or three side streams.
 EXPECTED_50: dict[str, dict[str, tuple[float, float, float]]] = {
     "h100_holdout50": {
-        "agcn_joint_bone_motion_3streams_b16": (8589.3, 8327.6, 8327.9),  # −3.0 / −3.0 %
-        "bisenet_spatial_context_2streams_b4": (2654.9, 2533.3, 2533.8),  # −4.6 / −4.6 %
+        "agcn_joint_bone_motion_3streams_b16": (8589.3, 8355.3, 8355.6),  # −2.7 / −2.7 %
+        "bisenet_spatial_context_2streams_b4": (2654.9, 2571.2, 2571.7),  # −3.2 / −3.1 %
         "cyclegan_resnet_generator_b8": (6441.9, 6608.2, 6608.3),  # +2.6 / +2.6 %
-        "darts_search_cell_3streams_b64": (4501.0, 4476.5, 4476.9),  # −0.5 / −0.5 %
-        "dreamer_encoder_imagine_2streams_b16": (2209.9, 2110.5, 2111.8),  # −4.5 / −4.4 %
-        "fcos_head_towers_2streams_b2": (2972.7, 2822.1, 2823.1),  # −5.1 / −5.0 %
+        "darts_search_cell_3streams_b64": (4501.0, 4440.4, 4440.7),  # −1.3 / −1.3 %
+        "dreamer_encoder_imagine_2streams_b16": (2209.9, 2113.5, 2114.8),  # −4.4 / −4.3 %
+        "fcos_head_towers_2streams_b2": (2972.7, 2865.4, 2866.4),  # −3.6 / −3.6 %
         "vin_gridworld_plan_loop_b8": (634.1, 644.0, 642.6),  # +1.6 / +1.4 %
-        "youtube_dnn_logq_towers_2streams_b4096": (800.4, 809.5, 814.7),  # +1.1 / +1.8 %
+        "youtube_dnn_logq_towers_2streams_b4096": (800.4, 801.9, 807.1),  # +0.2 / +0.8 %
     },
     "h100_holdout50_rerun": {
-        "agcn_joint_bone_motion_3streams_b16": (8611.9, 8448.5, 8448.2),  # −1.9 / −1.9 %
-        "bisenet_spatial_context_2streams_b4": (2648.7, 2527.4, 2527.8),  # −4.6 / −4.6 %
+        "agcn_joint_bone_motion_3streams_b16": (8611.9, 8476.3, 8476.0),  # −1.6 / −1.6 %
+        "bisenet_spatial_context_2streams_b4": (2648.7, 2565.4, 2565.8),  # −3.1 / −3.1 %
         "cyclegan_resnet_generator_b8": (6442.3, 6619.8, 6619.8),  # +2.8 / +2.8 %
-        "darts_search_cell_3streams_b64": (4512.6, 4502.0, 4502.9),  # −0.2 / −0.2 %
-        "dreamer_encoder_imagine_2streams_b16": (2203.6, 2141.4, 2141.8),  # −2.8 / −2.8 %
-        "fcos_head_towers_2streams_b2": (2985.2, 2832.3, 2832.8),  # −5.1 / −5.1 %
+        "darts_search_cell_3streams_b64": (4512.6, 4457.3, 4458.2),  # −1.2 / −1.2 %
+        "dreamer_encoder_imagine_2streams_b16": (2203.6, 2144.5, 2144.9),  # −2.7 / −2.7 %
+        "fcos_head_towers_2streams_b2": (2985.2, 2865.8, 2866.4),  # −4.0 / −4.0 %
         "vin_gridworld_plan_loop_b8": (639.5, 647.4, 648.4),  # +1.2 / +1.4 %
-        "youtube_dnn_logq_towers_2streams_b4096": (807.3, 815.8, 816.5),  # +1.1 / +1.1 %
+        "youtube_dnn_logq_towers_2streams_b4096": (807.3, 808.1, 808.8),  # +0.1 / +0.2 %
     },
 }
 
@@ -449,15 +451,15 @@ def test_the_blind_h100_holdout50() -> None:
     ±10 % from the trace alone (median |error| 2.8 %, worst FCOS's two towers on the rerun,
     −5.4 %), each inside its range, every saving within 15 points; the step verdicts agree
     with what replay saved (seven launch-bound, CycleGAN's generator compute-bound). Since
-    light kernels streaming memory share its bandwidth: median 2.7 %, worst −5.1 %."""
+    light kernels streaming memory share its bandwidth: median 2.6 %, worst −4.3 %."""
     from conftest import step_verdicts_agreeing_with_replay
 
     rows = [
         *recording_rows("h100_holdout50", False).values(),
         *recording_rows("h100_holdout50_rerun", False).values(),
     ]
-    assert_summary(rows, 16, 16, 0.0267, 16)
-    assert max(abs(r.error_frac) for r in rows) == pytest.approx(0.0510, abs=0.001)
+    assert_summary(rows, 16, 16, 0.0263, 16)
+    assert max(abs(r.error_frac) for r in rows) == pytest.approx(0.0431, abs=0.001)
     assert all(abs(r.saving_error_points) <= 15 for r in rows)
     for recording in ("h100_holdout50", "h100_holdout50_rerun"):
         workloads = validation_workloads(VALIDATION_DIR / recording)
@@ -513,7 +515,7 @@ EXPECTED_51: dict[str, dict[str, tuple[float, float, float]]] = {
     "h100_holdout51": {
         "fp8_scaled_mm_mlp_b64": (374.0, 364.4, 364.1),  # −2.6 / −2.6 %
         "gp_cholesky_posterior_b32": (873.3, 877.7, 878.4),  # +0.5 / +0.6 %
-        "hyena_fft_longconv_2streams_b4": (2178.6, 2039.6, 2039.9),  # −6.4 / −6.4 %
+        "hyena_fft_longconv_2streams_b4": (2178.6, 2038.1, 2038.4),  # −6.4 / −6.4 %
         "mixture_of_depths_router_b8": (882.5, 892.4, 892.6),  # +1.1 / +1.1 %
         "pointnet2_knn_grouping_b8": (2572.8, 2581.0, 2580.4),  # +0.3 / +0.3 %
         "ppo_distributions_loss_b2048": (624.1, 612.1, 612.4),  # −1.9 / −1.9 %
@@ -523,7 +525,7 @@ EXPECTED_51: dict[str, dict[str, tuple[float, float, float]]] = {
     "h100_holdout51_rerun": {
         "fp8_scaled_mm_mlp_b64": (370.5, 364.0, 363.7),  # −1.8 / −1.8 %
         "gp_cholesky_posterior_b32": (874.3, 878.6, 878.9),  # +0.5 / +0.5 %
-        "hyena_fft_longconv_2streams_b4": (2182.4, 2017.9, 2016.8),  # −7.5 / −7.6 %
+        "hyena_fft_longconv_2streams_b4": (2182.4, 2018.6, 2017.6),  # −7.5 / −7.6 %
         "mixture_of_depths_router_b8": (882.6, 890.8, 891.6),  # +0.9 / +1.0 %
         "pointnet2_knn_grouping_b8": (2582.5, 2598.5, 2598.2),  # +0.6 / +0.6 %
         "ppo_distributions_loss_b2048": (621.2, 607.8, 612.8),  # −2.1 / −1.4 %
@@ -541,7 +543,7 @@ def test_the_blind_h100_holdout51() -> None:
     end on both recordings. Every saving within 15 points (the Sinkhorn loop's eager time
     from the trace reads 18-21 % long: +12 and +14 points), every step verdict agreeing with
     what replay saved. Since light kernels streaming memory share its bandwidth (fitted on
-    these recordings among others, so not blind): 16 of 16 within, Hyena −6.4 and −7.6 %, the
+    these recordings among others, so not blind): 16 of 16 within, Hyena −6.4 and −7.5 %, the
     rerun's still above its range."""
     from conftest import step_verdicts_agreeing_with_replay
 
@@ -555,7 +557,7 @@ def test_the_blind_h100_holdout51() -> None:
         rows[r, "hyena_fft_longconv_2streams_b4"]
         for r in ("h100_holdout51", "h100_holdout51_rerun")
     ]
-    assert [round(r.error_frac, 3) for r in hyena] == [-0.064, -0.076]
+    assert [round(r.error_frac, 3) for r in hyena] == [-0.064, -0.075]
     above = {k for k, r in rows.items() if r.graphed_measured_us > r.high_us}
     assert above == {("h100_holdout51_rerun", "hyena_fft_longconv_2streams_b4")}
     assert all(abs(r.saving_error_points) <= 15 for r in rows.values())
@@ -576,85 +578,110 @@ def test_the_blind_h100_holdout51() -> None:
 #: GroupNorm decoders) and two on one stream (a Mamba selective-scan loop, a Swin stage).
 EXPECTED_52: dict[str, dict[str, tuple[float, float, float]]] = {
     "h100_holdout52": {
-        "adamw_two_models_2streams": (2492.8, 1822.2, 1822.0),  # −26.9 / −26.9 %
-        "dlrm_embbag_3streams_b2048": (329.3, 359.6, 360.3),  # +9.2 / +9.4 %
-        "fno2d_spectral_2streams_b8": (1031.1, 921.1, 920.7),  # −10.7 / −10.7 %
+        "adamw_two_models_2streams": (2492.8, 2072.1, 2072.0),  # −16.9 / −16.9 %
+        "dlrm_embbag_3streams_b2048": (329.3, 315.6, 316.2),  # −4.2 / −4.0 %
+        "fno2d_spectral_2streams_b8": (1031.1, 938.1, 937.6),  # −9.0 / −9.1 %
         "selective_scan_loop_b4": (2050.9, 1944.8, 1945.3),  # −5.2 / −5.1 %
-        "simclr_two_view_augment_2streams_b64": (3636.6, 3908.9, 3906.6),  # +7.5 / +7.4 %
+        "simclr_two_view_augment_2streams_b64": (3636.6, 3910.1, 3907.8),  # +7.5 / +7.5 %
         "swin_window_attention_b8": (608.2, 604.5, 602.3),  # −0.6 / −1.0 %
-        "unet_decoder_groupnorm_2streams_b2": (5197.2, 5079.2, 5077.8),  # −2.3 / −2.3 %
-        "wavenet_gated_2streams_b4": (2526.8, 2453.3, 2450.7),  # −2.9 / −3.0 %
+        "unet_decoder_groupnorm_2streams_b2": (5197.2, 5150.1, 5148.7),  # −0.9 / −0.9 %
+        "wavenet_gated_2streams_b4": (2526.8, 2480.7, 2478.1),  # −1.8 / −1.9 %
     },
     "h100_holdout52_rerun": {
-        "adamw_two_models_2streams": (2487.8, 1816.4, 1816.5),  # −27.0 / −27.0 %
-        "dlrm_embbag_3streams_b2048": (337.6, 362.0, 358.6),  # +7.2 / +6.2 %
-        "fno2d_spectral_2streams_b8": (1032.6, 919.4, 919.2),  # −11.0 / −11.0 %
+        "adamw_two_models_2streams": (2487.8, 2074.0, 2074.1),  # −16.6 / −16.6 %
+        "dlrm_embbag_3streams_b2048": (337.6, 319.1, 315.7),  # −5.5 / −6.5 %
+        "fno2d_spectral_2streams_b8": (1032.6, 935.0, 934.8),  # −9.5 / −9.5 %
         "selective_scan_loop_b4": (2049.1, 1945.2, 1945.7),  # −5.1 / −5.1 %
-        "simclr_two_view_augment_2streams_b64": (3609.6, 3915.6, 3915.6),  # +8.5 / +8.5 %
+        "simclr_two_view_augment_2streams_b64": (3609.6, 3919.0, 3919.0),  # +8.6 / +8.6 %
         "swin_window_attention_b8": (594.5, 608.3, 606.4),  # +2.3 / +2.0 %
-        "unet_decoder_groupnorm_2streams_b2": (5192.9, 5020.6, 5018.5),  # −3.3 / −3.4 %
-        "wavenet_gated_2streams_b4": (2485.0, 2444.2, 2440.7),  # −1.6 / −1.8 %
+        "unet_decoder_groupnorm_2streams_b2": (5192.9, 5116.7, 5114.6),  # −1.5 / −1.5 %
+        "wavenet_gated_2streams_b4": (2485.0, 2471.7, 2468.2),  # −0.5 / −0.7 %
     },
 }
 
 
-def test_the_blind_h100_holdout52() -> None:
-    """Blind: 12 of 16 graphed times within ±10 % from the trace alone (median |error|
-    5.7 %). The misses: the AdamW updates of two models on two streams, −26.9 and −27.0 %
-    (their foreach kernels, holding 0.61 and 0.36 of the device, fit side by side and each
-    ran 1.4-2x its time alone: each streams nearly all the bandwidth on a third of the SMs,
-    which a demand read from the device share does not see), and the FNO's two resolutions,
-    −10.7 and −11.0 %, above their range. SimCLR's two views read +7.4 and +8.5 % and below
-    their range; 12 of 16 inside it. 12 savings within 15 points: Swin's eager time from the
-    trace reads 26-46 % short; the AdamW and WaveNet reruns' eager times 34 % off. Two step
-    verdicts disagree with replay: SimCLR's (replay saved 28 and 22 %), called mixed and
-    compute-bound on a graphed time read long."""
+def _as_judged_on_holdout52(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The shared bandwidth as ``holdout52`` judged it: a kernel's demand its device share
+    alone, no knee, gathers streaming too."""
+    from traceinspect.analysis.estimate import columns, schedule
+
+    monkeypatch.setattr(schedule, "BANDWIDTH_SATURATION", 1.0)
+    monkeypatch.setattr(schedule, "BANDWIDTH_KNEE", 1.0)
+    monkeypatch.setattr(columns, "GATHER_KERNEL", re.compile(r"(?!)"))
+
+
+def _holdout52_errors() -> dict[tuple[str, str], Any]:
+    """``holdout52``'s rows from the trace alone, predicted now (not cached)."""
+    from validation_table import evaluate
+
+    out = {}
+    for recording in ("h100_holdout52", "h100_holdout52_rerun"):
+        for w in validation_workloads(VALIDATION_DIR / recording):
+            prepared = prepare(replace(w, host_costs=None))
+            out[recording, w.name] = evaluate(prepared, calibration_for(prepared.timeline))
+    return out
+
+
+def test_the_blind_h100_holdout52(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Blind, with the model it was recorded under: 12 of 16 graphed times within ±10 % from
+    the trace alone (median |error| 5.7 %). The misses: the AdamW updates of two models on
+    two streams, −26.9 and −27.0 % (their foreach kernels, holding 0.61 and 0.36 of the
+    device, fit side by side and each ran 1.4-2x its time alone: each streams nearly all the
+    bandwidth on a third of the SMs, which a demand read from the device share did not see),
+    and the FNO's two resolutions, −10.7 and −11.0 %, above their range. SimCLR's two views
+    read +7.4 and +8.5 % and below their range; 12 of 16 inside it. 12 savings within 15
+    points: Swin's eager time from the trace reads 26-46 % short; the AdamW and WaveNet
+    reruns' eager times 34 % off. Two step verdicts disagree with replay: SimCLR's (replay
+    saved 28 and 22 %), called mixed and compute-bound on a graphed time read long.
+
+    Since (a demand saturating at half the SMs, a knee at 0.8 of the bandwidth, gathers not
+    streaming: fitted on this set, not blind): 14 of 16 within (median 5.1 %), the AdamW
+    updates −16.9 and −16.6 %, the FNO −9.1 and −9.5 %."""
     from conftest import step_verdicts_agreeing_with_replay
 
-    rows = {
-        (recording, name): row
-        for recording in ("h100_holdout52", "h100_holdout52_rerun")
-        for name, row in recording_rows(recording, False).items()
-    }
-    assert_summary(list(rows.values()), 16, 12, 0.0568, 12)
-    missed = {name for (_, name), r in rows.items() if abs(r.error_frac) > 0.10}
+    with monkeypatch.context() as m:
+        _as_judged_on_holdout52(m)
+        judged = _holdout52_errors()
+    assert_summary(list(judged.values()), 16, 12, 0.0568, 12)
+    missed = {name for (_, name), r in judged.items() if abs(r.error_frac) > 0.10}
     assert missed == {"adamw_two_models_2streams", "fno2d_spectral_2streams_b8"}
-    outside = {name for (_, name), r in rows.items() if not r.graphed_inside}
+    outside = {name for (_, name), r in judged.items() if not r.graphed_inside}
     assert outside == {"fno2d_spectral_2streams_b8", "simclr_two_view_augment_2streams_b64"}
-    assert sum(abs(r.saving_error_points) <= 15 for r in rows.values()) == 12
+    assert sum(abs(r.saving_error_points) <= 15 for r in judged.values()) == 12
     simclr = "simclr_two_view_augment_2streams_b64"
     with pytest.raises(AssertionError):
         step_verdicts_agreeing_with_replay(validation_workloads(VALIDATION_DIR / "h100_holdout52"))
     for recording in ("h100_holdout52", "h100_holdout52_rerun"):
         agreeing = [w for w in validation_workloads(VALIDATION_DIR / recording) if w.name != simclr]
         assert sum(step_verdicts_agreeing_with_replay(agreeing).values()) == 7
+    now = {
+        (recording, name): row
+        for recording in ("h100_holdout52", "h100_holdout52_rerun")
+        for name, row in recording_rows(recording, False).items()
+    }
+    errors = [abs(r.error_frac) for r in now.values()]
+    assert sum(e <= 0.10 for e in errors) == 14
+    assert statistics.median(errors) == pytest.approx(0.0510, abs=0.001)
+    adamw = [
+        now[r, "adamw_two_models_2streams"].error_frac
+        for r in ("h100_holdout52", "h100_holdout52_rerun")
+    ]
+    assert [round(e, 3) for e in adamw] == [-0.169, -0.166]
 
 
 def test_the_shared_bandwidth_judged_on_h100_holdout52(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The rule's blind judgement on the twelve multi-stream recordings: 9 read closer with it
-    (WaveNet −5.2 → −3.0 %, the FNO −12.2 → −10.7 %, the decoders, the AdamW updates by 0.1-0.3
-    points), SimCLR's two unchanged, DLRM's embedding bags overshoot (−4.0 → +9.4 %, −6.5 →
-    +6.2 %: gathers of random rows do not stream as elementwise kernels do); median |error|
-    8.0 % with it, 7.0 % without, 8 of 12 within ±10 % either way."""
-    from validation_table import evaluate
-
+    """The rule's blind judgement (as judged: :func:`_as_judged_on_holdout52`) on the twelve
+    multi-stream recordings: 9 read closer with it (WaveNet −5.2 → −3.0 %, the FNO −12.2 →
+    −10.7 %, the decoders, the AdamW updates by 0.1-0.3 points), SimCLR's two unchanged,
+    DLRM's embedding bags overshoot (−4.0 → +9.4 %, −6.5 → +6.2 %: gathers of random rows do
+    not stream as elementwise kernels do); median |error| 8.0 % with it, 7.0 % without, 8
+    of 12 within ±10 % either way."""
     from traceinspect.analysis.estimate import schedule
 
-    recordings = ("h100_holdout52", "h100_holdout52_rerun")
-    shared = {
-        (recording, name): row.error_frac
-        for recording in recordings
-        for name, row in recording_rows(recording, False).items()
-        if "streams" in name
-    }
+    _as_judged_on_holdout52(monkeypatch)
+    shared = {k: r.error_frac for k, r in _holdout52_errors().items() if "streams" in k[1]}
     monkeypatch.setattr(schedule, "BANDWIDTH_LATENCY_NS", 0.0)
-    alone = {}
-    for recording in recordings:
-        for w in validation_workloads(VALIDATION_DIR / recording):
-            if (recording, w.name) in shared:
-                prepared = prepare(replace(w, host_costs=None))
-                row = evaluate(prepared, calibration_for(prepared.timeline))
-                alone[recording, w.name] = row.error_frac
+    alone = {k: r.error_frac for k, r in _holdout52_errors().items() if "streams" in k[1]}
     assert len(shared) == 12
     closer = {k for k in shared if abs(shared[k]) < abs(alone[k]) - 1e-4}
     further = {k for k in shared if abs(shared[k]) > abs(alone[k]) + 1e-4}
