@@ -81,20 +81,31 @@ def fresh_sets() -> list[str]:
     )
 
 
-def measured(folder: Path) -> list[Beside]:
-    """The light kernels of ``folder``'s replay that ran beside other streams' kernels."""
+def replay_and_alone(folder: Path) -> tuple[Kernels, dict[tuple[str, float], list[float]]] | None:
+    """``folder``'s replay (None where it has no eager and graphed trace, or runs one stream)
+    and, per kernel name and grid, the times its kernels ran with no other stream's beside
+    them in either trace."""
     eager = sorted(folder.glob("*.eager.json.gz"))
     graphed = sorted(folder.glob("*.graphed.json.gz"))
     if not eager or not graphed:
-        return []
+        return None
     g = Kernels.of(graphed[0])
     if len(np.unique(g.stream)) < 2:
-        return []
+        return None
     alone: dict[tuple[str, float], list[float]] = defaultdict(list)
     for k in (Kernels.of(eager[0]), g):
         for i, others in enumerate(k.beside()):
             if not others:
                 alone[k.key[i]].append(k.end[i] - k.start[i])
+    return g, alone
+
+
+def measured(folder: Path) -> list[Beside]:
+    """The light kernels of ``folder``'s replay that ran beside other streams' kernels."""
+    read = replay_and_alone(folder)
+    if read is None:
+        return []
+    g, alone = read
     out = []
     for i, others in enumerate(g.beside()):
         if g.matrix[i] or g.share[i] <= 0 or not others or g.key[i] not in alone:
@@ -133,18 +144,10 @@ STREAMING_MIN_NS = 4000.0
 
 def streaming(folder: Path) -> list[Streaming]:
     """``--bandwidth``'s kernels of ``folder``'s replay (see the module's description)."""
-    eager = sorted(folder.glob("*.eager.json.gz"))
-    graphed = sorted(folder.glob("*.graphed.json.gz"))
-    if not eager or not graphed:
+    read = replay_and_alone(folder)
+    if read is None:
         return []
-    g = Kernels.of(graphed[0])
-    if len(np.unique(g.stream)) < 2:
-        return []
-    alone: dict[tuple[str, float], list[float]] = defaultdict(list)
-    for k in (Kernels.of(eager[0]), g):
-        for i, others in enumerate(k.beside()):
-            if not others:
-                alone[k.key[i]].append(k.end[i] - k.start[i])
+    g, alone = read
     solo = {
         key: statistics.median(v)
         for key, v in alone.items()

@@ -475,27 +475,13 @@ def test_the_light_beside_charge_judged_on_h100_holdout50(monkeypatch: pytest.Mo
     read closer with it, DARTS's three candidate branches most (−5.2 → −1.7 %, −5.1 →
     −1.5 %); the YouTube towers' first recording reads +0.7 % where it read +0.2 %. (The
     model as judged: before light kernels streaming memory shared its bandwidth.)"""
-    from validation_table import evaluate
-
     from traceinspect.analysis.estimate import schedule
 
     monkeypatch.setattr(schedule, "BANDWIDTH_LATENCY_NS", 0.0)
-    recordings = ("h100_holdout50", "h100_holdout50_rerun")
-
-    def errors() -> dict[tuple[str, str], float]:
-        out = {}
-        for recording in recordings:
-            for w in validation_workloads(VALIDATION_DIR / recording):
-                if "streams" in w.name:
-                    prepared = prepare(replace(w, host_costs=None))
-                    row = evaluate(prepared, calibration_for(prepared.timeline))
-                    out[recording, w.name] = row.error_frac
-        return out
-
-    charged = errors()
+    charged = _stream_errors("h100_holdout50")
     monkeypatch.setattr(schedule, "LIGHT_BESIDE_NS", 0.0)
     monkeypatch.setattr(schedule, "LIGHT_BESIDE_LOW_NS", 0.0)
-    uncharged = errors()
+    uncharged = _stream_errors("h100_holdout50")
     assert len(charged) == 12
     assert statistics.median(abs(e) for e in charged.values()) == pytest.approx(0.037, abs=0.001)
     assert statistics.median(abs(e) for e in uncharged.values()) == pytest.approx(0.0515, abs=0.001)
@@ -610,16 +596,22 @@ def _as_judged_on_holdout52(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(columns, "GATHER_KERNEL", re.compile(r"(?!)"))
 
 
-def _holdout52_errors() -> dict[tuple[str, str], Any]:
-    """``holdout52``'s rows from the trace alone, predicted now (not cached)."""
+def _fresh_rows(recording: str) -> dict[tuple[str, str], Any]:
+    """The rows of ``recording`` and its rerun from the trace alone, predicted with the
+    model as it stands at the call (``recording_rows`` caches the built-in one's)."""
     from validation_table import evaluate
 
     out = {}
-    for recording in ("h100_holdout52", "h100_holdout52_rerun"):
-        for w in validation_workloads(VALIDATION_DIR / recording):
+    for name in (recording, f"{recording}_rerun"):
+        for w in validation_workloads(VALIDATION_DIR / name):
             prepared = prepare(replace(w, host_costs=None))
-            out[recording, w.name] = evaluate(prepared, calibration_for(prepared.timeline))
+            out[name, w.name] = evaluate(prepared, calibration_for(prepared.timeline))
     return out
+
+
+def _stream_errors(recording: str) -> dict[tuple[str, str], float]:
+    """:func:`_fresh_rows`' graphed errors of the steps on side streams."""
+    return {k: r.error_frac for k, r in _fresh_rows(recording).items() if "streams" in k[1]}
 
 
 def test_the_blind_h100_holdout52(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -641,7 +633,7 @@ def test_the_blind_h100_holdout52(monkeypatch: pytest.MonkeyPatch) -> None:
 
     with monkeypatch.context() as m:
         _as_judged_on_holdout52(m)
-        judged = _holdout52_errors()
+        judged = _fresh_rows("h100_holdout52")
     assert_summary(list(judged.values()), 16, 12, 0.0568, 12)
     missed = {name for (_, name), r in judged.items() if abs(r.error_frac) > 0.10}
     assert missed == {"adamw_two_models_2streams", "fno2d_spectral_2streams_b8"}
@@ -679,9 +671,9 @@ def test_the_shared_bandwidth_judged_on_h100_holdout52(monkeypatch: pytest.Monke
     from traceinspect.analysis.estimate import schedule
 
     _as_judged_on_holdout52(monkeypatch)
-    shared = {k: r.error_frac for k, r in _holdout52_errors().items() if "streams" in k[1]}
+    shared = _stream_errors("h100_holdout52")
     monkeypatch.setattr(schedule, "BANDWIDTH_LATENCY_NS", 0.0)
-    alone = {k: r.error_frac for k, r in _holdout52_errors().items() if "streams" in k[1]}
+    alone = _stream_errors("h100_holdout52")
     assert len(shared) == 12
     closer = {k for k in shared if abs(shared[k]) < abs(alone[k]) - 1e-4}
     further = {k for k in shared if abs(shared[k]) > abs(alone[k]) + 1e-4}
@@ -758,26 +750,14 @@ def test_the_refined_bandwidth_judged_on_h100_holdout53(monkeypatch: pytest.Monk
     device share): 10 of 12 within ±10 % (7 without sharing, 8 with the first version),
     median |error| 6.8 % (9.9 %, 7.9 %); the two SGD updates −23.6 → −8.8 % and −23.3 →
     −8.6 %, the hash-grid fields −10.3 → −5.9 %."""
-    from validation_table import evaluate
-
     from traceinspect.analysis.estimate import schedule
 
-    def errors() -> dict[tuple[str, str], float]:
-        out = {}
-        for recording in ("h100_holdout53", "h100_holdout53_rerun"):
-            for w in validation_workloads(VALIDATION_DIR / recording):
-                if "streams" in w.name:
-                    prepared = prepare(replace(w, host_costs=None))
-                    row = evaluate(prepared, calibration_for(prepared.timeline))
-                    out[recording, w.name] = row.error_frac
-        return out
-
-    now = errors()
+    now = _stream_errors("h100_holdout53")
     with monkeypatch.context() as m:
         _as_judged_on_holdout52(m)
-        first = errors()
+        first = _stream_errors("h100_holdout53")
     monkeypatch.setattr(schedule, "BANDWIDTH_LATENCY_NS", 0.0)
-    none = errors()
+    none = _stream_errors("h100_holdout53")
     assert len(now) == 12
     assert all(abs(now[k]) < abs(first[k]) - 1e-4 for k in now)
     assert all(abs(now[k]) < abs(none[k]) - 1e-4 for k in now)
