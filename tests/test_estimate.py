@@ -592,8 +592,9 @@ def test_a100_trace_with_graph_launches_and_host_syncs() -> None:
     # it GPU work against 132.7 ms of nodes end to end (136.6 and 131.3 ms then); the
     # communication kernel, written to overlap compute, now takes no room. 68.80 and 134.0 ms
     # while timing coincidences beside the trace's waits were kept as dependencies; 68,795,709
-    # and 125,589,326 ns before LIGHT_BESIDE_NS
-    assert est.low_ns == 68_797_511 and est.high_ns == 125_591_269
+    # and 125,589,326 ns before LIGHT_BESIDE_NS; the high end 125,591,269 ns before light
+    # kernels streaming memory shared its bandwidth (the prediction and low end unchanged)
+    assert est.low_ns == 68_797_511 and est.high_ns == 125_776_809
 
 
 def test_many_occurrences_are_estimated_from_an_even_sample() -> None:
