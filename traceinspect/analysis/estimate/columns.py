@@ -4,7 +4,7 @@ device share, and the host-call lookups every part of the estimate shares."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
@@ -85,6 +85,7 @@ class TimelineColumns:
         self._matrix: npt.NDArray[np.bool_] | None = None
         self._ffma: npt.NDArray[np.bool_] | None = None
         self._streaming: npt.NDArray[np.bool_] | None = None
+        self._name_codes: tuple[npt.NDArray[np.intp], Any] | None = None
         self._shapes_recorded: bool | None = None
         #: Per-timeline results computed once by the estimate's helpers, by name.
         self.memo: dict[str, Any] = {}
@@ -220,10 +221,17 @@ class TimelineColumns:
         """One boolean per GPU activity: a kernel whose name :data:`MATRIX_KERNEL` matches
         (each distinct name tested once)."""
         if self._matrix is None:
-            codes, names = pd.factorize(self.gpu("name"), use_na_sentinel=False)
-            named = np.array([bool(MATRIX_KERNEL.search(str(n))) for n in names], bool)
-            self._matrix = (self.gpu("kind") == "kernel") & named[codes]
+            self._matrix = (self.gpu("kind") == "kernel") & self._named(MATRIX_KERNEL.search)
         return self._matrix
+
+    def _named(self, test: Callable[[str], object]) -> npt.NDArray[np.bool_]:
+        """One boolean per GPU activity: whether ``test`` holds for its name, each distinct
+        name tested once (the names factorized once per timeline)."""
+        if self._name_codes is None:
+            self._name_codes = pd.factorize(self.gpu("name"), use_na_sentinel=False)
+        codes, names = self._name_codes
+        out: npt.NDArray[np.bool_] = np.array([bool(test(str(n))) for n in names], bool)[codes]
+        return out
 
     def room_share(self, rows: IntArray) -> FloatArray:
         """:attr:`share` of the GPU activities ``rows``, but 0 for a communication kernel:
@@ -237,9 +245,7 @@ class TimelineColumns:
         """One boolean per GPU activity: a matrix kernel whose name :data:`FFMA_KERNEL`
         matches."""
         if self._ffma is None:
-            codes, names = pd.factorize(self.gpu("name"), use_na_sentinel=False)
-            named = np.array([bool(FFMA_KERNEL.search(str(n))) for n in names], bool)
-            self._ffma = self.matrix & named[codes]
+            self._ffma = self.matrix & self._named(FFMA_KERNEL.search)
         return self._ffma
 
     @property
@@ -247,15 +253,10 @@ class TimelineColumns:
         """One boolean per GPU activity: a kernel, not a matrix kernel, whose name
         :data:`STREAMING_KERNEL` matches and :data:`GATHER_KERNEL` does not."""
         if self._streaming is None:
-            codes, names = pd.factorize(self.gpu("name"), use_na_sentinel=False)
-            named = np.array(
-                [
-                    bool(STREAMING_KERNEL.search(str(n))) and not GATHER_KERNEL.search(str(n))
-                    for n in names
-                ],
-                bool,
+            named = self._named(
+                lambda n: STREAMING_KERNEL.search(n) and not GATHER_KERNEL.search(n)
             )
-            self._streaming = (self.gpu("kind") == "kernel") & ~self.matrix & named[codes]
+            self._streaming = (self.gpu("kind") == "kernel") & ~self.matrix & named
         return self._streaming
 
 

@@ -561,6 +561,7 @@ class GraphSchedule:
                 else np.clip(np.asarray(share, float), 0, 1)
             )
             cover = spread.tolist()
+        light = light_nodes(packing.matrix, share) if packing is not None else np.zeros(n, bool)
         return cls(
             need=np.clip(np.asarray(share, np.float64), 0.0, None).tolist(),
             unblocks=unblocks,
@@ -582,12 +583,10 @@ class GraphSchedule:
                 else [1.0] * n
             ),
             cover=cover,
-            light=(
-                light_nodes(packing.matrix, share).tolist() if packing is not None else [False] * n
-            ),
+            light=light.tolist(),
             fp32=packing.fp32 if packing is not None else None,
             streaming=(
-                (np.asarray(packing.streaming, bool) & light_nodes(packing.matrix, share)).tolist()
+                (light & np.asarray(packing.streaming, bool)).tolist()
                 if packing is not None and packing.streaming is not None
                 else [False] * n
             ),
