@@ -446,6 +446,16 @@ EXPECTED_50: dict[str, dict[str, tuple[float, float, float]]] = {
 }
 
 
+def _pair_rows(recording: str) -> dict[tuple[str, str], Any]:
+    """The rows of ``recording`` and its rerun from the trace alone, as ``recording_rows``
+    caches them (the built-in model), by (recording, workload)."""
+    return {
+        (name, workload): row
+        for name in (recording, f"{recording}_rerun")
+        for workload, row in recording_rows(name, False).items()
+    }
+
+
 def test_the_blind_h100_holdout50() -> None:
     """Blind for the light-kernel charge beside another stream's: all 16 graphed times within
     ±10 % from the trace alone (median |error| 2.8 %, worst FCOS's two towers on the rerun,
@@ -454,10 +464,7 @@ def test_the_blind_h100_holdout50() -> None:
     light kernels streaming memory share its bandwidth: median 2.6 %, worst −4.3 %."""
     from conftest import step_verdicts_agreeing_with_replay
 
-    rows = [
-        *recording_rows("h100_holdout50", False).values(),
-        *recording_rows("h100_holdout50_rerun", False).values(),
-    ]
+    rows = list(_pair_rows("h100_holdout50").values())
     assert_summary(rows, 16, 16, 0.0263, 16)
     assert max(abs(r.error_frac) for r in rows) == pytest.approx(0.0431, abs=0.001)
     assert all(abs(r.saving_error_points) <= 15 for r in rows)
@@ -533,11 +540,7 @@ def test_the_blind_h100_holdout51() -> None:
     rerun's still above its range."""
     from conftest import step_verdicts_agreeing_with_replay
 
-    rows = {
-        (recording, name): row
-        for recording in ("h100_holdout51", "h100_holdout51_rerun")
-        for name, row in recording_rows(recording, False).items()
-    }
+    rows = _pair_rows("h100_holdout51")
     assert_summary(list(rows.values()), 16, 16, 0.0139, 15)
     hyena = [
         rows[r, "hyena_fft_longconv_2streams_b4"]
@@ -555,7 +558,6 @@ def test_the_blind_h100_holdout51() -> None:
         }
 
 
-#: Every H100 recording's pins (the sets above), by recording.
 #: ``holdout52`` (written to judge the shared bandwidth, ``schedule.BANDWIDTH_LATENCY_NS``, and
 #: committed with it before any GPU run) recorded twice on one H100 lease on 2026-12-06
 #: (04:41-04:49 UTC; an H200 was asked for and none came): blind. Six steps with
@@ -646,11 +648,7 @@ def test_the_blind_h100_holdout52(monkeypatch: pytest.MonkeyPatch) -> None:
     for recording in ("h100_holdout52", "h100_holdout52_rerun"):
         agreeing = [w for w in validation_workloads(VALIDATION_DIR / recording) if w.name != simclr]
         assert sum(step_verdicts_agreeing_with_replay(agreeing).values()) == 7
-    now = {
-        (recording, name): row
-        for recording in ("h100_holdout52", "h100_holdout52_rerun")
-        for name, row in recording_rows(recording, False).items()
-    }
+    now = _pair_rows("h100_holdout52")
     errors = [abs(r.error_frac) for r in now.values()]
     assert sum(e <= 0.10 for e in errors) == 14
     assert statistics.median(errors) == pytest.approx(0.0510, abs=0.001)
@@ -728,11 +726,7 @@ def test_the_blind_h100_holdout53() -> None:
     replay saved 17-83 %."""
     from conftest import step_verdicts_agreeing_with_replay
 
-    rows = {
-        (recording, name): row
-        for recording in ("h100_holdout53", "h100_holdout53_rerun")
-        for name, row in recording_rows(recording, False).items()
-    }
+    rows = _pair_rows("h100_holdout53")
     assert_summary(list(rows.values()), 16, 14, 0.0481, 12)
     missed = {name for (_, name), r in rows.items() if abs(r.error_frac) > 0.10}
     assert missed == {"ema_and_clip_2streams"}
@@ -769,6 +763,7 @@ def test_the_refined_bandwidth_judged_on_h100_holdout53(monkeypatch: pytest.Monk
     assert (round(none[sgd], 3), round(now[sgd], 3)) == (-0.236, -0.088)
 
 
+#: Every H100 recording's pins (the sets above), by recording.
 ALL_EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
     **EXPECTED,
     **EXPECTED_45,
