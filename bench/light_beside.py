@@ -37,6 +37,7 @@ import sys
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 
@@ -137,6 +138,10 @@ class Streaming:
     demand: float  # B: bandwidth its own run and those beside it demand
 
 
+#: A row of either table, grouped by workload (:func:`_by_workload`).
+Row = TypeVar("Row", Beside, Streaming)
+
+
 #: ``--bandwidth`` reads kernels of at least this long alone (shorter ones: the company
 #: charge, ``LIGHT_BESIDE_NS``).
 STREAMING_MIN_NS = 4000.0
@@ -188,9 +193,7 @@ def bandwidth(rows: list[Streaming]) -> None:
     print(f"{'B':12s} {'kernels':>7s} {'wl':>4s}  ratio (quartiles)   alone   charged")
     for lo, hi in ((0.0, 0.8), (0.8, 1.0), (1.0, 1.2), (1.2, 1.4), (1.4, 1.7), (1.7, 9.0)):
         sel = [r for r in rows if lo <= r.demand < hi]
-        by: dict[str, list[Streaming]] = defaultdict(list)
-        for r in sel:
-            by[r.workload].append(r)
+        by = _by_workload(sel)
         if not by:
             continue
         ratio = [statistics.median(r.ratio for r in v) for v in by.values()]
@@ -206,8 +209,8 @@ def bandwidth(rows: list[Streaming]) -> None:
         )
 
 
-def _by_workload(rows: list[Beside]) -> dict[str, list[Beside]]:
-    by: dict[str, list[Beside]] = defaultdict(list)
+def _by_workload(rows: list[Row]) -> dict[str, list[Row]]:
+    by: dict[str, list[Row]] = defaultdict(list)
     for r in rows:
         by[r.workload].append(r)
     return by
