@@ -222,9 +222,14 @@ def test_light_kernels_that_stream_memory_share_its_bandwidth() -> None:
     # the high end charges it too; the low end does not
     assert both.path_ns(dur, no_overhead, RangeEnd.HIGH) == pytest.approx(75 * US)
     assert both.path_ns(dur, no_overhead, RangeEnd.LOW) == pytest.approx(70 * US)
-    # one streaming kernel beside one that does not: no shared bandwidth
+    # one streaming kernel beside one that does not: the other is not slowed, and sets the
+    # step's end (the streaming one's own demand, 0.95 past the 0.8 knee, still slows it
+    # while it has company: 1.19x over its last 10 µs)
     one = _streaming_pair([40, 40], [True, False])
     assert one.path_ns(dur, no_overhead) == pytest.approx(70 * US)
+    assert one.spans_ns(dur, no_overhead)[1].tolist() == pytest.approx(
+        [(30 + 10 * 0.95 / 0.8) * US, 70 * US]
+    )
     # short kernels demand less: two 4 µs kernels demand 0.5 each, 1.25 times the knee: the
     # first's last 1 µs takes 1.25, the second then has 3 µs left alone
     short = np.array([4.0, 4.0]) * US
