@@ -82,7 +82,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "compiled_gpt_block_b4": (81.7, 80.4, 80.6),  # −1.5 / −1.4 %
         "convnext_block_b8": (598.8, 607.7, 607.3),  # +1.5 / +1.4 %
         # +13.8 / +13.2 % until a kernel of several waves made room in its last wave
-        "inception_streams_b16": (289.0, 292.2, 290.2),  # +1.1 / +0.4 %
+        "inception_streams_b16": (289.0, 298.2, 296.2),  # +3.2 / +2.5 %
     },
     "h100_holdout13": {
         "deepfm_streams_b2048": (129.0, 134.8, 136.7),  # +4.5 / +5.9 %
@@ -140,7 +140,7 @@ def test_the_blind_h100_sets(
     assert_summary(all_rows, 16, within, median_error, inside)
 
 
-@pytest.mark.parametrize(("probe", "median_error"), [(True, 0.0155), (False, 0.0157)])
+@pytest.mark.parametrize(("probe", "median_error"), [(True, 0.0175), (False, 0.0176)])
 def test_the_h100_sets_blind_for_the_current_model(probe: bool, median_error: float) -> None:
     # 11 of 11 within ±10 % either way, each inside its range. At the freeze 10 of 11: the
     # miss was Inception, +13.8 % (+13.2 % from the trace alone), as on the H200 (+15.6 and
@@ -292,7 +292,7 @@ EXPECTED_46: dict[str, dict[str, tuple[float, float, float]]] = {
         "cudnn_bilstm_chains_2streams_b16": (762.4, 662.9, 663.2),  # −13.0 / −13.0 %
         "cudnn_lstm_chains_1stream_b16": (298.9, 297.7, 295.7),  # −0.4 / −1.1 %
         "cudnn_lstm_chains_2streams_b16": (586.8, 566.9, 561.6),  # −3.4 / −4.3 %
-        "cudnn_lstm_chains_4streams_b16": (1209.0, 1102.0, 1098.5),  # −8.8 / −9.1 %
+        "cudnn_lstm_chains_4streams_b16": (1209.0, 1101.5, 1098.0),  # −8.9 / −9.2 %
         "gemm_tanh_chains_1stream_b16": (359.4, 359.5, 355.0),  # +0.0 / −1.2 %
         "gemm_tanh_chains_2streams_b16": (392.2, 434.2, 427.8),  # +10.7 / +9.1 %
         "gemm_tanh_chains_4streams_b16": (442.1, 460.5, 453.6),  # +4.2 / +2.6 %
@@ -360,22 +360,22 @@ def test_chains_beside_each_other() -> None:
 #: has no graphed row to set beside its trace.
 EXPECTED_49: dict[str, dict[str, tuple[float, float, float]]] = {
     "h100_holdout49": {
-        "hybrid_demucs_time_spec_2streams_b4": (2303.5, 2251.6, 2251.1),  # −2.3 / −2.3 %
+        "hybrid_demucs_time_spec_2streams_b4": (2303.5, 2274.8, 2274.3),  # −1.2 / −1.3 %
         "joint_ctc_attention_loss_2streams_b8": (2214.2, 2170.4, 2170.7),  # −2.0 / −2.0 %
         "lattice_boltzmann_d2q9_loop_b4": (3893.4, 3902.2, 3901.5),  # +0.2 / +0.2 %
-        "lightgcn_content_tower_3streams_b1024": (6117.4, 6402.8, 6402.4),  # +4.7 / +4.7 %
+        "lightgcn_content_tower_3streams_b1024": (6117.4, 6398.0, 6397.6),  # +4.6 / +4.6 %
         "ntm_copy_loop_b4": (1022.0, 1084.9, 1082.6),  # +6.2 / +5.9 %
         "pinn_burgers_train_adam_b8192": (2399.7, 2273.9, 2271.8),  # −5.2 / −5.3 %
-        "pspnet_pyramid_pool_aux_3streams_b2": (4824.0, 4838.4, 4837.3),  # +0.3 / +0.3 %
+        "pspnet_pyramid_pool_aux_3streams_b2": (4824.0, 4868.1, 4867.0),  # +0.9 / +0.9 %
         "xcit_s12_xca_b64": (7645.3, 7840.9, 7840.7),  # +2.6 / +2.6 %
     },
     "h100_holdout49_rerun": {
-        "hybrid_demucs_time_spec_2streams_b4": (2375.7, 2281.4, 2280.1),  # −4.0 / −4.0 %
+        "hybrid_demucs_time_spec_2streams_b4": (2375.7, 2305.0, 2303.6),  # −3.0 / −3.0 %
         "joint_ctc_attention_loss_2streams_b8": (2226.0, 2178.0, 2176.1),  # −2.2 / −2.2 %
         "lattice_boltzmann_d2q9_loop_b4": (3893.3, 3901.8, 3901.6),  # +0.2 / +0.2 %
         "ntm_copy_loop_b4": (1025.4, 1084.7, 1083.9),  # +5.8 / +5.7 %
         "pinn_burgers_train_adam_b8192": (2416.6, 2281.2, 2276.4),  # −5.6 / −5.8 %
-        "pspnet_pyramid_pool_aux_3streams_b2": (4809.2, 4880.1, 4880.5),  # +1.5 / +1.5 %
+        "pspnet_pyramid_pool_aux_3streams_b2": (4809.2, 4909.9, 4910.4),  # +2.1 / +2.1 %
         "xcit_s12_xca_b64": (7656.1, 7848.7, 7847.7),  # +2.5 / +2.5 %
     },
 }
@@ -424,24 +424,24 @@ def test_the_blind_h100_holdout49() -> None:
 #: two or three side streams.
 EXPECTED_50: dict[str, dict[str, tuple[float, float, float]]] = {
     "h100_holdout50": {
-        "agcn_joint_bone_motion_3streams_b16": (8589.3, 8355.3, 8355.6),  # −2.7 / −2.7 %
-        "bisenet_spatial_context_2streams_b4": (2654.9, 2571.2, 2571.7),  # −3.2 / −3.1 %
+        "agcn_joint_bone_motion_3streams_b16": (8589.3, 8619.3, 8619.6),  # +0.3 / +0.4 %
+        "bisenet_spatial_context_2streams_b4": (2654.9, 2612.1, 2612.6),  # −1.6 / −1.6 %
         "cyclegan_resnet_generator_b8": (6441.9, 6608.2, 6608.3),  # +2.6 / +2.6 %
-        "darts_search_cell_3streams_b64": (4501.0, 4440.4, 4440.7),  # −1.3 / −1.3 %
-        "dreamer_encoder_imagine_2streams_b16": (2209.9, 2113.5, 2114.8),  # −4.4 / −4.3 %
-        "fcos_head_towers_2streams_b2": (2972.7, 2865.4, 2866.4),  # −3.6 / −3.6 %
+        "darts_search_cell_3streams_b64": (4501.0, 4882.7, 4883.0),  # +8.5 / +8.5 %
+        "dreamer_encoder_imagine_2streams_b16": (2209.9, 2115.8, 2117.1),  # −4.3 / −4.2 %
+        "fcos_head_towers_2streams_b2": (2972.7, 2883.4, 2884.3),  # −3.0 / −3.0 %
         "vin_gridworld_plan_loop_b8": (634.1, 644.0, 642.6),  # +1.6 / +1.4 %
-        "youtube_dnn_logq_towers_2streams_b4096": (800.4, 801.9, 807.1),  # +0.2 / +0.8 %
+        "youtube_dnn_logq_towers_2streams_b4096": (800.4, 803.6, 808.8),  # +0.4 / +1.0 %
     },
     "h100_holdout50_rerun": {
-        "agcn_joint_bone_motion_3streams_b16": (8611.9, 8476.3, 8476.0),  # −1.6 / −1.6 %
-        "bisenet_spatial_context_2streams_b4": (2648.7, 2565.4, 2565.8),  # −3.1 / −3.1 %
+        "agcn_joint_bone_motion_3streams_b16": (8611.9, 8652.2, 8651.8),  # +0.5 / +0.5 %
+        "bisenet_spatial_context_2streams_b4": (2648.7, 2608.2, 2608.5),  # −1.5 / −1.5 %
         "cyclegan_resnet_generator_b8": (6442.3, 6619.8, 6619.8),  # +2.8 / +2.8 %
-        "darts_search_cell_3streams_b64": (4512.6, 4457.3, 4458.2),  # −1.2 / −1.2 %
-        "dreamer_encoder_imagine_2streams_b16": (2203.6, 2144.5, 2144.9),  # −2.7 / −2.7 %
-        "fcos_head_towers_2streams_b2": (2985.2, 2865.8, 2866.4),  # −4.0 / −4.0 %
+        "darts_search_cell_3streams_b64": (4512.6, 4905.8, 4906.6),  # +8.7 / +8.7 %
+        "dreamer_encoder_imagine_2streams_b16": (2203.6, 2147.1, 2147.5),  # −2.6 / −2.5 %
+        "fcos_head_towers_2streams_b2": (2985.2, 2889.4, 2889.9),  # −3.2 / −3.2 %
         "vin_gridworld_plan_loop_b8": (639.5, 647.4, 648.4),  # +1.2 / +1.4 %
-        "youtube_dnn_logq_towers_2streams_b4096": (807.3, 808.1, 808.8),  # +0.1 / +0.2 %
+        "youtube_dnn_logq_towers_2streams_b4096": (807.3, 809.7, 810.5),  # +0.3 / +0.4 %
     },
 }
 
@@ -461,12 +461,15 @@ def test_the_blind_h100_holdout50() -> None:
     ±10 % from the trace alone (median |error| 2.8 %, worst FCOS's two towers on the rerun,
     −5.4 %), each inside its range, every saving within 15 points; the step verdicts agree
     with what replay saved (seven launch-bound, CycleGAN's generator compute-bound). Since
-    light kernels streaming memory share its bandwidth: median 2.6 %, worst −4.3 %."""
+    light kernels streaming memory share its bandwidth: median 2.6 %, worst −4.3 %; since
+    batch-norm, depthwise-convolution and upsampling kernels count as streaming (not as
+    gathers) and the slowdown reads what each kernel and those beside it demand: median 2.1
+    %, worst DARTS's three candidate branches, +8.5 and +8.7 %."""
     from conftest import step_verdicts_agreeing_with_replay
 
     rows = list(_pair_rows("h100_holdout50").values())
-    assert_summary(rows, 16, 16, 0.0263, 16)
-    assert max(abs(r.error_frac) for r in rows) == pytest.approx(0.0431, abs=0.001)
+    assert_summary(rows, 16, 16, 0.0207, 16)
+    assert max(abs(r.error_frac) for r in rows) == pytest.approx(0.0873, abs=0.001)
     assert all(abs(r.saving_error_points) <= 15 for r in rows)
     for recording in ("h100_holdout50", "h100_holdout50_rerun"):
         workloads = validation_workloads(VALIDATION_DIR / recording)
@@ -508,7 +511,7 @@ EXPECTED_51: dict[str, dict[str, tuple[float, float, float]]] = {
     "h100_holdout51": {
         "fp8_scaled_mm_mlp_b64": (374.0, 364.4, 364.1),  # −2.6 / −2.6 %
         "gp_cholesky_posterior_b32": (873.3, 877.7, 878.4),  # +0.5 / +0.6 %
-        "hyena_fft_longconv_2streams_b4": (2178.6, 2038.1, 2038.4),  # −6.4 / −6.4 %
+        "hyena_fft_longconv_2streams_b4": (2178.6, 2100.0, 2100.3),  # −3.6 / −3.6 %
         "mixture_of_depths_router_b8": (882.5, 892.4, 892.6),  # +1.1 / +1.1 %
         "pointnet2_knn_grouping_b8": (2572.8, 2581.0, 2580.4),  # +0.3 / +0.3 %
         "ppo_distributions_loss_b2048": (624.1, 612.1, 612.4),  # −1.9 / −1.9 %
@@ -518,7 +521,7 @@ EXPECTED_51: dict[str, dict[str, tuple[float, float, float]]] = {
     "h100_holdout51_rerun": {
         "fp8_scaled_mm_mlp_b64": (370.5, 364.0, 363.7),  # −1.8 / −1.8 %
         "gp_cholesky_posterior_b32": (874.3, 878.6, 878.9),  # +0.5 / +0.5 %
-        "hyena_fft_longconv_2streams_b4": (2182.4, 2018.6, 2017.6),  # −7.5 / −7.6 %
+        "hyena_fft_longconv_2streams_b4": (2182.4, 2064.2, 2063.1),  # −5.4 / −5.5 %
         "mixture_of_depths_router_b8": (882.6, 890.8, 891.6),  # +0.9 / +1.0 %
         "pointnet2_knn_grouping_b8": (2582.5, 2598.5, 2598.2),  # +0.6 / +0.6 %
         "ppo_distributions_loss_b2048": (621.2, 607.8, 612.8),  # −2.1 / −1.4 %
@@ -537,18 +540,17 @@ def test_the_blind_h100_holdout51() -> None:
     from the trace reads 18-21 % long: +12 and +14 points), every step verdict agreeing with
     what replay saved. Since light kernels streaming memory share its bandwidth (fitted on
     these recordings among others, so not blind): 16 of 16 within, Hyena −6.4 and −7.5 %, the
-    rerun's still above its range."""
+    rerun's still above its range; since the slowdown reads what each kernel and those
+    beside it demand, −3.6 and −5.5 %, both inside."""
     from conftest import step_verdicts_agreeing_with_replay
 
     rows = _pair_rows("h100_holdout51")
-    assert_summary(list(rows.values()), 16, 16, 0.0139, 15)
+    assert_summary(list(rows.values()), 16, 16, 0.0139, 16)
     hyena = [
         rows[r, "hyena_fft_longconv_2streams_b4"]
         for r in ("h100_holdout51", "h100_holdout51_rerun")
     ]
-    assert [round(r.error_frac, 3) for r in hyena] == [-0.064, -0.075]
-    above = {k for k, r in rows.items() if r.graphed_measured_us > r.high_us}
-    assert above == {("h100_holdout51_rerun", "hyena_fft_longconv_2streams_b4")}
+    assert [round(r.error_frac, 3) for r in hyena] == [-0.036, -0.055]
     assert all(abs(r.saving_error_points) <= 15 for r in rows.values())
     for recording in ("h100_holdout51", "h100_holdout51_rerun"):
         workloads = validation_workloads(VALIDATION_DIR / recording)
@@ -566,36 +568,56 @@ def test_the_blind_h100_holdout51() -> None:
 #: GroupNorm decoders) and two on one stream (a Mamba selective-scan loop, a Swin stage).
 EXPECTED_52: dict[str, dict[str, tuple[float, float, float]]] = {
     "h100_holdout52": {
-        "adamw_two_models_2streams": (2492.8, 2072.1, 2072.0),  # −16.9 / −16.9 %
+        "adamw_two_models_2streams": (2492.8, 2270.4, 2270.2),  # −8.9 / −8.9 %
         "dlrm_embbag_3streams_b2048": (329.3, 315.6, 316.2),  # −4.2 / −4.0 %
-        "fno2d_spectral_2streams_b8": (1031.1, 938.1, 937.6),  # −9.0 / −9.1 %
+        "fno2d_spectral_2streams_b8": (1031.1, 944.1, 943.6),  # −8.4 / −8.5 %
         "selective_scan_loop_b4": (2050.9, 1944.8, 1945.3),  # −5.2 / −5.1 %
-        "simclr_two_view_augment_2streams_b64": (3636.6, 3910.1, 3907.8),  # +7.5 / +7.5 %
+        "simclr_two_view_augment_2streams_b64": (3636.6, 3908.9, 3906.6),  # +7.5 / +7.4 %
         "swin_window_attention_b8": (608.2, 604.5, 602.3),  # −0.6 / −1.0 %
-        "unet_decoder_groupnorm_2streams_b2": (5197.2, 5150.1, 5148.7),  # −0.9 / −0.9 %
-        "wavenet_gated_2streams_b4": (2526.8, 2480.7, 2478.1),  # −1.8 / −1.9 %
+        "unet_decoder_groupnorm_2streams_b2": (5197.2, 5217.5, 5216.1),  # +0.4 / +0.4 %
+        "wavenet_gated_2streams_b4": (2526.8, 2529.9, 2527.3),  # +0.1 / +0.0 %
     },
     "h100_holdout52_rerun": {
-        "adamw_two_models_2streams": (2487.8, 2074.0, 2074.1),  # −16.6 / −16.6 %
+        "adamw_two_models_2streams": (2487.8, 2270.7, 2270.8),  # −8.7 / −8.7 %
         "dlrm_embbag_3streams_b2048": (337.6, 319.1, 315.7),  # −5.5 / −6.5 %
-        "fno2d_spectral_2streams_b8": (1032.6, 935.0, 934.8),  # −9.5 / −9.5 %
+        "fno2d_spectral_2streams_b8": (1032.6, 943.3, 943.1),  # −8.6 / −8.7 %
         "selective_scan_loop_b4": (2049.1, 1945.2, 1945.7),  # −5.1 / −5.1 %
-        "simclr_two_view_augment_2streams_b64": (3609.6, 3919.0, 3919.0),  # +8.6 / +8.6 %
+        "simclr_two_view_augment_2streams_b64": (3609.6, 3915.6, 3915.6),  # +8.5 / +8.5 %
         "swin_window_attention_b8": (594.5, 608.3, 606.4),  # +2.3 / +2.0 %
-        "unet_decoder_groupnorm_2streams_b2": (5192.9, 5116.7, 5114.6),  # −1.5 / −1.5 %
-        "wavenet_gated_2streams_b4": (2485.0, 2471.7, 2468.2),  # −0.5 / −0.7 %
+        "unet_decoder_groupnorm_2streams_b2": (5192.9, 5182.1, 5180.0),  # −0.2 / −0.2 %
+        "wavenet_gated_2streams_b4": (2485.0, 2522.0, 2518.5),  # +1.5 / +1.3 %
     },
 }
 
 
 def _as_judged_on_holdout52(monkeypatch: pytest.MonkeyPatch) -> None:
     """The shared bandwidth as ``holdout52`` judged it: a kernel's demand its device share
-    alone, no knee, gathers streaming too."""
+    alone, no knee, gathers streaming too, and every streaming kernel slowed by the total
+    demand ``B`` (at most 1.5x) once it passes the whole bandwidth."""
     from traceinspect.analysis.estimate import columns, schedule
 
     monkeypatch.setattr(schedule, "BANDWIDTH_SATURATION", 1.0)
     monkeypatch.setattr(schedule, "BANDWIDTH_KNEE", 1.0)
+    monkeypatch.setattr(schedule, "bandwidth_slowdown", lambda own, others: min(own + others, 1.5))
     monkeypatch.setattr(columns, "GATHER_KERNEL", re.compile(r"(?!)"))
+
+
+def _as_judged_on_holdout53(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The shared bandwidth as ``holdout53`` judged it (refined on ``holdout52``): every
+    streaming kernel slowed ``min(B / 0.8, 1.5)`` times once the total demand ``B`` passes
+    0.8 of the bandwidth, even with no other streaming kernel beside it, and gathers matched
+    without regard to case (so also batch-norm, depthwise-convolution and upsampling
+    kernels, whose template arguments name ``IndexType``)."""
+    from traceinspect.analysis.estimate import columns, schedule
+
+    monkeypatch.setattr(
+        schedule, "bandwidth_slowdown", lambda own, others: min((own + others) / 0.8, 1.5)
+    )
+    monkeypatch.setattr(
+        columns,
+        "GATHER_KERNEL",
+        re.compile(r"embedding|index|gather|scatter|sort|topk", re.IGNORECASE),
+    )
 
 
 def _fresh_rows(recording: str) -> dict[tuple[str, str], Any]:
@@ -628,9 +650,11 @@ def test_the_blind_h100_holdout52(monkeypatch: pytest.MonkeyPatch) -> None:
     reruns' eager times 34 % off. Two step verdicts disagree with replay: SimCLR's (replay
     saved 28 and 22 %), called mixed and compute-bound on a graphed time read long.
 
-    Since (a demand saturating at half the SMs, a knee at 0.8 of the bandwidth, gathers not
-    streaming: fitted on this set, not blind): 14 of 16 within (median 5.1 %), the AdamW
-    updates −16.9 and −16.6 %, the FNO −9.1 and −9.5 %."""
+    Refined on this set (a demand saturating at half the SMs, a knee at 0.8 of the bandwidth,
+    gathers not streaming: not blind since): 14 of 16 within (median 5.1 %), the AdamW
+    updates −16.9 and −16.6 %, the FNO −9.1 and −9.5 %. As the model stands (the slowdown
+    reading what each kernel and those beside it demand): 16 of 16 within (median 5.1 %), the
+    AdamW updates −8.9 and −8.7 %, the FNO −8.5 and −8.7 %."""
     from conftest import step_verdicts_agreeing_with_replay
 
     with monkeypatch.context() as m:
@@ -650,10 +674,19 @@ def test_the_blind_h100_holdout52(monkeypatch: pytest.MonkeyPatch) -> None:
         assert sum(step_verdicts_agreeing_with_replay(agreeing).values()) == 7
     now = _pair_rows("h100_holdout52")
     errors = [abs(r.error_frac) for r in now.values()]
-    assert sum(e <= 0.10 for e in errors) == 14
+    assert sum(e <= 0.10 for e in errors) == 16
     assert statistics.median(errors) == pytest.approx(0.0510, abs=0.001)
     adamw = [
         now[r, "adamw_two_models_2streams"].error_frac
+        for r in ("h100_holdout52", "h100_holdout52_rerun")
+    ]
+    assert [round(e, 3) for e in adamw] == [-0.089, -0.087]
+    with monkeypatch.context() as m:
+        _as_judged_on_holdout53(m)
+        refined = _fresh_rows("h100_holdout52")
+    assert sum(abs(r.error_frac) <= 0.10 for r in refined.values()) == 14
+    adamw = [
+        refined[r, "adamw_two_models_2streams"].error_frac
         for r in ("h100_holdout52", "h100_holdout52_rerun")
     ]
     assert [round(e, 3) for e in adamw] == [-0.169, -0.166]
@@ -694,39 +727,44 @@ def test_the_shared_bandwidth_judged_on_h100_holdout52(monkeypatch: pytest.Monke
 EXPECTED_53: dict[str, dict[str, tuple[float, float, float]]] = {
     "h100_holdout53": {
         "conformer_conv_module_b4": (899.8, 898.3, 898.0),  # −0.2 / −0.2 %
-        "ema_and_clip_2streams": (1471.9, 1152.5, 1152.2),  # −21.7 / −21.7 %
-        "hashgrid_nerf_2streams_b65536": (1984.7, 1867.3, 1868.4),  # −5.9 / −5.9 %
-        "mixer_towers_2streams_b8": (795.0, 777.3, 776.7),  # −2.2 / −2.3 %
+        "ema_and_clip_2streams": (1471.9, 1171.7, 1171.4),  # −20.4 / −20.4 %
+        "hashgrid_nerf_2streams_b65536": (1984.7, 1956.9, 1958.0),  # −1.4 / −1.3 %
+        "mixer_towers_2streams_b8": (795.0, 795.3, 794.7),  # +0.0 / −0.0 %
         "rwkv_time_mix_loop_b2": (3461.1, 3605.1, 3603.9),  # +4.2 / +4.1 %
-        "sgd_nesterov_two_models_2streams": (2191.9, 1999.3, 1999.3),  # −8.8 / −8.8 %
-        "stft_mel_frontend_2streams_b16": (560.1, 517.5, 516.0),  # −7.6 / −7.9 %
-        "tabnet_feature_gather_3streams_b4096": (2201.5, 2108.3, 2108.2),  # −4.2 / −4.2 %
+        "sgd_nesterov_two_models_2streams": (2191.9, 2151.5, 2151.6),  # −1.8 / −1.8 %
+        "stft_mel_frontend_2streams_b16": (560.1, 526.3, 524.8),  # −6.0 / −6.3 %
+        "tabnet_feature_gather_3streams_b4096": (2201.5, 2127.4, 2127.4),  # −3.4 / −3.4 %
     },
     "h100_holdout53_rerun": {
         "conformer_conv_module_b4": (896.8, 897.2, 897.7),  # +0.0 / +0.1 %
-        "ema_and_clip_2streams": (1469.7, 1151.7, 1152.2),  # −21.6 / −21.6 %
-        "hashgrid_nerf_2streams_b65536": (1978.1, 1878.0, 1878.2),  # −5.1 / −5.1 %
-        "mixer_towers_2streams_b8": (793.9, 771.9, 773.1),  # −2.8 / −2.6 %
+        "ema_and_clip_2streams": (1469.7, 1171.3, 1171.9),  # −20.3 / −20.3 %
+        "hashgrid_nerf_2streams_b65536": (1978.1, 1938.2, 1938.4),  # −2.0 / −2.0 %
+        "mixer_towers_2streams_b8": (793.9, 789.5, 790.8),  # −0.6 / −0.4 %
         "rwkv_time_mix_loop_b2": (3445.8, 3603.3, 3602.8),  # +4.6 / +4.6 %
-        "sgd_nesterov_two_models_2streams": (2188.3, 2000.7, 2001.3),  # −8.6 / −8.6 %
-        "stft_mel_frontend_2streams_b16": (559.4, 515.8, 516.3),  # −7.8 / −7.7 %
-        "tabnet_feature_gather_3streams_b4096": (2191.4, 2112.3, 2115.0),  # −3.6 / −3.5 %
+        "sgd_nesterov_two_models_2streams": (2188.3, 2154.0, 2154.6),  # −1.6 / −1.5 %
+        "stft_mel_frontend_2streams_b16": (559.4, 524.5, 525.1),  # −6.2 / −6.1 %
+        "tabnet_feature_gather_3streams_b4096": (2191.4, 2116.3, 2119.0),  # −3.4 / −3.3 %
     },
 }
 
 
-def test_the_blind_h100_holdout53() -> None:
-    """Blind for the refined shared bandwidth: 14 of 16 graphed times within ±10 % from the
-    trace alone (median |error| 4.8 %). The miss: gradient clipping beside a weight EMA on
-    two streams, −21.7 and −21.6 % (below its range): two streams of long foreach kernels
-    (a clip's norms and scaling, an EMA's lerps) took about the sum of their times alone in
-    the replay (1,126-1,339 µs against 1,179), where the schedule overlaps them at no more
-    than 1.5x (975 µs). The two SGD updates read −8.8 and −8.6 %, below their range. 14
-    savings within 15 points (the EMA step's +21); every step verdict launch-bound, as
-    replay saved 17-83 %."""
+def test_the_blind_h100_holdout53(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Blind for the refined shared bandwidth (as judged: :func:`_as_judged_on_holdout53`):
+    14 of 16 graphed times within ±10 % from the trace alone (median |error| 4.8 %). The
+    miss: gradient clipping beside a weight EMA on two streams, −21.7 and −21.6 % (below its
+    range): two streams of long foreach kernels (a clip's norms and scaling, an EMA's lerps)
+    took about the sum of their times alone in the replay (1,126-1,339 µs against 1,179),
+    where the schedule overlaps them at no more than 1.5x (975 µs). The two SGD updates read
+    −8.8 and −8.6 %, below their range. 14 savings within 15 points (the EMA step's +21);
+    every step verdict launch-bound, as replay saved 17-83 %. As the model stands (the
+    slowdown reading what each kernel and those beside it demand, fitted on this set among
+    others, so not blind): 14 of 16 within, median 2.7 %, the SGD updates −1.8 and −1.5 %, the
+    EMA −20.4 and −20.3 %."""
     from conftest import step_verdicts_agreeing_with_replay
 
-    rows = _pair_rows("h100_holdout53")
+    with monkeypatch.context() as m:
+        _as_judged_on_holdout53(m)
+        rows = _fresh_rows("h100_holdout53")
     assert_summary(list(rows.values()), 16, 14, 0.0481, 12)
     missed = {name for (_, name), r in rows.items() if abs(r.error_frac) > 0.10}
     assert missed == {"ema_and_clip_2streams"}
@@ -736,6 +774,13 @@ def test_the_blind_h100_holdout53() -> None:
     for recording in ("h100_holdout53", "h100_holdout53_rerun"):
         workloads = validation_workloads(VALIDATION_DIR / recording)
         assert step_verdicts_agreeing_with_replay(workloads) == {"launch-bound": 8}
+    now = _pair_rows("h100_holdout53")
+    assert_summary(list(now.values()), 16, 14, 0.0266, 13)
+    sgd = [
+        now[r, "sgd_nesterov_two_models_2streams"].error_frac
+        for r in ("h100_holdout53", "h100_holdout53_rerun")
+    ]
+    assert [round(e, 3) for e in sgd] == [-0.018, -0.015]
 
 
 def test_the_refined_bandwidth_judged_on_h100_holdout53(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -746,7 +791,9 @@ def test_the_refined_bandwidth_judged_on_h100_holdout53(monkeypatch: pytest.Monk
     −8.6 %, the hash-grid fields −10.3 → −5.9 %."""
     from traceinspect.analysis.estimate import schedule
 
-    now = _stream_errors("h100_holdout53")
+    with monkeypatch.context() as m:
+        _as_judged_on_holdout53(m)
+        now = _stream_errors("h100_holdout53")
     with monkeypatch.context() as m:
         _as_judged_on_holdout52(m)
         first = _stream_errors("h100_holdout53")

@@ -263,7 +263,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "edsr_pixelshuffle_b4": (887.2, 900.5, 898.2),  # +1.5 / +1.2 %
         "encoder_train_step_b8": (615.3, 616.5, 619.7),  # +0.2 / +0.7 %
         "medusa_heads_decode_b1": (513.2, 486.0, 485.3),  # −5.3 / −5.4 %
-        "shared_expert_streams_b16": (346.8, 364.6, 364.7),  # +5.1 / +5.2 %
+        "shared_expert_streams_b16": (346.8, 365.1, 365.2),  # +5.3 / +5.3 %
         "timestep_film_resblock_b8": (251.5, 255.3, 251.0),  # +1.5 / −0.2 %
         "wav2vec_feature_encoder_b2": (260.1, 274.6, 273.9),  # +5.5 / +5.3 %
     },
@@ -275,7 +275,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         # the four levels' NCHW/NHWC transposes and 3x3 convolutions overlap in the replay
         # (114 µs of GPU time profiled, 137 predicted at the freeze, 121 now); four inputs of
         # 7.8 MB copied in
-        "fpn_lateral_streams_b2": (135.8, 148.5, 150.7),  # +9.4 / +11.0 %
+        "fpn_lateral_streams_b2": (135.8, 150.0, 152.2),  # +10.5 / +12.1 %
         "metrics_side_stream_b512": (110.9, 109.2, 110.5),  # −1.5 / −0.3 %
         "multitask_heads_4streams_b64": (40.6, 43.0, 43.6),  # +5.9 / +7.5 %
         "parallel_attn_mlp_streams_b8": (157.1, 150.6, 151.6),  # −4.1 / −3.5 %
@@ -285,8 +285,8 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
     "holdout21": {
         # measured just under its range (516.0 µs against 522-610) until a kernel of one wave
         # made room at 80 or 90 % of its run (+7.9 / +8.4 % then)
-        "grouped_conv_branches_4streams_b8": (516.0, 549.7, 552.2),  # +6.5 / +7.0 %
-        "moe_gelu_4streams_b32": (290.3, 284.8, 284.9),  # −1.9 / −1.9 %
+        "grouped_conv_branches_4streams_b8": (516.0, 564.1, 566.6),  # +9.3 / +9.8 %
+        "moe_gelu_4streams_b32": (290.3, 288.0, 288.0),  # −0.8 / −0.8 %
         "performer_linear_attn_b4": (1868.1, 1852.5, 1851.3),  # −0.8 / −0.9 %
         "point_transformer_knn_b4": (1487.2, 1446.4, 1445.2),  # −2.7 / −2.8 %
         "r2plus1d_video_b2": (577.9, 600.3, 600.8),  # +3.9 / +4.0 %
@@ -295,7 +295,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
     },
     # recorded twice on one lease, each in its own processes
     "holdout22": {
-        "aux_probes_side_stream_b16": (792.5, 741.0, 742.0),  # −6.5 / −6.4 %
+        "aux_probes_side_stream_b16": (792.5, 741.9, 742.8),  # −6.4 / −6.3 %
         "ctc_greedy_decode_b16": (58.0, 60.5, 63.2),  # +4.2 / +8.9 %
         "fake_quant_absmax_b32": (176.8, 188.1, 188.7),  # +6.4 / +6.8 %
         # its process's copies probed 6.0-6.3 µs against the built-in 9.2 (two inputs)
@@ -305,7 +305,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "speculative_verify_b4": (136.8, 132.6, 134.9),  # −3.1 / −1.4 %
     },
     "holdout22_rerun": {
-        "aux_probes_side_stream_b16": (814.1, 750.0, 750.0),  # −7.9 / −7.9 %
+        "aux_probes_side_stream_b16": (814.1, 750.8, 750.8),  # −7.8 / −7.8 %
         "ctc_greedy_decode_b16": (57.2, 59.4, 61.1),  # +3.8 / +6.9 %
         "fake_quant_absmax_b32": (177.0, 187.9, 188.5),  # +6.2 / +6.5 %
         "hypernet_per_sample_mlp_b64": (69.4, 72.1, 70.1),  # +4.0 / +1.0 %
@@ -338,7 +338,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "masked_sparse_mlp_b64": (44.7, 47.3, 47.6),  # +5.9 / +6.7 %
         "ssim_loss_b8": (493.5, 457.5, 455.4),  # −7.3 / −7.7 %
         "teacher_kl_side_stream_b32": (168.0, 166.6, 172.3),  # −0.9 / +2.5 %
-        "tri_encoder_3streams_b16": (335.0, 323.2, 329.0),  # −3.5 / −1.8 %
+        "tri_encoder_3streams_b16": (335.0, 325.6, 331.5),  # −2.8 / −1.0 %
     },
     # recorded twice after MATRIX_SLOWDOWN 1.0 past a 4 µs latency was frozen, which read
     # twin_fp32_mlp_2streams_b64 +24.2 / +24.6 % and +25.7 % (14 of 16 within ±10 %); the
@@ -368,8 +368,8 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
     # recorded twice after the model of holdout24's pins was committed: blind
     "holdout25": {
         "attn_beside_conv_2streams_b4": (196.5, 204.6, 200.7),  # +4.1 / +2.2 %
-        "bf16_experts_2streams_b256": (61.1, 57.5, 57.3),  # −5.9 / −6.2 %
-        "conv_towers_bf16_2streams_b8": (189.8, 210.1, 208.2),  # +10.7 / +9.7 %
+        "bf16_experts_2streams_b256": (61.1, 58.0, 57.8),  # −5.1 / −5.4 %
+        "conv_towers_bf16_2streams_b8": (189.8, 215.8, 213.9),  # +13.7 / +12.7 %
         "delta_rule_scan_loop_b4": (967.9, 975.0, 975.6),  # +0.7 / +0.8 %
         "dynamic_conv_b16": (122.1, 123.7, 126.4),  # +1.3 / +3.5 %
         # three chains of FP32 GEMMs (256 blocks, 0.48 of the block slots, every SM) on three
@@ -382,8 +382,8 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
     },
     "holdout25_rerun": {
         "attn_beside_conv_2streams_b4": (189.9, 202.1, 201.7),  # +6.4 / +6.2 %
-        "bf16_experts_2streams_b256": (60.6, 57.6, 57.8),  # −5.0 / −4.7 %
-        "conv_towers_bf16_2streams_b8": (186.0, 206.6, 207.2),  # +11.1 / +11.4 %
+        "bf16_experts_2streams_b256": (60.6, 58.1, 58.3),  # −4.1 / −3.8 %
+        "conv_towers_bf16_2streams_b8": (186.0, 212.2, 212.8),  # +14.1 / +14.4 %
         "delta_rule_scan_loop_b4": (946.8, 974.3, 975.7),  # +2.9 / +3.0 %
         "dynamic_conv_b16": (120.9, 124.3, 127.2),  # +2.9 / +5.3 %
         "fp32_gemm_chains_3streams_b512": (733.4, 804.7, 802.7),  # +9.7 / +9.4 %
@@ -397,7 +397,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "adafactor_loop_30params": (2426.0, 2415.6, 2400.4),  # −0.4 / −1.1 %
         "alibi_decoder_b4": (302.8, 308.6, 310.6),  # +1.9 / +2.6 %
         # two towers of bf16 GEMMs (1,024 rows, 4.2-16.8 M weights) on two streams
-        "bf16_gemm_pairs_2streams_b1024": (207.1, 188.0, 188.0),  # −9.2 / −9.2 %
+        "bf16_gemm_pairs_2streams_b1024": (207.1, 189.2, 189.2),  # −8.6 / −8.6 %
         "chamfer_loss_b8": (317.8, 315.3, 320.3),  # −0.8 / +0.8 %
         # three convolutions with their BatchNorms, ReLUs and layout transposes (most of
         # them filling the block slots, 1-13 µs) beside four small GEMMs on a second stream:
@@ -410,7 +410,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
     "holdout26_rerun": {
         "adafactor_loop_30params": (2636.5, 2484.7, 2506.4),  # −5.8 / −4.9 %
         "alibi_decoder_b4": (311.3, 313.4, 311.7),  # +0.7 / +0.1 %
-        "bf16_gemm_pairs_2streams_b1024": (206.6, 187.4, 187.9),  # −9.3 / −9.1 %
+        "bf16_gemm_pairs_2streams_b1024": (206.6, 188.6, 189.1),  # −8.7 / −8.5 %
         "chamfer_loss_b8": (339.1, 318.9, 319.9),  # −6.0 / −5.7 %
         "conv_beside_mlp_2streams_b16": (100.3, 103.3, 106.2),  # +2.9 / +5.8 %
         "convlstm_loop_b4": (411.1, 440.4, 441.0),  # +7.1 / +7.3 %
@@ -457,7 +457,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
     # one lease: blind
     "holdout29": {
         "adamw_fused_capturable_48params": (1546.5, 1446.1, 1431.4),  # −6.5 / −7.4 %
-        "dit_cfg_2streams_b4": (544.0, 547.2, 543.8),  # +0.6 / −0.0 %
+        "dit_cfg_2streams_b4": (544.0, 562.3, 559.0),  # +3.4 / +2.8 %
         "dqn_double_td_b256": (372.6, 359.0, 348.8),  # −3.6 / −6.4 %
         "egnn_layer_b1": (4048.6, 4021.4, 4018.7),  # −0.7 / −0.7 %
         "informer_probsparse_b16": (5217.2, 5216.5, 5215.3),  # −0.0 / −0.0 %
@@ -466,17 +466,17 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         # a prefill chunk and a decode batch forked onto two streams, nothing after the
         # join: blind, the decode stream's fork was read as waiting on the whole prefill
         # (+45.9 / +45.8 %); forked from the stream that joins them since
-        "prefill_decode_2streams": (516.9, 574.5, 573.8),  # +11.1 / +11.0 %
+        "prefill_decode_2streams": (516.9, 580.1, 579.4),  # +12.2 / +12.1 %
     },
     "holdout29_rerun": {
         "adamw_fused_capturable_48params": (1514.8, 1455.9, 1430.1),  # −3.9 / −5.6 %
-        "dit_cfg_2streams_b4": (532.9, 545.0, 545.4),  # +2.3 / +2.3 %
+        "dit_cfg_2streams_b4": (532.9, 560.4, 560.8),  # +5.2 / +5.2 %
         "dqn_double_td_b256": (357.8, 356.4, 349.1),  # −0.4 / −2.4 %
         "egnn_layer_b1": (4074.9, 4025.5, 4023.4),  # −1.2 / −1.3 %
         "informer_probsparse_b16": (5236.0, 5209.7, 5206.2),  # −0.5 / −0.6 %
         "multi_lora_bgmv_b16": (395.5, 393.7, 390.8),  # −0.5 / −1.2 %
         "patchtst_b32": (1102.8, 1047.8, 1045.5),  # −5.0 / −5.2 %
-        "prefill_decode_2streams": (536.3, 577.1, 573.2),  # +7.6 / +6.9 %
+        "prefill_decode_2streams": (536.3, 582.5, 578.6),  # +8.6 / +7.9 %
     },
     # written and committed with the model as it stands (the fork-origin rules included) and
     # recorded once: blind
@@ -495,7 +495,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
     "holdout31": {
         "bucketize_preprocess_b4096": (278.2, 272.7, 271.2),  # −2.0 / −2.5 %
         "ckpt_mlp_train_b32": (1396.6, 1383.4, 1383.0),  # −0.9 / −1.0 %
-        "clip_towers_2streams_b32": (1026.7, 907.7, 906.4),  # −11.6 / −11.7 %
+        "clip_towers_2streams_b32": (1026.7, 912.3, 911.0),  # −11.1 / −11.3 %
         "gan_train_step_b64": (499.0, 493.9, 494.6),  # −1.0 / −0.9 %
         "grad_bucket_side_stream_b32": (653.6, 607.5, 612.5),  # −7.1 / −6.3 %
         "sparse_gcn_csr_b1": (376.9, 374.1, 375.6),  # −0.7 / −0.3 %
@@ -505,7 +505,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
     "holdout31_rerun": {
         "bucketize_preprocess_b4096": (273.8, 271.6, 271.3),  # −0.8 / −0.9 %
         "ckpt_mlp_train_b32": (1383.5, 1382.6, 1382.7),  # −0.1 / −0.1 %
-        "clip_towers_2streams_b32": (1062.2, 920.5, 917.2),  # −13.3 / −13.7 %
+        "clip_towers_2streams_b32": (1062.2, 925.0, 921.8),  # −12.9 / −13.2 %
         "gan_train_step_b64": (498.9, 494.1, 494.4),  # −1.0 / −0.9 %
         "grad_bucket_side_stream_b32": (671.1, 618.7, 617.7),  # −7.8 / −8.0 %
         "sparse_gcn_csr_b1": (374.3, 374.3, 376.3),  # −0.0 / +0.5 %
@@ -517,7 +517,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
     "holdout32": {
         "adamw_train_no_reset_b64": (319.5, 315.9, 315.7),  # −1.1 / −1.2 %
         "beam_search_step_b4": (155.3, 158.3, 163.2),  # +2.0 / +5.1 %
-        "conv_beside_gemm_2streams_b8": (314.4, 344.9, 348.8),  # +9.7 / +10.9 %
+        "conv_beside_gemm_2streams_b8": (314.4, 345.6, 349.5),  # +9.9 / +11.2 %
         "gat_edge_softmax_b1": (1076.8, 1057.1, 1055.7),  # −1.8 / −2.0 %
         "realnvp_coupling_b256": (544.3, 554.2, 556.4),  # +1.8 / +2.2 %
         "selective_scan_loop_b4": (946.5, 952.5, 948.7),  # +0.6 / +0.2 %
@@ -527,7 +527,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
     "holdout32_rerun": {
         "adamw_train_no_reset_b64": (324.1, 314.3, 314.7),  # −3.0 / −2.9 %
         "beam_search_step_b4": (167.5, 166.7, 160.4),  # −0.5 / −4.2 %
-        "conv_beside_gemm_2streams_b8": (317.8, 344.8, 344.3),  # +8.5 / +8.3 %
+        "conv_beside_gemm_2streams_b8": (317.8, 345.4, 344.9),  # +8.7 / +8.5 %
         "gat_edge_softmax_b1": (1057.3, 1059.6, 1059.1),  # +0.2 / +0.2 %
         "realnvp_coupling_b256": (542.0, 554.3, 554.2),  # +2.3 / +2.3 %
         "selective_scan_loop_b4": (913.8, 949.8, 950.0),  # +3.9 / +4.0 %
@@ -540,7 +540,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "gpt2_greedy_decode_kv_b4": (373.5, 363.7, 361.0),  # −2.6 / −3.4 %
         "llama_prefill_gqa_b1": (614.0, 633.9, 635.2),  # +3.2 / +3.4 %
         "mlp_train_autocast_b256": (505.6, 496.2, 493.5),  # −1.9 / −2.4 %
-        "prefetch_normalize_side_stream_b32": (521.6, 524.3, 521.1),  # +0.5 / −0.1 %
+        "prefetch_normalize_side_stream_b32": (521.6, 527.4, 524.2),  # +1.1 / +0.5 %
         "resnet50_channels_last_b16": (1593.7, 1621.9, 1620.9),  # +1.8 / +1.7 %
         "sd_unet_midblock_b2": (463.7, 449.0, 443.1),  # −3.2 / −4.4 %
         "vit_b16_b1": (692.7, 691.3, 692.2),  # −0.2 / −0.1 %
@@ -550,7 +550,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "gpt2_greedy_decode_kv_b4": (372.5, 362.4, 361.7),  # −2.7 / −2.9 %
         "llama_prefill_gqa_b1": (649.2, 637.1, 635.4),  # −1.9 / −2.1 %
         "mlp_train_autocast_b256": (527.0, 493.4, 492.8),  # −6.4 / −6.5 %
-        "prefetch_normalize_side_stream_b32": (508.5, 516.5, 519.4),  # +1.6 / +2.1 %
+        "prefetch_normalize_side_stream_b32": (508.5, 520.0, 522.9),  # +2.3 / +2.8 %
         "resnet50_channels_last_b16": (1581.4, 1619.4, 1619.7),  # +2.4 / +2.4 %
         "sd_unet_midblock_b2": (425.3, 441.2, 442.7),  # +3.7 / +4.1 %
         "vit_b16_b1": (686.7, 690.0, 690.1),  # +0.5 / +0.5 %
@@ -564,7 +564,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "hifigan_generator_b1": (1279.0, 1336.0, 1333.2),  # +4.5 / +4.2 %
         "nbeats_stack_b256": (972.9, 947.6, 946.6),  # −2.6 / −2.7 %
         "sac_update_b256": (1076.4, 1063.3, 1053.1),  # −1.2 / −2.2 %
-        "seg_depth_heads_2streams_b4": (758.6, 945.3, 946.0),  # +24.6 / +24.7 %
+        "seg_depth_heads_2streams_b4": (758.6, 954.2, 954.9),  # +25.8 / +25.9 %
         "tacotron_attention_decode_b4": (1201.7, 1193.0, 1194.3),  # −0.7 / −0.6 %
         "timesformer_divided_attn_b2": (1713.3, 1739.5, 1740.5),  # +1.5 / +1.6 %
     },
@@ -574,7 +574,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "hifigan_generator_b1": (1251.8, 1334.4, 1334.1),  # +6.6 / +6.6 %
         "nbeats_stack_b256": (959.3, 943.7, 944.1),  # −1.6 / −1.6 %
         "sac_update_b256": (1031.1, 1049.1, 1049.1),  # +1.8 / +1.8 %
-        "seg_depth_heads_2streams_b4": (759.8, 944.6, 943.2),  # +24.3 / +24.1 %
+        "seg_depth_heads_2streams_b4": (759.8, 953.5, 952.1),  # +25.5 / +25.3 %
         "tacotron_attention_decode_b4": (1206.0, 1192.6, 1194.1),  # −1.1 / −1.0 %
         "timesformer_divided_attn_b2": (1708.2, 1738.8, 1740.1),  # +1.8 / +1.9 %
     },
@@ -589,7 +589,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "lstm_lm_train_tbptt_b32": (4377.1, 4318.4, 4317.7),  # −1.3 / −1.4 %
         "multitask_loss_3heads_streams_b64": (91.4, 95.3, 105.4),  # +4.3 / +15.4 %
         "stereo_matching_2streams_b2": (833.4, 835.5, 835.3),  # +0.2 / +0.2 %
-        "video_two_stream_rgb_flow_b4": (551.6, 580.1, 579.9),  # +5.2 / +5.1 %
+        "video_two_stream_rgb_flow_b4": (551.6, 588.7, 588.5),  # +6.7 / +6.7 %
     },
     "holdout35_rerun": {
         "cascade_refine_2rounds_2streams_b4": (478.1, 503.9, 504.3),  # +5.4 / +5.5 %
@@ -599,7 +599,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "lstm_lm_train_tbptt_b32": (4387.3, 4209.7, 4206.2),  # −4.0 / −4.1 %
         "multitask_loss_3heads_streams_b64": (94.0, 98.1, 105.6),  # +4.3 / +12.3 %
         "stereo_matching_2streams_b2": (816.6, 832.8, 830.9),  # +2.0 / +1.8 %
-        "video_two_stream_rgb_flow_b4": (557.6, 583.3, 583.6),  # +4.6 / +4.7 %
+        "video_two_stream_rgb_flow_b4": (557.6, 591.7, 592.0),  # +6.1 / +6.2 %
     },
     # written and committed before recording, recorded once after a slow profiled host was
     # brought to a typical pace (eager.host_speed): blind for that too
@@ -640,7 +640,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "hrnet_pose_3streams_b4": (650.1, 622.3, 623.3),  # −4.3 / −4.1 %
         "node_oblivious_trees_b256": (2162.2, 2140.9, 2139.2),  # −1.0 / −1.1 %
         "sdf_sphere_trace_soft_shadow_b1": (3486.9, 3546.2, 3547.0),  # +1.7 / +1.7 %
-        "siamrpn_tracker_2streams_b8": (1280.6, 1307.1, 1312.7),  # +2.1 / +2.5 %
+        "siamrpn_tracker_2streams_b8": (1280.6, 1317.5, 1323.1),  # +2.9 / +3.3 %
         "slowfast_3rounds_2streams_b2": (723.5, 765.1, 763.0),  # +5.7 / +5.5 %
         "textcnn_multichannel_b32": (1405.0, 1405.8, 1405.1),  # +0.1 / +0.0 %
     },
@@ -650,7 +650,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "hrnet_pose_3streams_b4": (648.8, 622.6, 622.9),  # −4.0 / −4.0 %
         "node_oblivious_trees_b256": (2148.9, 2143.5, 2145.3),  # −0.2 / −0.2 %
         "sdf_sphere_trace_soft_shadow_b1": (3496.5, 3547.2, 3542.7),  # +1.5 / +1.3 %
-        "siamrpn_tracker_2streams_b8": (1307.0, 1318.8, 1314.8),  # +0.9 / +0.6 %
+        "siamrpn_tracker_2streams_b8": (1307.0, 1327.4, 1323.4),  # +1.6 / +1.3 %
         "slowfast_3rounds_2streams_b2": (740.8, 763.9, 762.7),  # +3.1 / +2.9 %
         "textcnn_multichannel_b32": (1403.5, 1411.8, 1410.7),  # +0.6 / +0.5 %
     },
@@ -661,8 +661,8 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "deeplabv3plus_aspp_decoder_b2": (973.6, 965.2, 962.4),  # −0.9 / −1.1 %
         "ecapa_tdnn_speaker_b16": (1855.1, 1889.7, 1889.6),  # +1.9 / +1.9 %
         "gtsrb_spatial_transformers_b128": (2206.8, 2239.2, 2238.7),  # +1.5 / +1.5 %
-        "maskrcnn_roi_heads_2streams_b2": (1092.2, 1148.6, 1152.2),  # +5.2 / +5.5 %
-        "speech_enhance_mag_phase_2streams_b4": (1049.9, 1058.0, 1058.8),  # +0.8 / +0.9 %
+        "maskrcnn_roi_heads_2streams_b2": (1092.2, 1163.4, 1167.0),  # +6.5 / +6.8 %
+        "speech_enhance_mag_phase_2streams_b4": (1049.9, 1063.9, 1064.7),  # +1.3 / +1.4 %
         "video_text_itm_3dconv_2streams_b4": (851.5, 849.1, 850.3),  # −0.3 / −0.1 %
         "xdeepfm_cin_b1024": (1246.2, 1222.9, 1225.4),  # −1.9 / −1.7 %
     },
@@ -671,16 +671,16 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "deeplabv3plus_aspp_decoder_b2": (941.6, 954.0, 954.6),  # +1.3 / +1.4 %
         "ecapa_tdnn_speaker_b16": (1851.3, 1887.0, 1890.1),  # +1.9 / +2.1 %
         "gtsrb_spatial_transformers_b128": (2244.0, 2248.0, 2246.0),  # +0.2 / +0.1 %
-        "maskrcnn_roi_heads_2streams_b2": (1072.5, 1147.6, 1150.5),  # +7.0 / +7.3 %
-        "speech_enhance_mag_phase_2streams_b4": (1049.4, 1056.4, 1056.8),  # +0.7 / +0.7 %
+        "maskrcnn_roi_heads_2streams_b2": (1072.5, 1162.4, 1165.4),  # +8.4 / +8.7 %
+        "speech_enhance_mag_phase_2streams_b4": (1049.4, 1061.8, 1062.2),  # +1.2 / +1.2 %
         "video_text_itm_3dconv_2streams_b4": (865.0, 855.2, 852.2),  # −1.1 / −1.5 %
         "xdeepfm_cin_b1024": (1297.6, 1231.6, 1230.0),  # −5.1 / −5.2 %
     },
     "holdout40": {
         "actor_critic_2streams_b512": (117.4, 117.0, 119.0),  # −0.4 / +1.3 %
         "axial_attention_msa_b2": (444.5, 450.9, 451.9),  # +1.4 / +1.7 %
-        "bifpn_levels_2streams_b4": (1588.8, 1619.8, 1620.5),  # +2.0 / +2.0 %
-        "controlnet_side_branch_2streams_b2": (1345.4, 1410.2, 1408.8),  # +4.8 / +4.7 %
+        "bifpn_levels_2streams_b4": (1588.8, 1636.2, 1636.9),  # +3.0 / +3.0 %
+        "controlnet_side_branch_2streams_b2": (1345.4, 1408.0, 1406.6),  # +4.7 / +4.5 %
         "densenet_dense_block_b8": (764.0, 735.1, 734.4),  # −3.8 / −3.9 %
         "hashgrid_encoding_mlp_b65536": (1137.8, 1167.1, 1169.4),  # +2.6 / +2.8 %
         "qformer_cross_attn_b8": (392.7, 389.5, 390.3),  # −0.8 / −0.6 %
@@ -689,8 +689,8 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
     "holdout40_rerun": {
         "actor_critic_2streams_b512": (108.2, 109.6, 114.3),  # +1.3 / +5.6 %
         "axial_attention_msa_b2": (439.8, 448.9, 449.7),  # +2.1 / +2.2 %
-        "bifpn_levels_2streams_b4": (1575.0, 1608.8, 1610.5),  # +2.1 / +2.3 %
-        "controlnet_side_branch_2streams_b2": (1288.5, 1404.5, 1404.9),  # +9.0 / +9.0 %
+        "bifpn_levels_2streams_b4": (1575.0, 1626.3, 1628.0),  # +3.3 / +3.4 %
+        "controlnet_side_branch_2streams_b2": (1288.5, 1398.2, 1398.6),  # +8.5 / +8.5 %
         "densenet_dense_block_b8": (773.0, 735.4, 733.7),  # −4.9 / −5.1 %
         "hashgrid_encoding_mlp_b65536": (1158.1, 1168.9, 1168.9),  # +0.9 / +0.9 %
         "qformer_cross_attn_b8": (390.3, 388.9, 391.5),  # −0.4 / +0.3 %
@@ -699,23 +699,23 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
     "holdout41": {
         "biggan_cbn_block_b16": (1159.2, 1134.5, 1133.6),  # −2.1 / −2.2 %
         "conv_tasnet_separator_b4": (6508.3, 6622.2, 6621.3),  # +1.8 / +1.7 %
-        "gan_disc_real_fake_2streams_b32": (259.0, 266.3, 268.7),  # +2.8 / +3.7 %
+        "gan_disc_real_fake_2streams_b32": (259.0, 268.2, 270.5),  # +3.6 / +4.4 %
         "graphormer_spatial_bias_b8": (239.3, 244.5, 249.5),  # +2.2 / +4.2 %
         # +11.7 % from the trace at its freeze, timing coincidences chaining the GRU's
         # two directions
-        "ocr_det_rec_2streams_b4": (3056.8, 2983.5, 2976.7),  # −2.4 / −2.6 %
+        "ocr_det_rec_2streams_b4": (3056.8, 3026.4, 3019.6),  # −1.0 / −1.2 %
         "pointpillars_scatter_b2": (1461.3, 1488.3, 1489.9),  # +1.8 / +2.0 %
-        "rag_retriever_reader_2streams_b4": (562.9, 568.5, 563.8),  # +1.0 / +0.1 %
+        "rag_retriever_reader_2streams_b4": (562.9, 570.3, 565.5),  # +1.3 / +0.5 %
         "reformer_lsh_attn_b4": (4157.6, 4250.5, 4249.5),  # +2.2 / +2.2 %
     },
     "holdout41_rerun": {
         "biggan_cbn_block_b16": (1099.8, 1123.4, 1129.7),  # +2.1 / +2.7 %
         "conv_tasnet_separator_b4": (6463.0, 6616.8, 6616.9),  # +2.4 / +2.4 %
-        "gan_disc_real_fake_2streams_b32": (254.5, 262.7, 268.2),  # +3.2 / +5.4 %
+        "gan_disc_real_fake_2streams_b32": (254.5, 265.4, 270.8),  # +4.3 / +6.4 %
         "graphormer_spatial_bias_b8": (242.2, 251.5, 241.4),  # +3.8 / −0.3 %
-        "ocr_det_rec_2streams_b4": (3026.2, 2979.9, 2976.4),  # −1.5 / −1.6 %
+        "ocr_det_rec_2streams_b4": (3026.2, 3018.9, 3015.4),  # −0.2 / −0.4 %
         "pointpillars_scatter_b2": (1462.5, 1490.7, 1495.8),  # +1.9 / +2.3 %
-        "rag_retriever_reader_2streams_b4": (615.3, 565.6, 563.8),  # −8.1 / −8.4 %
+        "rag_retriever_reader_2streams_b4": (615.3, 567.4, 565.6),  # −7.8 / −8.1 %
         "reformer_lsh_attn_b4": (4085.9, 4234.9, 4234.2),  # +3.6 / +3.6 %
     },
     "holdout42": {
@@ -742,7 +742,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "alphafold_triangle_pair_stack_b1": (1028.0, 1066.1, 1065.5),  # +3.7 / +3.6 %
         "birdcall_tf32_spec_cnn_meta_mlp_2streams_b128": (1039.9, 1062.6, 1065.1),  # +2.2 / +2.4 %
         "cross_modal_hashing_fp32_towers_2streams_b512": (666.7, 683.5, 692.7),  # +2.5 / +3.9 %
-        "doc_layout_vision_text_box_3streams_b8": (525.0, 514.9, 516.0),  # −1.9 / −1.7 %
+        "doc_layout_vision_text_box_3streams_b8": (525.0, 523.9, 525.1),  # −0.2 / +0.0 %
         "esm2_rotary_encoder_b8": (2711.8, 2823.8, 2824.3),  # +4.1 / +4.2 %
         "schnet_cfconv_train_b32": (2439.2, 2397.3, 2402.3),  # −1.7 / −1.5 %
         "segformer_mit_b1_b4": (2633.1, 2748.7, 2749.4),  # +4.4 / +4.4 %
@@ -752,7 +752,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "alphafold_triangle_pair_stack_b1": (1032.9, 1067.1, 1069.3),  # +3.3 / +3.5 %
         "birdcall_tf32_spec_cnn_meta_mlp_2streams_b128": (1044.3, 1066.0, 1071.0),  # +2.1 / +2.6 %
         "cross_modal_hashing_fp32_towers_2streams_b512": (683.4, 699.1, 695.0),  # +2.3 / +1.7 %
-        "doc_layout_vision_text_box_3streams_b8": (583.8, 529.0, 525.3),  # −9.4 / −10.0 %
+        "doc_layout_vision_text_box_3streams_b8": (583.8, 538.6, 534.9),  # −7.7 / −8.4 %
         "esm2_rotary_encoder_b8": (2811.1, 2836.5, 2834.5),  # +0.9 / +0.8 %
         "schnet_cfconv_train_b32": (2435.1, 2409.8, 2405.2),  # −1.0 / −1.2 %
         "segformer_mit_b1_b4": (2646.1, 2755.8, 2755.5),  # +4.2 / +4.1 %
@@ -812,9 +812,9 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
     },
     # written after holdout46 was recorded on the H200, blind: two processes of one lease
     "holdout47": {
-        "colbert_late_interaction_2streams_b16": (602.3, 624.1, 630.7),  # +3.6 / +4.7 %
-        "crossvit_dual_branch_2streams_b8": (1040.0, 1053.5, 1056.1),  # +1.3 / +1.5 %
-        "mvcnn_view_pool_3streams_b8": (236.1, 240.0, 242.7),  # +1.7 / +2.8 %
+        "colbert_late_interaction_2streams_b16": (602.3, 627.5, 634.1),  # +4.2 / +5.3 %
+        "crossvit_dual_branch_2streams_b8": (1040.0, 1055.4, 1058.0),  # +1.5 / +1.7 %
+        "mvcnn_view_pool_3streams_b8": (236.1, 243.6, 246.3),  # +3.2 / +4.3 %
         "nystromformer_encoder_b4": (1027.7, 1037.9, 1038.6),  # +1.0 / +1.1 %
         "regnety_800mf_stages_b16": (1011.0, 1022.2, 1022.3),  # +1.1 / +1.1 %
         "rgcn_basis_8relations_b1": (401.5, 418.0, 416.8),  # +4.1 / +3.8 %
@@ -822,9 +822,9 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "topk_repetition_penalty_loop_b8": (1670.1, 1723.1, 1720.3),  # +3.2 / +3.0 %
     },
     "holdout47_rerun": {
-        "colbert_late_interaction_2streams_b16": (608.8, 625.9, 629.3),  # +2.8 / +3.4 %
-        "crossvit_dual_branch_2streams_b8": (1046.1, 1053.8, 1054.3),  # +0.7 / +0.8 %
-        "mvcnn_view_pool_3streams_b8": (238.1, 243.1, 245.6),  # +2.1 / +3.1 %
+        "colbert_late_interaction_2streams_b16": (608.8, 629.0, 632.4),  # +3.3 / +3.9 %
+        "crossvit_dual_branch_2streams_b8": (1046.1, 1055.6, 1056.2),  # +0.9 / +1.0 %
+        "mvcnn_view_pool_3streams_b8": (238.1, 246.1, 248.7),  # +3.4 / +4.5 %
         "nystromformer_encoder_b4": (1029.6, 1040.1, 1040.4),  # +1.0 / +1.1 %
         "regnety_800mf_stages_b16": (1011.7, 1022.1, 1023.2),  # +1.0 / +1.1 %
         "rgcn_basis_8relations_b1": (393.2, 415.9, 416.4),  # +5.8 / +5.9 %
@@ -833,22 +833,22 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
     },
     # written after holdout47 was recorded on the H200, blind: two processes of one lease
     "holdout48": {
-        "complex_kg_filtered_rank_2streams_b512": (888.9, 825.7, 825.7),  # −7.1 / −7.1 %
+        "complex_kg_filtered_rank_2streams_b512": (888.9, 828.9, 828.9),  # −6.7 / −6.7 %
         "fsrcnn_x3_superres_b1": (2333.7, 2321.7, 2320.6),  # −0.5 / −0.6 %
         "funnel_transformer_encoder_b8": (776.9, 794.1, 797.1),  # +2.2 / +2.6 %
         "lennard_jones_verlet_loop_b8": (814.6, 876.3, 876.1),  # +7.6 / +7.5 %
         "meshgraphnet_processor_b1": (1665.3, 1712.4, 1722.7),  # +2.8 / +3.5 %
-        "multiscale_patchgan_disc_3streams_b2": (755.2, 779.5, 781.0),  # +3.2 / +3.4 %
+        "multiscale_patchgan_disc_3streams_b2": (755.2, 822.8, 824.3),  # +9.0 / +9.1 %
         "squeezenet11_fire_b64": (1773.5, 1811.0, 1811.5),  # +2.1 / +2.1 %
         "vit_tiny_cifar_train_adamw_b64": (1212.7, 1176.9, 1175.0),  # −2.9 / −3.1 %
     },
     "holdout48_rerun": {
-        "complex_kg_filtered_rank_2streams_b512": (889.2, 819.5, 828.4),  # −7.8 / −6.8 %
+        "complex_kg_filtered_rank_2streams_b512": (889.2, 822.7, 831.6),  # −7.5 / −6.5 %
         "fsrcnn_x3_superres_b1": (2337.6, 2324.5, 2321.8),  # −0.6 / −0.7 %
         "funnel_transformer_encoder_b8": (790.5, 799.0, 797.8),  # +1.1 / +0.9 %
         "lennard_jones_verlet_loop_b8": (855.0, 884.7, 882.5),  # +3.5 / +3.2 %
         "meshgraphnet_processor_b1": (1736.3, 1719.9, 1721.5),  # −0.9 / −0.9 %
-        "multiscale_patchgan_disc_3streams_b2": (798.2, 772.7, 770.4),  # −3.2 / −3.5 %
+        "multiscale_patchgan_disc_3streams_b2": (798.2, 820.9, 818.5),  # +2.8 / +2.5 %
         "squeezenet11_fire_b64": (1772.0, 1805.1, 1805.8),  # +1.9 / +1.9 %
         "vit_tiny_cifar_train_adamw_b64": (1175.7, 1169.7, 1171.6),  # −0.5 / −0.4 %
     },
@@ -1250,28 +1250,28 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
         # chains from −13.8 to +3.8 % once matrix kernels side by side slowed each other;
         # the FPN lateral branches +10.8 / +12.4 → +9.0 / +10.6 % once a graph's start
         # nodes started in capture order
-        ("holdout20", True, 8, 0.0548, 0.0931),
-        ("holdout20", False, 7, 0.0645, 0.1094),
+        ("holdout20", True, 7, 0.0548, 0.104),
+        ("holdout20", False, 7, 0.0645, 0.1204),
         # blind for the last-wave rule (median 1.6 and 2.0 %, worst +7.9 and +8.4 %, the
         # four conv branches) but not for the one-wave release, which moved them to +2.6 %
-        ("holdout21", True, 7, 0.0189, 0.0654),
-        ("holdout21", False, 7, 0.0188, 0.0702),
+        ("holdout21", True, 7, 0.0162, 0.0933),
+        ("holdout21", False, 7, 0.016, 0.0981),
         # blind for the model of this note: the paired prefetch waits and the one-wave
         # release; from the trace alone the misses are steps fed two to four inputs on
         # processes whose copies probed 5.5-6.3 µs against the built-in 9.2
         ("holdout22", True, 7, 0.0418, 0.0754),
-        ("holdout22", False, 7, 0.0638, 0.0890),
-        ("holdout22_rerun", True, 7, 0.0382, 0.0788),
-        ("holdout22_rerun", False, 7, 0.0544, 0.0788),
+        ("holdout22", False, 7, 0.0627, 0.089),
+        ("holdout22_rerun", True, 7, 0.0382, 0.0778),
+        ("holdout22_rerun", False, 7, 0.0544, 0.0778),
         # blind as well, no model change since holdout22: the miss is three encoders whose
         # matrix kernels slowed each other in the replay (−26 to −27 % at the freeze, −17 to
         # −20 % since matrix kernels side by side slow each other in the schedule, −19 to
         # −21 % since a graph's start nodes start in capture order, −13 to −16 % since long
         # FP32 GEMMs slow each other fully)
         ("holdout23", True, 8, 0.0312, 0.0485),
-        ("holdout23", False, 8, 0.0360, 0.0532),
+        ("holdout23", False, 8, 0.035, 0.0532),
         ("holdout23_rerun", True, 8, 0.0266, 0.0729),
-        ("holdout23_rerun", False, 8, 0.0212, 0.0772),
+        ("holdout23_rerun", False, 8, 0.0184, 0.0772),
         # blind for the frozen slowdown of matrix kernels side by side (1.0 past 4 µs: 14 and
         # 14 of 16, the two FP32 MLP branches +24 to +26 %), not for the per-kernel fit that
         # replaced it (0.5 past 1 µs, measured before the recording); worst: the KAN stack,
@@ -1286,10 +1286,10 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
         # which they led to, −2.9 / −3.0 % and +9.7 / +9.4 %: not blind since. The bf16 conv
         # towers read +6.3 → +10.1 % on the rerun since light kernels streaming memory share
         # its bandwidth (schedule.BANDWIDTH_LATENCY_NS; its replays' graph is not the trace's)
-        ("holdout25", True, 7, 0.0298, 0.1069),
-        ("holdout25", False, 8, 0.0323, 0.0971),
-        ("holdout25_rerun", True, 7, 0.0351, 0.1106),
-        ("holdout25_rerun", False, 7, 0.0454, 0.1140),
+        ("holdout25", True, 7, 0.0298, 0.1367),
+        ("holdout25", False, 7, 0.0323, 0.1269),
+        ("holdout25_rerun", True, 7, 0.0351, 0.1404),
+        ("holdout25_rerun", False, 7, 0.0454, 0.1438),
         # blind for the model it was recorded with: the misses were the convolutions beside
         # small GEMMs (+19 to +27 %: the schedule packed each GEMM onto the few SMs a batch
         # norm left free, 3x as long, and the convolution branch waited for its room; the
@@ -1298,10 +1298,10 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
         # beside it (schedule.PACK_BESIDE_LIGHT_MAX), the convolutions read +5.3 / +10.7 %
         # and +6.4 / +9.3 %, inside their ranges; the GEMM towers −9.7 to −9.9 % since light
         # kernels streaming memory share its bandwidth
-        ("holdout26", True, 7, 0.0265, 0.0924),
-        ("holdout26", False, 7, 0.0508, 0.0923),
-        ("holdout26_rerun", True, 7, 0.0576, 0.0928),
-        ("holdout26_rerun", False, 7, 0.0569, 0.0905),
+        ("holdout26", True, 7, 0.0265, 0.0866),
+        ("holdout26", False, 7, 0.0508, 0.0865),
+        ("holdout26_rerun", True, 7, 0.0576, 0.087),
+        ("holdout26_rerun", False, 7, 0.0569, 0.0847),
         # blind as well: the miss was two cuDNN LSTMs on two streams (+23 %; +5.7 % since a
         # record made inside a library call is read on the stream it launched on last); the
         # mixup + dropout training step reads −10.9 % from the trace alone, −9.9 % with its
@@ -1321,51 +1321,51 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
         # −1.1 to +3.0 %. The prefill and decode step on the first recording reads +10.6 / +10.4 %
         # since light kernels streaming memory share its bandwidth (+9.4 before): its KV-cache
         # concatenations ran 29 µs in the eager trace, 9 µs in the replay
-        ("holdout29", True, 7, 0.0128, 0.1115),
-        ("holdout29", False, 7, 0.0106, 0.1100),
-        ("holdout29_rerun", True, 8, 0.0175, 0.0760),
-        ("holdout29_rerun", False, 8, 0.0239, 0.0688),
+        ("holdout29", True, 7, 0.0263, 0.1222),
+        ("holdout29", False, 7, 0.0207, 0.1208),
+        ("holdout29_rerun", True, 8, 0.0255, 0.0861),
+        ("holdout29_rerun", False, 8, 0.0382, 0.0788),
         # blind for the model as it stands, the fork-origin rules included: 8 of 8, worst the
         # trunk with three heads on side streams, +3.8 % from the trace alone
-        ("holdout30", True, 8, 0.0192, 0.0337),
-        ("holdout30", False, 8, 0.0093, 0.0379),
+        ("holdout30", True, 8, 0.018, 0.0337),
+        ("holdout30", False, 8, 0.0083, 0.0379),
         # blind for the model as it stands: the miss is CLIP's two towers on two streams
         # (−12.4 to −14.9 %): the image tower's patchify convolution, one wave of 52 blocks,
         # ran 601 µs beside the text tower against 317 alone, and the replay took longer than
         # all the step's kernels one after another (1,027 against 958 µs)
-        ("holdout31", True, 7, 0.0163, 0.1159),
-        ("holdout31", False, 7, 0.0192, 0.1171),
-        ("holdout31_rerun", True, 7, 0.0089, 0.1334),
-        ("holdout31_rerun", False, 7, 0.0091, 0.1365),
+        ("holdout31", True, 7, 0.0163, 0.1114),
+        ("holdout31", False, 7, 0.0193, 0.1126),
+        ("holdout31_rerun", True, 7, 0.0089, 0.1291),
+        ("holdout31_rerun", False, 7, 0.0092, 0.1322),
         # blind as well: the miss is a patchify convolution beside an MLP on two streams,
         # the other way (+20.2 to +22.8 %): in the replay the convolution (104 blocks, 84 µs
         # alone) ran 186 µs while every MLP GEMM ran beside it on the same SMs; the schedule,
         # whose device shares add up per kernel, has the GEMMs wait for room
-        ("holdout32", True, 8, 0.0183, 0.0971),
-        ("holdout32", False, 7, 0.0209, 0.1095),
-        ("holdout32_rerun", True, 8, 0.0270, 0.0849),
-        ("holdout32_rerun", False, 8, 0.0312, 0.0833),
+        ("holdout32", True, 8, 0.0184, 0.0991),
+        ("holdout32", False, 7, 0.021, 0.1116),
+        ("holdout32_rerun", True, 8, 0.0271, 0.0869),
+        ("holdout32_rerun", False, 8, 0.0312, 0.0853),
         # blind as well, 8 of 8 on each: the worst is the MLP training step under autocast on
         # the rerun, −6.4 / −6.5 %; the one side-stream step within 2.2 %
         ("holdout33", True, 8, 0.019, 0.0323),
         ("holdout33", False, 8, 0.0205, 0.0444),
-        ("holdout33_rerun", True, 8, 0.0214, 0.0639),
-        ("holdout33_rerun", False, 8, 0.0227, 0.065),
+        ("holdout33_rerun", True, 8, 0.0233, 0.0639),
+        ("holdout33_rerun", False, 8, 0.0263, 0.065),
         # blind as well, 7 of 8 on each: the miss is segmentation and depth heads on two side
         # streams with a fused output after the join (+24.1 to +24.6 %, below its range): one
         # of their eager kernels ran 1.8x its replay time (the test on holdout34's miss)
-        ("holdout34", True, 7, 0.0206, 0.2461),
-        ("holdout34", False, 7, 0.0243, 0.2471),
-        ("holdout34_rerun", True, 7, 0.0177, 0.2432),
-        ("holdout34_rerun", False, 7, 0.0181, 0.2413),
+        ("holdout34", True, 7, 0.0207, 0.2579),
+        ("holdout34", False, 7, 0.0243, 0.2588),
+        ("holdout34_rerun", True, 7, 0.0177, 0.2549),
+        ("holdout34_rerun", False, 7, 0.0181, 0.253),
         # blind as well, 7 of 8 on each: from the trace alone the miss is three heads on three
         # streams fed four inputs (+14.7 / +11.7 %; +3.7 % with its probes' 6.7-7.2 µs per
         # copy against the built-in 9.2); with the probes, a GNN beside a SMILES encoder on two
         # streams (−10.5 / −10.3 %; −8.0 / −8.5 % from the trace alone)
         ("holdout35", True, 8, 0.0299, 0.0701),
         ("holdout35", False, 7, 0.0304, 0.1536),
-        ("holdout35_rerun", True, 8, 0.0409, 0.0673),
-        ("holdout35_rerun", False, 7, 0.0440, 0.1231),
+        ("holdout35_rerun", True, 8, 0.0419, 0.0673),
+        ("holdout35_rerun", False, 7, 0.0481, 0.1231),
         # blind for the model as it stands, the host's pace included: 4 of 4
         ("holdout36", True, 4, 0.0215, 0.0425),
         ("holdout36", False, 4, 0.0246, 0.0339),
@@ -1377,29 +1377,29 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
         ("holdout37_rerun", False, 8, 0.0152, 0.0891),
         # blind, 8 of 8 on each: the three on side streams with work after each join
         # (SlowFast, SiamRPN, HRNet) among them, HRNet the worst (−9.6 / −9.3 % from the trace)
-        ("holdout38", True, 8, 0.0198, 0.0574),
-        ("holdout38", False, 8, 0.0221, 0.0546),
-        ("holdout38_rerun", True, 8, 0.0124, 0.0404),
-        ("holdout38_rerun", False, 8, 0.0103, 0.0399),
+        ("holdout38", True, 8, 0.0229, 0.0574),
+        ("holdout38", False, 8, 0.0252, 0.0546),
+        ("holdout38_rerun", True, 8, 0.0148, 0.0404),
+        ("holdout38_rerun", False, 8, 0.0129, 0.0399),
         # blind, 8 of 8 on each: the four whose side-stream branches differ in kind (a conv
         # branch beside GEMMs, embedding bags beside a CNN) within 2.1 %
-        ("holdout39", True, 8, 0.0125, 0.0516),
-        ("holdout39", False, 8, 0.0130, 0.0549),
-        ("holdout39_rerun", True, 8, 0.0123, 0.0700),
-        ("holdout39_rerun", False, 8, 0.0143, 0.0728),
+        ("holdout39", True, 8, 0.0141, 0.0652),
+        ("holdout39", False, 8, 0.0144, 0.0685),
+        ("holdout39_rerun", True, 8, 0.0125, 0.0839),
+        ("holdout39_rerun", False, 8, 0.0144, 0.0867),
         # blind, 8 of 8 on each: the three on two side streams within 3.1 %, the worst
         # DenseNet's dense blocks on the rerun (−4.9 / −5.1 %)
-        ("holdout40", True, 8, 0.0169, 0.0482),
-        ("holdout40", False, 8, 0.0184, 0.0472),
-        ("holdout40_rerun", True, 8, 0.0168, 0.0900),
-        ("holdout40_rerun", False, 8, 0.0225, 0.0903),
+        ("holdout40", True, 8, 0.02, 0.0465),
+        ("holdout40", False, 8, 0.0223, 0.0455),
+        ("holdout40_rerun", True, 8, 0.0168, 0.0852),
+        ("holdout40_rerun", False, 8, 0.0281, 0.0854),
         # blind at its freeze, 7 of 8 on each: the miss the OCR step (+11.7 / +14.0 % from the
         # trace), a CRNN's bidirectional GRU beside a text detector, whose two directions were
         # chained by timing coincidences; 8 of 8 since that change, which it led to
-        ("holdout41", True, 8, 0.0215, 0.0284),
-        ("holdout41", False, 8, 0.0221, 0.0423),
-        ("holdout41_rerun", True, 8, 0.0282, 0.0814),
-        ("holdout41_rerun", False, 8, 0.0255, 0.0836),
+        ("holdout41", True, 8, 0.0199, 0.0355),
+        ("holdout41", False, 8, 0.0209, 0.0446),
+        ("holdout41_rerun", True, 8, 0.0302, 0.0779),
+        ("holdout41_rerun", False, 8, 0.0255, 0.0807),
         # blind for that change, 6 and 5 of 8: three steps with bidirectional LSTMs or a GRU on
         # side streams miss (below); 6 and 6 since cuDNN's own waits read their records'
         # streams: the GRU within, the two BiLSTMs shorter
@@ -1416,8 +1416,8 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
         # recorded after that rule, blind for it: the miss the three-stream document layout
         # (−10.7 / −11.3 %; −9.2 / −9.9 % since light kernels streaming memory share its
         # bandwidth); the hashing towers +2.3 / +1.7 % (−9.8 / −10.4 % without the rule)
-        ("holdout43_rerun", True, 8, 0.0217, 0.0939),
-        ("holdout43_rerun", False, 7, 0.0211, 0.1002),
+        ("holdout43_rerun", True, 8, 0.0218, 0.0774),
+        ("holdout43_rerun", False, 8, 0.0211, 0.0838),
         # fp32 workloads written to test that rule and recorded after it, blind: 6 of 6 and
         # 5 of 6 (4 and 3 without it: the conv branches −20.7 and −17.0 %, the wide towers
         # −18.3 %, the siamese towers +9.9 and +11.5 %); the miss the small fp32 heads on the
@@ -1439,18 +1439,18 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
         ("holdout46", False, 7, 0.0305, 0.1548),
         # written after holdout46 was recorded on the H200, eight families the set lacked:
         # every one within ±10 % on both recordings
-        ("holdout47", True, 8, 0.0148, 0.0412),
-        ("holdout47", False, 8, 0.0217, 0.0477),
-        ("holdout47_rerun", True, 8, 0.0155, 0.0579),
+        ("holdout47", True, 8, 0.0232, 0.0417),
+        ("holdout47", False, 8, 0.0237, 0.0527),
+        ("holdout47_rerun", True, 8, 0.0185, 0.0579),
         ("holdout47_rerun", False, 8, 0.0176, 0.0591),
         # written after holdout47 was recorded: every one within ±10 % from the trace alone;
         # the ComplEx ranking's two branches read short (−9.5 / −9.1 %, −10.1 % on the rerun
         # with its probes), at the top of their range; −7.6 / −7.6 % and −8.3 / −7.3 % since
         # light kernels streaming memory share its bandwidth
-        ("holdout48", True, 8, 0.0289, 0.0758),
-        ("holdout48", False, 8, 0.0328, 0.0758),
-        ("holdout48_rerun", True, 8, 0.0148, 0.0784),
-        ("holdout48_rerun", False, 8, 0.0141, 0.0683),
+        ("holdout48", True, 8, 0.0289, 0.0896),
+        ("holdout48", False, 8, 0.0328, 0.0915),
+        ("holdout48_rerun", True, 8, 0.0148, 0.0748),
+        ("holdout48_rerun", False, 8, 0.0142, 0.0647),
     ],
 )
 def test_the_blind_set_after_the_copy_cost(
@@ -1663,7 +1663,7 @@ def test_the_heads_miss_is_one_eager_kernel_that_ran_slow_alone_not_their_overla
         return np.where((out > 380_000) & (out < 400_000), 214_000.0, out)
 
     monkeypatch.setattr(occurrence, "solo_durations", twin_time)
-    for recording, error in (("holdout34", 0.036), ("holdout34_rerun", 0.032)):
+    for recording, error in (("holdout34", 0.039), ("holdout34_rerun", 0.032)):
         w = _workload(recording, "seg_depth_heads_2streams_b4")
         prepared = prepare(replace(w, host_costs=None))
         est = prepared.estimate(calibration_for(prepared.timeline))
@@ -1791,12 +1791,18 @@ def test_the_third_set_after_the_copy_pace_rule() -> None:
     points): its eager time from the
     trace reads 9,993 µs against 4,729 measured (the first recording's trace: 4,982 against
     4,943). Since light kernels streaming memory share its bandwidth, Mask R-CNN's two heads
-    read +5.5 and +7.3 % (+0.7 and +2.5 % with a demand read from the device share alone)."""
+    read +5.5 and +7.3 % (+0.7 and +2.5 % with a demand read from the device share alone);
+    since batch-norm kernels count as streaming and each kernel is slowed by what those
+    beside it stream, +6.9 and +8.7 %, and the first recording's speech enhancer's saving
+    −15.3 points (−14.9: its eager time from the trace reads 17 % short)."""
     rows = _lease_pair_all_within("holdout39")
     streams = [r for n, r in rows.items() if "streams" in n]
-    assert len(streams) == 8 and max(abs(r.error_frac) for r in streams) <= 0.073
+    assert len(streams) == 8 and max(abs(r.error_frac) for r in streams) <= 0.087
     missed = _saving_misses(rows)
-    assert missed == {"holdout39_rerun/ecapa_tdnn_speaker_b16"}
+    assert missed == {
+        "holdout39_rerun/ecapa_tdnn_speaker_b16",
+        "holdout39/speech_enhance_mag_phase_2streams_b4",
+    }
     ecapa = rows["holdout39_rerun/ecapa_tdnn_speaker_b16"]
     assert (ecapa.eager_estimated_us, ecapa.eager_measured_us) == (9993.3, 4729.1)
 
@@ -1856,8 +1862,8 @@ def test_the_ocr_step_read_its_gru_directions_as_one_chain_until_the_replay_left
     rows_now = recording_rows("holdout41", False)
     # (−3.3 % while light kernels waited for all their room, −4.8 % before light kernels
     # were charged beside other streams', −3.3 % before light kernels streaming memory shared
-    # its bandwidth)
-    assert rows_now["ocr_det_rec_2streams_b4"].error_frac == pytest.approx(-0.025, abs=0.002)
+    # its bandwidth, −2.5 % while a streaming kernel was slowed by the total demand alone)
+    assert rows_now["ocr_det_rec_2streams_b4"].error_frac == pytest.approx(-0.012, abs=0.002)
 
 
 def test_cudnn_waits_hold_back_their_own_streams_work_from_the_stream_recorded_on() -> None:
@@ -1992,7 +1998,7 @@ def test_the_h200_holdout47_reads_every_family_it_adds_within_ten_percent() -> N
     from conftest import step_verdicts_agreeing_with_replay
 
     rows = _lease_pair_all_within("holdout47")
-    assert_summary(list(rows.values()), 16, 16, 0.0190, 16)
+    assert_summary(list(rows.values()), 16, 16, 0.0206, 16)
     assert max(abs(r.error_frac) for r in rows.values()) == pytest.approx(0.0591, abs=0.001)
     assert not _saving_misses(rows)
     loop = rows["holdout47_rerun/topk_repetition_penalty_loop_b8"]
@@ -2076,8 +2082,8 @@ def test_the_h200_holdout48_reads_every_graphed_time_within_ten_percent() -> Non
     from conftest import step_verdicts_agreeing_with_replay
 
     rows = _lease_pair_rows("holdout48")
-    assert_summary(list(rows.values()), 16, 16, 0.0286, 16)
-    assert max(abs(r.error_frac) for r in rows.values()) == pytest.approx(0.0758, abs=0.001)
+    assert_summary(list(rows.values()), 16, 16, 0.0258, 16)
+    assert max(abs(r.error_frac) for r in rows.values()) == pytest.approx(0.0915, abs=0.001)
     mesh = "holdout48/meshgraphnet_processor_b1"
     assert _saving_misses(rows) == {mesh}
     assert rows[mesh].saving_error_points == pytest.approx(23.5, abs=0.1)

@@ -171,7 +171,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
         # two conv towers: the replay ran them closer together than the schedule does
         # (140.9 µs, under the range 147.9-181.6); +7.5 % before light kernels started on
         # partial room
-        "conv_towers": (140.9, 158.2, 0.8393, 0.7295),  # +12.3 %
+        "conv_towers": (140.9, 159.6, 0.8393, 0.7272),  # +13.3 %
         "dual_tower_streams_b4": (158.5, 153.2, 0.8633, 0.7688),  # −3.3 %
         # memory-bound chains side by side: within ±10 %, yet measured under the range
         # (181.4 µs against 187.1-213.2)
@@ -181,7 +181,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
         # streams' GEMMs in the replay
         # (saving predicted 0.0964 before the simulated eager run shared the device: its two
         # GEMM streams then overlapped at their traced pace)
-        "gemm_large_2s": (674.6, 658.8, 0.0753, 0.1324),  # compute-bound: −2.3 %
+        "gemm_large_2s": (674.6, 660.5, 0.0753, 0.1302),  # compute-bound: −2.1 %
         "gemm_small_2s": (76.0, 80.4, 0.8386, 0.8804),  # +5.8 %
         "gemm_small_4s": (84.7, 89.3, 0.872, 0.8579),  # +5.4 %
         "multistream_events": (87.8, 98.4, 0.8252, 0.8328),  # +12.0 %
@@ -247,7 +247,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
         # 48 EMA kernels on a side stream beside eight GEMMs: measured under the range (736.4
         # µs against 759.1-863.2) until the GEMMs' two-wave neighbours made room in their
         # last wave; −2.3 % before light kernels streaming memory shared its bandwidth
-        "ema_side_stream_b32": (736.4, 743.1, 0.373, 0.2763),  # +0.9 %
+        "ema_side_stream_b32": (736.4, 757.7, 0.373, 0.2621),  # +2.9 %
         # the shared expert on a side stream beside the routed experts' batched GEMMs: every
         # profiled replay ran the routing only after the shared expert's four kernels (from
         # 41 µs on), where the schedule lets it slip into the last waves of the expert's
@@ -264,7 +264,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
     },
     "holdout10_rerun": {
         "causal_sdpa_encoder_b2": (324.1, 326.9, 0.7052, 0.7842),  # +0.9 %
-        "ema_side_stream_b32": (753.7, 725.6, 0.4339, 0.4562),  # −3.7 % (−6.9 % before)
+        "ema_side_stream_b32": (753.7, 739.3, 0.4339, 0.446),  # −1.9 % (−6.9 % before)
         "expert_choice_moe_b16": (164.4, 151.3, 0.7331, 0.7869),  # −8.0 % (−11.8 % before)
         "gru_cell_loop_b32": (569.1, 590.5, 0.7313, 0.7353),  # +3.8 %
         "kv_decode_b4": (325.9, 317.3, 0.8398, 0.8341),  # −2.6 %
@@ -285,7 +285,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
         "spectral_conv_b8": (537.4, 548.5, 0.6469, 0.7349),  # +2.1 %
         # 8 x 8 MiB copies on a side stream beside six GEMM layers; eager from the trace +34 %:
         # the saving reads 21.7 points high
-        "two_stream_allgather_sim_b16": (602.9, 575.5, 0.2556, 0.3503),  # −4.5 %
+        "two_stream_allgather_sim_b16": (602.9, 574.2, 0.2556, 0.3516),  # −4.8 %
     },
     "holdout12": {
         "capsule_routing_b64": (1229.4, 1234.7, 0.2629, 0.0686),  # +0.4 %
@@ -297,7 +297,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
         # replay saved 8 %: compute-bound
         "sliding_window_attn_b2": (2692.9, 2749.9, 0.0774, -0.0069),  # +2.1 %
         "transformer_xl_relpos_b2": (1191.4, 1220.0, 0.6240, 0.5608),  # +2.4 %
-        "two_stream_norm_chain_b32": (314.7, 314.6, 0.6092, 0.7186),  # −0.0 %
+        "two_stream_norm_chain_b32": (314.7, 322.8, 0.6092, 0.7113),  # +2.6 %
     },
     "holdout13": {
         "deepfm_streams_b2048": (139.0, 138.1, 0.8638, 0.8383),  # −0.6 %
@@ -334,7 +334,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
         # the replay overlapped the other branches more than the schedule lets them (+15.1 %
         # while the second module's forks were read as waits on the branch before)
         # +15.6 % until a kernel of several waves made room in its last one
-        "inception_streams_b16": (280.4, 293.3, 0.739, 0.7983),  # +4.6 %
+        "inception_streams_b16": (280.4, 305.8, 0.739, 0.7897),  # +9.1 %
         "int8_mm_dequant_b64": (235.1, 247.6, 0.8194, 0.8385),  # +5.3 %
         "nucleus_sampling_b16": (293.3, 290.1, 0.4767, 0.4446),  # −1.1 %
         "raft_corr_update_b2": (1439.8, 1482.5, 0.6262, 0.6429),  # +3.0 %
@@ -343,7 +343,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
     },
     "holdout14_rerun": {
         "convnext_block_b8": (591.7, 598.9, 0.0529, 0.0008),  # +1.2 %
-        "inception_streams_b16": (276.5, 289.0, 0.669, 0.6371),  # +4.5 %
+        "inception_streams_b16": (276.5, 301.4, 0.669, 0.6215),  # +9.0 %
         "int8_mm_dequant_b64": (229.8, 246.6, 0.6818, 0.7101),  # +7.3 %
         # eager measured 313 µs here, 560 on the first lease (from the trace 393 and 619)
         "nucleus_sampling_b16": (276.7, 286.8, 0.1146, 0.1996),  # +3.7 %
@@ -377,7 +377,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
         # cross layers beside the deep MLP on a side stream: a 15 µs GEMM alone ran 20-47 µs
         # beside the other stream's GEMMs; the schedule slows two side by side 1.45x each
         # (−3.3 and −9.2 % while it slowed no matrix kernel beside another)
-        "dcn_v2_streams_b1024": (156.3, 157.8, 0.7142, 0.7386),  # +1.0 %
+        "dcn_v2_streams_b1024": (156.3, 158.8, 0.7142, 0.7371),  # +1.6 %
         "haar_wavelet_b8": (209.6, 200.0, 0.8634, 0.8644),  # −4.6 %
         "kv_ring_buffer_decode_b8": (405.9, 380.9, 0.8921, 0.8599),  # −6.2 %
         "lora_mlp_b16": (509.2, 514.4, 0.382, 0.3659),  # +1.0 %
@@ -389,11 +389,11 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float, float]]] = {
         "siamese_streams_b32": (90.0, 81.6, 0.9357, 0.8908),  # −9.4 %
     },
     "holdout15_rerun": {
-        "dcn_v2_streams_b1024": (166.5, 157.8, 0.8069, 0.7549),  # −5.2 %
+        "dcn_v2_streams_b1024": (166.5, 158.8, 0.8069, 0.7534),  # −4.6 %
         "haar_wavelet_b8": (202.3, 197.8, 0.8007, 0.8155),  # −2.2 %
         "kv_ring_buffer_decode_b8": (411.1, 383.1, 0.9111, 0.8587),  # −6.8 %
         "lora_mlp_b16": (510.0, 517.5, 0.4136, 0.5604),  # +1.5 %
-        "pipeline_microbatch_streams_b4": (98.6, 90.2, 0.9272, 0.9062),  # −8.5 %
+        "pipeline_microbatch_streams_b4": (98.6, 91.2, 0.9272, 0.9052),  # −7.5 %
         "ppo_update_b2048": (444.2, 429.0, 0.9019, 0.8567),  # −3.4 %
         "scatter_histogram_b64": (79.1, 78.3, 0.7738, 0.7786),  # −1.1 %
         "siamese_streams_b32": (89.4, 82.6, 0.9382, 0.9076),  # −7.5 %
@@ -512,13 +512,13 @@ def test_recent_set_prediction(
         ("holdout7", 7, 0.0253),
         ("holdout8", 4, 0.0309),
         ("holdout9", 7, 0.0496),
-        ("holdout10", 7, 0.0258),
-        ("holdout10_rerun", 8, 0.0196),
+        ("holdout10", 7, 0.0284),
+        ("holdout10_rerun", 8, 0.0159),
         ("holdout11", 8, 0.0374),
-        ("holdout12", 8, 0.0033),
+        ("holdout12", 8, 0.0128),
         ("holdout13", 8, 0.0205),
         ("holdout13_rerun", 8, 0.0164),
-        ("holdout14", 8, 0.0420),
+        ("holdout14", 8, 0.0459),
         ("holdout14_rerun", 7, 0.0416),
         ("holdout15", 8, 0.0326),
         ("holdout15_rerun", 8, 0.0401),

@@ -10,6 +10,7 @@ from conftest import SAMPLES
 from traceinspect.analysis.estimate import schedule
 from traceinspect.analysis.estimate.columns import (
     FFMA_KERNEL,
+    GATHER_KERNEL,
     MATRIX_KERNEL,
     STREAMING_KERNEL,
     TimelineColumns,
@@ -18,7 +19,9 @@ from traceinspect.analysis.estimate.schedule import (
     BANDWIDTH_CAP,
     BANDWIDTH_KNEE,
     BANDWIDTH_LATENCY_NS,
+    BANDWIDTH_OWN,
     BANDWIDTH_SATURATION,
+    BANDWIDTH_SLOWDOWN,
     FP32_BOUND_MIN_NS,
     FP32_SLOWDOWN,
     LIGHT_SLOWDOWN,
@@ -32,6 +35,7 @@ from traceinspect.analysis.estimate.schedule import (
     Packing,
     RangeEnd,
     bandwidth_demand,
+    bandwidth_slowdown,
     matrix_contention,
     scheduled_path_ns,
     solo_durations,
@@ -199,44 +203,49 @@ def test_light_kernels_that_stream_memory_share_its_bandwidth() -> None:
     # the two streams interleaved and ran 1.3-3x their time alone: their streams took
     # about the sum of their kernels' times alone; in holdout52's, two foreach AdamW
     # updates on 0.61 and 0.36 of the SMs each ran 1.4-2x
-    assert BANDWIDTH_LATENCY_NS == 2000 and BANDWIDTH_CAP == 1.5
-    assert BANDWIDTH_SATURATION == 0.5 and BANDWIDTH_KNEE == 0.8
+    assert BANDWIDTH_LATENCY_NS == 2000 and BANDWIDTH_SATURATION == 0.5
+    assert (BANDWIDTH_KNEE, BANDWIDTH_SLOWDOWN, BANDWIDTH_OWN, BANDWIDTH_CAP) == (0.8, 1.3, 0.5, 3)
     assert bandwidth_demand(np.array([40e3, 2e3, 1e3]), np.array([1.0, 1.0, 0.5])).tolist() == (
         pytest.approx([0.95, 0.0, 0.0])
     )
     # half the SMs draw all the bandwidth; fewer, their share of it
     assert bandwidth_demand(np.array([10e3]), np.array([0.5]))[0] == pytest.approx(0.8)
     assert bandwidth_demand(np.array([10e3]), np.array([0.2]))[0] == pytest.approx(0.32)
+    # the slowdown reads what a kernel demands and what those beside it do: a kernel
+    # streaming little beside ones streaming much slows the most (up to the cap), one with
+    # no streaming company or under the knee not at all
+    two = 1 + 1.3 * 0.95 / (0.95 + 0.5)
+    assert bandwidth_slowdown(0.95, 0.95) == pytest.approx(two)
+    assert bandwidth_slowdown(0.2, 0.95) == pytest.approx(1 + 1.3 * 0.95 / 0.7)
+    assert bandwidth_slowdown(0.05, 1.5) == 3.0
+    assert bandwidth_slowdown(0.95, 0.0) == 1.0
+    assert bandwidth_slowdown(0.4, 0.4) == 1.0
     dur, no_overhead = np.array([40.0, 40.0]) * US, np.zeros(2)
     # two 40 µs kernels of 4 waves: the second starts on the first's last wave (at 30 µs)
     plain = _streaming_pair([40, 40], [False, False])
     assert plain.path_ns(dur, no_overhead) == pytest.approx(70 * US)
-    # streaming, they demand 0.95 + 0.95 of the bandwidth, 2.4 times its knee (0.8; capped
-    # at 1.5): each advances at 1 / 1.5 while both run; the first's last 10 µs take 15, the
-    # second then runs alone
+    # streaming, they demand 0.95 each: each advances at 1 / 1.85 while both run; the
+    # first's last 10 µs take 18.5, the second then has 30 µs left alone
     both = _streaming_pair([40, 40], [True, True])
     start, end = both.spans_ns(dur, no_overhead)
     assert start.tolist() == [0, 30 * US]
-    assert end.tolist() == pytest.approx([45 * US, 75 * US])
-    assert both.path_ns(dur, no_overhead) == pytest.approx(75 * US)
+    assert end.tolist() == pytest.approx([(30 + 10 * two) * US, (60 + 10 * two) * US])
+    assert both.path_ns(dur, no_overhead) == pytest.approx((60 + 10 * two) * US)
     # the high end charges it too; the low end does not
-    assert both.path_ns(dur, no_overhead, RangeEnd.HIGH) == pytest.approx(75 * US)
+    assert both.path_ns(dur, no_overhead, RangeEnd.HIGH) == pytest.approx((60 + 10 * two) * US)
     assert both.path_ns(dur, no_overhead, RangeEnd.LOW) == pytest.approx(70 * US)
-    # one streaming kernel beside one that does not: the other is not slowed, and sets the
-    # step's end (the streaming one's own demand, 0.95 past the 0.8 knee, still slows it
-    # while it has company: 1.19x over its last 10 µs)
+    # one streaming kernel beside one that does not: neither is slowed, though the streaming
+    # one alone demands 0.95, past the knee (it drew as much alone)
     one = _streaming_pair([40, 40], [True, False])
     assert one.path_ns(dur, no_overhead) == pytest.approx(70 * US)
-    assert one.spans_ns(dur, no_overhead)[1].tolist() == pytest.approx(
-        [(30 + 10 * 0.95 / 0.8) * US, 70 * US]
-    )
-    # short kernels demand less: two 4 µs kernels demand 0.5 each, 1.25 times the knee: the
-    # first's last 1 µs takes 1.25, the second then has 3 µs left alone
+    assert one.spans_ns(dur, no_overhead)[1].tolist() == pytest.approx([40 * US, 70 * US])
+    # short kernels demand less: two 4 µs kernels demand 0.5 each, 1.0 in all: each at
+    # 1 / (1 + 1.3 x 0.5 / 1.0); the first's last 1 µs takes 1.65, the second then has 3 µs
     short = np.array([4.0, 4.0]) * US
-    assert both.path_ns(short, no_overhead) == pytest.approx(7.25 * US)
-    # with half the SMs each, they would fit side by side: as many waves each, at 1 / 1.5
+    assert both.path_ns(short, no_overhead) == pytest.approx(7.65 * US)
+    # with half the SMs each, they would fit side by side: as many waves each, both slowed
     half = _streaming_pair([40, 40], [True, True], share=0.5, waves=1)
-    assert half.path_ns(dur, no_overhead) == pytest.approx(60 * US)
+    assert half.path_ns(dur, no_overhead) == pytest.approx(40 * two * US)
 
 
 def test_kernels_that_stream_memory_are_named() -> None:
@@ -254,6 +263,26 @@ def test_kernels_that_stream_memory_are_named() -> None:
     assert [bool(STREAMING_KERNEL.search(n)) for n in names] == [
         True, True, True, True, True, True, False, False, True,
     ]  # fmt: skip
+    # gathers by their own names, not by the index types PyTorch's templates name
+    gathers = [
+        "void at::native::(anonymous namespace)::EmbeddingBag_updateOutputKernel_sum_mean<float>",
+        "void at::native::(anonymous namespace)::indexSelectSmallIndex<float, long, unsigned int>",
+        "void at::native::index_elementwise_kernel<128, 4, at::native::gpu_index_kernel<>>",
+        "void at::native::vectorized_gather_kernel<16, long>(char*, char*, long*, int, long)",
+        "void at::native::radixSortKVInPlace<2, -1, 32, 32, float, long, unsigned int>",
+        "void at::native::mbtopk::gatherTopK<float, unsigned int, 2>",
+    ]
+    streaming = [
+        "void at::native::batch_norm_transform_input_kernel<c10::BFloat16, float, true, int>"
+        "(at::GenericPackedTensorAccessor<c10::BFloat16, 4, at::RestrictPtrTraits, int> "
+        "const, at::DefaultPtrTraits, int IndexType)",
+        "void at::native::(anonymous namespace)::conv_depthwise2d_forward_kernel<3, float, "
+        "int>(IndexType)",
+        "void at::native::(anonymous namespace)::upsample_nearest2d_out_frame<float, "
+        "&at::native::nearest_neighbor_compute_source_index>(float const*, float*)",
+    ]
+    assert all(GATHER_KERNEL.search(n) for n in gathers)
+    assert not any(GATHER_KERNEL.search(n) for n in streaming)
     # the columns mark kernels only, and never a matrix kernel
     cols = TimelineColumns(load_trace(SAMPLES / "two_streams.eager.json.gz"))
     kernel = cols.gpu("kind") == "kernel"

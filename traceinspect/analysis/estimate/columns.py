@@ -63,8 +63,13 @@ STREAMING_KERNEL: Final = re.compile(
 #: Light kernels that gather scattered rows (embedding lookups, indexing, gather/scatter,
 #: sorts and top-k): not :data:`STREAMING_KERNEL`. In ``holdout52``'s DLRM, three streams of
 #: ``EmbeddingBag`` kernels side by side ran as if alone, where charging them the shared
-#: bandwidth read the step −4.0 → +9.4 %.
-GATHER_KERNEL: Final = re.compile(r"embedding|index|gather|scatter|sort|topk", re.IGNORECASE)
+#: bandwidth read the step −4.0 → +9.4 %. Matched on the kernels' own names, case and all:
+#: PyTorch's template arguments name ``IndexType`` in batch-norm, depthwise-convolution and
+#: upsampling kernels, which stream.
+GATHER_KERNEL: Final = re.compile(
+    r"[eE]mbedding|index_select|indexSelect|indexFunc|index_elementwise|index_put"
+    r"|gather|scatter|[sS]ort|topk|TopK"
+)
 
 #: Host call kinds that put work on the GPU (each counts as one eager launch).
 LAUNCH_KINDS: Final = frozenset({"launch", "memcpy", "memset", "graph_launch"})
