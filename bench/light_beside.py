@@ -18,12 +18,14 @@ quartiles of those medians, beside what the schedule charges::
 the slowdown per unit of ``H`` each ran at, ``(ratio - 1) / H`` (what ``LIGHT_SLOWDOWN``
 charges, ignoring the company charge), by ``H`` and time alone.
 
-``--bandwidth`` reads the kernels that stream memory (``columns.STREAMING_KERNEL``) of at
-least 4 µs alone, beside only other streams' light kernels (room or not), by the bandwidth
-``B`` they and those beside them demand (``schedule.bandwidth_demand``, time-weighted, from
-times alone): the median over workloads of each workload's median ratio, beside what
-``schedule.BANDWIDTH_LATENCY_NS`` charges (``min(B / BANDWIDTH_KNEE, BANDWIDTH_CAP)``, at
-least 1). Times alone whose samples spread more than 20 % are left out.
+``--bandwidth`` reads the kernels that stream memory (``TimelineColumns.streaming``, as the
+schedule marks them) of at least 4 µs alone, beside only other streams' light kernels (room or
+not), by the share of the bandwidth each demands itself and the share those beside it demand
+(``schedule.bandwidth_demand``, time-weighted, from times alone): the median over workloads of
+each workload's median ratio, beside what the schedule charges
+(``schedule.bandwidth_slowdown``, or the company charge ``LIGHT_BESIDE_NS`` where larger), and
+the median |log| of each kernel's ratio over that charge. Times alone whose samples spread more
+than 20 % are left out.
 
 Without ``--sets``, every fresh-process H200 set (``holdout*``, ``streams_fit``,
 ``probe_rerecord*``; about 4 minutes).
@@ -47,13 +49,11 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from matrix_contention import VALIDATION, Kernels, validation_folders  # noqa: E402
 
-from traceinspect.analysis.estimate.columns import STREAMING_KERNEL  # noqa: E402
 from traceinspect.analysis.estimate.schedule import (  # noqa: E402
-    BANDWIDTH_CAP,
-    BANDWIDTH_KNEE,
     LIGHT_BESIDE_NS,
     LIGHT_SLOWDOWN,
     bandwidth_demand,
+    bandwidth_slowdown,
 )
 
 #: A kernel counts as beside others where they overlap at least this share of its run.
@@ -135,7 +135,14 @@ class Streaming:
     workload: str
     ratio: float  # duration beside others / time alone
     alone_ns: float
-    demand: float  # B: bandwidth its own run and those beside it demand
+    own: float  # bandwidth it demands itself
+    others: float  # bandwidth those beside it demand (time-weighted over its run)
+
+    @property
+    def charged(self) -> float:
+        """What the schedule charges it: the shared bandwidth's slowdown or the company
+        charge beside other streams' light kernels, whichever is larger."""
+        return max(bandwidth_slowdown(self.own, self.others), 1 + LIGHT_BESIDE_NS / self.alone_ns)
 
 
 #: A row of either table, grouped by workload (:func:`_by_workload`).
@@ -158,10 +165,7 @@ def streaming(folder: Path) -> list[Streaming]:
         for key, v in alone.items()
         if len(v) > 1 and (max(v) - min(v)) <= 0.2 * statistics.median(v)
     }
-    streams = [
-        bool(STREAMING_KERNEL.search(name)) and not m
-        for (name, _), m in zip(g.key, g.matrix, strict=True)
-    ]
+    streams = g.streaming.tolist()
 
     def demand(j: int) -> float:
         d = solo.get(g.key[j], g.end[j] - g.start[j])
@@ -176,13 +180,13 @@ def streaming(folder: Path) -> list[Streaming]:
         duration = g.end[i] - g.start[i]
         if sum(t for _, t in others) < BESIDE_SHARE * duration:
             continue
-        b = demand(i) + sum(demand(j) * t for j, t in others) / duration
         out.append(
             Streaming(
                 f"{folder.parent.name}/{folder.name}",
                 duration / solo[g.key[i]],
                 solo[g.key[i]],
-                b,
+                demand(i),
+                sum(demand(j) * t for j, t in others) / duration,
             )
         )
     return out
@@ -190,23 +194,28 @@ def streaming(folder: Path) -> list[Streaming]:
 
 def bandwidth(rows: list[Streaming]) -> None:
     """``--bandwidth``'s table (see the module's description)."""
-    print(f"{'B':12s} {'kernels':>7s} {'wl':>4s}  ratio (quartiles)   alone   charged")
-    for lo, hi in ((0.0, 0.8), (0.8, 1.0), (1.0, 1.2), (1.2, 1.4), (1.4, 1.7), (1.7, 9.0)):
-        sel = [r for r in rows if lo <= r.demand < hi]
-        by = _by_workload(sel)
-        if not by:
-            continue
-        ratio = [statistics.median(r.ratio for r in v) for v in by.values()]
-        charged = [
-            statistics.median(min(max(r.demand / BANDWIDTH_KNEE, 1.0), BANDWIDTH_CAP) for r in v)
-            for v in by.values()
-        ]
-        q1, q3 = np.percentile(ratio, [25, 75])
-        print(
-            f"{lo:.1f}-{hi:.1f}      {len(sel):7,d} {len(by):4d}  {statistics.median(ratio):5.2f}x "
-            f"({q1:.2f}-{q3:.2f})  {statistics.median(r.alone_ns for r in sel) / 1e3:5.1f} µs"
-            f"  {statistics.median(charged):.2f}x"
-        )
+    head = f"{'own':9s} {'others':9s} {'kernels':>7s} {'wl':>4s}"
+    print(f"{head}  ratio (quartiles)   alone   charged")
+    for own_lo, own_hi in ((0.0, 0.5), (0.5, 0.8), (0.8, 0.95), (0.95, 1.01)):
+        for lo, hi in ((0.0, 0.3), (0.3, 0.6), (0.6, 0.9), (0.9, 9.0)):
+            sel = [r for r in rows if own_lo <= r.own < own_hi and lo <= r.others < hi]
+            by = _by_workload(sel)
+            if not by:
+                continue
+            ratio = [statistics.median(r.ratio for r in v) for v in by.values()]
+            charged = [statistics.median(r.charged for r in v) for v in by.values()]
+            q1, q3 = np.percentile(ratio, [25, 75])
+            print(
+                f"{own_lo:.2f}-{own_hi:.2f} {lo:.1f}-{hi:.1f}   {len(sel):7,d} {len(by):4d}  "
+                f"{statistics.median(ratio):5.2f}x ({q1:.2f}-{q3:.2f})  "
+                f"{statistics.median(r.alone_ns for r in sel) / 1e3:5.1f} µs"
+                f"  {statistics.median(charged):.2f}x"
+            )
+    off = [abs(np.log(r.ratio / r.charged)) for r in rows]
+    print(
+        f"{len(rows):,d} kernels of {len(_by_workload(rows))} workloads: median |log(ratio / "
+        f"charged)| {statistics.median(off):.3f}"
+    )
 
 
 def _by_workload(rows: list[Row]) -> dict[str, list[Row]]:

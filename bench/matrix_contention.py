@@ -71,6 +71,7 @@ class Kernels:
     cover: np.ndarray
     resident: np.ndarray  # blocks of it one SM holds at once
     ffma: np.ndarray  # a matrix kernel on the FP32 pipes (columns.FFMA_KERNEL)
+    streaming: np.ndarray  # a light kernel streaming memory (TimelineColumns.streaming)
 
     @classmethod
     def of(cls, trace: Path) -> Kernels:
@@ -89,6 +90,7 @@ class Kernels:
             cover=cover,
             resident=resident,
             ffma=cols.ffma[rows],
+            streaming=cols.streaming[rows],
         )
 
     def beside(self) -> list[list[tuple[int, float]]]:
