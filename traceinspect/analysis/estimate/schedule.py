@@ -656,7 +656,7 @@ class GraphSchedule:
             matrix_contention(np.asarray(dur), fp32=self.fp32).tolist(),
             fp32=self._fp32(),
             light_beside_ns=end.light_beside_ns,
-            bandwidth=self._bandwidth(dur) if end.shares_bandwidth else None,
+            bandwidth=self._bandwidth(dur, end),
         )
 
     def _room(self, end: RangeEnd) -> tuple[list[float], Stretcher | None]:
@@ -666,9 +666,13 @@ class GraphSchedule:
             return self.release_held, self.pack_held
         return self.release, self.pack
 
-    def _bandwidth(self, dur: list[float]) -> list[float]:
+    def _bandwidth(self, dur: list[float], end: RangeEnd) -> list[float] | None:
         """Per node of duration ``dur`` alone, the share of the memory bandwidth it streams
-        while it runs (:func:`bandwidth_demand`); 0 but for light kernels streaming memory."""
+        while it runs (:func:`bandwidth_demand`); 0 but for light kernels streaming memory.
+        None where ``end`` does not share the bandwidth (:attr:`RangeEnd.shares_bandwidth`)
+        or no node streams: the walk then skips summing the demand at each pace change."""
+        if not end.shares_bandwidth or not any(self.streaming):
+            return None
         demand = bandwidth_demand(np.asarray(dur, np.float64), np.asarray(self.need))
         out: list[float] = np.where(np.asarray(self.streaming, bool), demand, 0.0).tolist()
         return out
@@ -736,7 +740,7 @@ class GraphSchedule:
                 self._fp32(),
                 None if not_before is None else np.asarray(not_before, np.float64).tolist(),
                 light_beside_ns=end.light_beside_ns,
-                bandwidth=self._bandwidth(dur) if end.shares_bandwidth else None,
+                bandwidth=self._bandwidth(dur, end),
             )
         out = np.asarray(spans, np.float64).reshape(n, 2)
         return out[:, 0], out[:, 1]
