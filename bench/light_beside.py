@@ -166,10 +166,9 @@ def streaming(folder: Path) -> list[Streaming]:
         if len(v) > 1 and (max(v) - min(v)) <= 0.2 * statistics.median(v)
     }
     streams = g.streaming.tolist()
-
-    def demand(j: int) -> float:
-        d = solo.get(g.key[j], g.end[j] - g.start[j])
-        return float(bandwidth_demand(np.array([d]), g.share[j : j + 1])[0]) if streams[j] else 0.0
+    # each kernel's demand, from its time alone where known (else its time here), once
+    alone_or_here = [solo.get(key, e - s) for key, s, e in zip(g.key, g.start, g.end, strict=True)]
+    demand = np.where(g.streaming, bandwidth_demand(np.array(alone_or_here), g.share), 0.0)
 
     out = []
     for i, others in enumerate(g.beside()):
@@ -185,8 +184,8 @@ def streaming(folder: Path) -> list[Streaming]:
                 f"{folder.parent.name}/{folder.name}",
                 duration / solo[g.key[i]],
                 solo[g.key[i]],
-                demand(i),
-                sum(demand(j) * t for j, t in others) / duration,
+                float(demand[i]),
+                sum(float(demand[j]) * t for j, t in others) / duration,
             )
         )
     return out
