@@ -441,5 +441,7 @@ def test_the_prediction_charges_the_static_input_copies_the_replays_made() -> No
     assert unknown.graphed_ns == pytest.approx(119_468, abs=200)
     assert known.graphed_ns == pytest.approx(120_662, abs=200)
     assert known.parts["input_copies"] == pytest.approx(15_818, abs=200)
-    assert unknown.low_ns == none.low_ns
+    # (both low ends charge no copy; the range of two streams also reaches 10 % of their
+    # scheduled path below each prediction, SCHEDULE_LOW_FRAC: 479 ns apart)
+    assert unknown.low_ns == pytest.approx(none.low_ns, abs=1_000)
     assert known.low_ns > none.low_ns + 5_000

@@ -223,15 +223,15 @@ EXPECTED_45: dict[str, dict[str, tuple[float, float, float]]] = {
 @pytest.mark.parametrize(
     ("probe", "within", "median_error", "inside", "savings"),
     [
-        # with the probes' copy cost: 14 of 16; the fp32 GRU misses on both recordings, and it
-        # and the TF32-beside-FP32 GEMMs (−4.7 to −7.7 %, the range's top 696-700 µs) fall
-        # outside their ranges
-        (True, 14, 0.0469, 12, 14),
+        # with the probes' copy cost: 14 of 16; the fp32 GRU misses on both recordings, and
+        # falls outside its range (the TF32-beside-FP32 GEMMs, −4.7 to −7.7 %, did too until
+        # the range carried the multi-stream schedule's own error: its top 696-700 µs)
+        (True, 14, 0.0469, 14, 14),
         # from the trace alone the many-input steps read short as well: a copy charged its
         # host's launch pace (eager.COPY_PER_LAUNCH_CALL) where the probes measured more
         # (the ranker's 10 inputs −23.7 / −18.1 %, the foreach SGD's 96 gradients −17.5 /
-        # −16.8 %)
-        (False, 10, 0.0566, 10, 14),
+        # −16.8 %), the SGD's below its range
+        (False, 10, 0.0566, 12, 14),
     ],
 )
 def test_the_blind_h100_holdout45(
@@ -590,12 +590,22 @@ EXPECTED_52: dict[str, dict[str, tuple[float, float, float]]] = {
 }
 
 
+def _range_as_before_holdout56(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The range as it stood until ``holdout56``: no share of the multi-stream schedule's
+    path of its own either side of the prediction."""
+    from traceinspect.analysis.estimate import occurrence
+
+    monkeypatch.setattr(occurrence, "SCHEDULE_LOW_FRAC", 0.0)
+    monkeypatch.setattr(occurrence, "SCHEDULE_HIGH_FRAC", 0.0)
+
+
 def _as_judged_on_holdout52(monkeypatch: pytest.MonkeyPatch) -> None:
     """The shared bandwidth as ``holdout52`` judged it: a kernel's demand its device share
     alone, no knee, gathers streaming too, and every streaming kernel slowed by the total
     demand ``B`` (at most 1.5x) once it passes the whole bandwidth."""
     from traceinspect.analysis.estimate import columns, schedule
 
+    _range_as_before_holdout56(monkeypatch)
     monkeypatch.setattr(schedule, "BANDWIDTH_SATURATION", 1.0)
     monkeypatch.setattr(schedule, "BANDWIDTH_KNEE", 1.0)
     monkeypatch.setattr(schedule, "bandwidth_slowdown", lambda own, others: min(own + others, 1.5))
@@ -610,6 +620,7 @@ def _as_judged_on_holdout53(monkeypatch: pytest.MonkeyPatch) -> None:
     kernels, whose template arguments name ``IndexType``)."""
     from traceinspect.analysis.estimate import columns, schedule
 
+    _range_as_before_holdout56(monkeypatch)
     monkeypatch.setattr(
         schedule, "bandwidth_slowdown", lambda own, others: min((own + others) / 0.8, 1.5)
     )
@@ -775,7 +786,8 @@ def test_the_blind_h100_holdout53(monkeypatch: pytest.MonkeyPatch) -> None:
         workloads = validation_workloads(VALIDATION_DIR / recording)
         assert step_verdicts_agreeing_with_replay(workloads) == {"launch-bound": 8}
     now = _pair_rows("h100_holdout53")
-    assert_summary(list(now.values()), 16, 14, 0.0266, 13)
+    # (13 inside until the range carried the multi-stream schedule's own error)
+    assert_summary(list(now.values()), 16, 14, 0.0266, 14)
     sgd = [
         now[r, "sgd_nesterov_two_models_2streams"].error_frac
         for r in ("h100_holdout53", "h100_holdout53_rerun")

@@ -1466,24 +1466,20 @@ def test_the_blind_set_after_the_copy_cost(
     # branches too until a kernel of one wave made room at 80 or 90 % of its run;
     # holdout25's FP32 GEMM chains, holdout43's FP32 hashing towers with the probes and the
     # three encoders of holdout23_rerun until long FP32 GEMMs slowed each other fully)
+    # (holdout23's three encoders, holdout32's convolution beside a GEMM with the probes,
+    # holdout44's wide FP32 MLP towers and holdout45_rerun's GRU came inside once the range
+    # carried the multi-stream schedule's own error, SCHEDULE_LOW_FRAC / SCHEDULE_HIGH_FRAC)
     outside: dict[tuple[str, bool], set[str]] = {}
     for mode in (True, False):
-        outside["holdout23", mode] = {"tri_encoder_3streams_b16"}
-    for mode in (True, False):
         outside["holdout31_rerun", mode] = {"clip_towers_2streams_b32"}
-        # the rerun came inside once light kernels were charged beside other streams'
-        outside["holdout32", mode] = {"conv_beside_gemm_2streams_b8"}
         for seg_depth in ("holdout34", "holdout34_rerun"):
             outside[seg_depth, mode] = {"seg_depth_heads_2streams_b4"}
-        outside["holdout44", mode] = {
-            "fp32_conv_branches_2streams_b16",
-            "fp32_wide_mlp_towers_3streams_b256",
-        }
-    outside["holdout44_rerun", True] = {"fp32_small_heads_2streams_b64"}
-    for mode in (True, False):
-        for gru in ("holdout45", "holdout45_rerun"):
-            outside[gru, mode] = {"gru_fp32_one_stream_b16"}
+        outside["holdout44", mode] = {"fp32_conv_branches_2streams_b16"}
+        outside["holdout45", mode] = {"gru_fp32_one_stream_b16"}
         outside["holdout46", mode] = {"stacked_lstm_lm_b16"}
+    # the rerun came inside once light kernels were charged beside other streams'
+    outside["holdout32", False] = {"conv_beside_gemm_2streams_b8"}
+    outside["holdout44_rerun", True] = {"fp32_small_heads_2streams_b64"}
     # (ComplEx from the trace alone came inside with LIGHT_BESIDE_NS, with the rerun's probes
     # once light kernels streaming memory shared its bandwidth)
     inside = {n for n, r in rows.items() if not r.graphed_inside}
@@ -1948,15 +1944,16 @@ def test_the_set_after_the_replay_left_out_timing_misses_on_rnns_beside_each_oth
 def test_the_h200_holdout45_misses_the_fp32_gru_and_the_foreach_sgds_saving() -> None:
     """holdout45, written before the model froze and recorded on an H100 first, on an H200
     with the model unchanged (same session, two processes of one lease): from the trace alone
-    14 of 16 within ±10 % (median |error| 4.1 %; 4.8 % at the freeze), 14 inside their
-    ranges. The misses are the fp32 GRU on both (+27.9 / +22.0 %; +39.4 / +23.2 % at the
-    freeze, +35 / +36 % on the H100). 13 of 16 savings within 15
-    points: the foreach SGD's on both (replay 7-10 % slower than eager, its graph copying in
-    96 gradients: read +31 to +34 points) and the GRU's on the rerun (−15.3)."""
+    14 of 16 within ±10 % (median |error| 4.1 %; 4.8 % at the freeze), 15 inside their
+    ranges (14 until the range carried the multi-stream schedule's own error). The misses are
+    the fp32 GRU on both (+27.9 / +22.0 %; +39.4 / +23.2 % at the freeze, +35 / +36 % on the
+    H100). 13 of 16 savings within 15 points: the foreach SGD's on both (replay 7-10 %
+    slower than eager, its graph copying in 96 gradients: read +31 to +34 points) and the
+    GRU's on the rerun (−15.3)."""
     from conftest import step_read, step_verdicts_agreeing_with_replay
 
     rows = _lease_pair_rows("holdout45")
-    assert_summary(list(rows.values()), 16, 14, 0.0413, 14)
+    assert_summary(list(rows.values()), 16, 14, 0.0413, 15)
     gru = {"holdout45/gru_fp32_one_stream_b16", "holdout45_rerun/gru_fp32_one_stream_b16"}
     assert {n for n, r in rows.items() if abs(r.error_frac) > 0.10} == gru
     sgd = {f"{s}/sgd_momentum_foreach_update" for s in ("holdout45", "holdout45_rerun")}
