@@ -176,6 +176,27 @@ def test_inputs_resized_and_rotated_along_the_batch_dim() -> None:
     assert _resize(7, 4, 0, torch) == 7  # not a tensor: passed as is
     assert _rotate(x, 0, torch).tolist() == [[3, 3], [1, 1], [2, 2]]
     assert _rotate(torch.tensor(5.0), 0, torch).item() == 5.0  # no batch dim: unchanged
+    assert _rotate(x, 0, torch, 3).tolist() == [[3, 3], [1, 1], [2, 2]]  # the batch's length
+
+
+def test_an_input_whose_leading_dimension_is_not_the_batch_is_not_rotated() -> None:
+    """A heterogeneous graph's (2, E) edge list of (user, movie) pairs beside a batch of
+    3,706 movies' features: rolled along its first dimension, its user row would index the
+    movie table (``holdout56``'s GraphSAGE step failed so, a device-side assert on both
+    recordings); only the tensors whose first dimension is the batch get new rows."""
+    torch = pytest.importorskip("torch")
+    from traceinspect.collect.tensors import batch_size, rotate
+
+    users, movies = 6040, 3706
+    features = torch.rand(movies, 18)
+    pairs = torch.stack((torch.randint(0, users, (8,)), torch.randint(0, movies, (8,))))
+    inputs = (features, pairs)
+    batch = batch_size(inputs, 0)
+    rotated = [rotate(x, 0, torch, batch) for x in inputs]
+    assert batch == movies
+    assert torch.equal(rotated[0], torch.roll(features, 1, 0))
+    assert rotated[1] is pairs
+    assert int(rotated[1][1].max()) < movies
 
 
 def test_resized_and_rotated_inputs_keep_their_memory_format() -> None:

@@ -369,7 +369,7 @@ class _Measurement:
             return [eager, graphed]
         try:
             inputs = self._inputs(bucket)
-            new_inputs = tuple(rotate(x, self.c.batch_dim, self.torch) for x in inputs)
+            new_inputs = tuple(rotate(x, self.c.batch_dim, self.torch, bucket) for x in inputs)
         except Exception as exc:  # noqa: BLE001 - the user's input factory failed
             for row in (eager, graphed):
                 _fail_exc(row, "inputs", exc)
@@ -675,7 +675,9 @@ class _Measurement:
                 continue
             row = new_row(self.c.name, size, "eager", in_bucket_set=False)
             try:
-                inputs = tuple(rotate(x, self.c.batch_dim, self.torch) for x in self._inputs(size))
+                inputs = tuple(
+                    rotate(x, self.c.batch_dim, self.torch, size) for x in self._inputs(size)
+                )
             except Exception as exc:  # noqa: BLE001
                 _fail_exc(row, "inputs", exc)
                 rows.append(row)

@@ -47,10 +47,17 @@ def resize(x: Any, size: int, dim: int, torch: Any) -> Any:
     return x.index_select(dim, index).contiguous(memory_format=memory_format(x, torch))
 
 
-def rotate(x: Any, dim: int, torch: Any) -> Any:
+def rotate(x: Any, dim: int, torch: Any, batch: int | None = None) -> Any:
     """``x`` with its rows along ``dim`` rolled by one (new values for the same step), in
-    ``x``'s memory format."""
+    ``x``'s memory format. A tensor whose length along ``dim`` is not the batch's (``batch``,
+    where given) is passed as it is: that dimension is not its batch, and its rows may mean
+    different things — rolling a heterogeneous graph's (2, E) edge list swapped its source
+    and destination rows, indices into tables of other sizes, and the step's gather failed
+    with a device-side assert that left the process's CUDA context unusable
+    (``holdout56``'s GraphSAGE step, both recordings)."""
     if not isinstance(x, torch.Tensor) or x.dim() <= dim:
+        return x
+    if batch is not None and x.shape[dim] != batch:
         return x
     return torch.roll(x, 1, dim).contiguous(memory_format=memory_format(x, torch))
 
