@@ -1018,17 +1018,28 @@ EXPECTED_56: dict[str, dict[str, tuple[float, float, float]]] = {
         "sasrec_full_ranking_topk_b256": (2086.5, 2127.0, 2127.6),  # +1.9 / +2.0 %
         "sdxl_dual_text_encoders_2streams_b4": (3120.4, 3125.6, 3125.6),  # +0.2 / +0.2 %
     },
+    # recorded again with the collector fixed (new inputs roll only batch-major tensors),
+    # another H100 lease, the model unchanged
+    "h100_holdout56_sage": {
+        "hetero_sage_movielens_3streams_b1": (3216.3, 3226.0, 3225.3),  # +0.3 / +0.3 %
+    },
+    "h100_holdout56_sage_rerun": {
+        "hetero_sage_movielens_3streams_b1": (3197.1, 3158.9, 3160.3),  # −1.2 / −1.2 %
+    },
 }
 
 
 def test_the_blind_h100_holdout56(monkeypatch: pytest.MonkeyPatch) -> None:
     """Blind for the model of ``holdout55`` and for the range carrying the multi-stream
-    schedule's own error (both set before any of its workloads ran on a GPU): 8 of 14 graphed
-    times within ±10 % from the trace alone (median |error| 2.1 %), 9 inside their range (8
-    without the schedule's share), all 14 savings within 15 points. The heterogeneous
-    GraphSAGE step failed on both recordings (a device-side assert in its own gather: an
-    edge index past its table), so 14 of 16. The three steps on one stream read within 2 %;
-    of the four on side streams only SDXL's two text encoders come within (2 of 8): HiFi-GAN's
+    schedule's own error (both set before any of its workloads ran on a GPU): 10 of 16 graphed
+    times within ±10 % from the trace alone (median |error| 1.9 %), 11 inside their range (10
+    without the schedule's share), all 16 savings within 15 points. The heterogeneous
+    GraphSAGE step failed on both of the set's recordings: the collector's new inputs rolled
+    its (2, E) edge list of (user, movie) pairs along its first dimension, so its user row
+    indexed the movie table (a device-side assert); recorded again with that fixed, on
+    another lease with the model unchanged (``h100_holdout56_sage``), it reads +0.3 / −1.2 %.
+    The three steps on one stream read within 2 %; of the ten multi-stream recordings 4
+    come within (SDXL's text encoders, the GraphSAGE relations), the misses HiFi-GAN's
     two discriminators, +31.2 / +32.3 % (cuDNN runs each grouped convolution of the scale
     discriminator as eight kernels on streams of its own, 2,123 nodes on 11 streams), the
     Ladder side network beside a bf16 ViT-B/16, −21.7 / −21.7 % (its FP32 GEMMs ran 131-135
@@ -1038,9 +1049,10 @@ def test_the_blind_h100_holdout56(monkeypatch: pytest.MonkeyPatch) -> None:
     replay did: two compute-bound, four launch-bound, one mixed, on both recordings."""
     from conftest import step_verdicts_agreeing_with_replay
 
-    rows = _pair_rows("h100_holdout56")
-    assert_summary(list(rows.values()), 14, 8, 0.0212, 9)
-    assert not any(name == "hetero_sage_movielens_3streams_b1" for _, name in rows)
+    first = _pair_rows("h100_holdout56")
+    assert not any(name == "hetero_sage_movielens_3streams_b1" for _, name in first)
+    rows = first | _pair_rows("h100_holdout56_sage")
+    assert_summary(list(rows.values()), 16, 10, 0.0189, 11)
     missed = {name for (_, name), r in rows.items() if abs(r.error_frac) > 0.10}
     assert missed == {
         "hifigan_mpd_beside_msd_2streams_b4",
@@ -1048,8 +1060,11 @@ def test_the_blind_h100_holdout56(monkeypatch: pytest.MonkeyPatch) -> None:
         "mmoe_ctr_cvr_4streams_b2048",
     }
     side = [abs(r.error_frac) for (_, name), r in rows.items() if "streams" in name]
-    assert (len(side), sum(e <= 0.10 for e in side)) == (8, 2)
-    assert sum(abs(r.saving_error_points) <= 15 for r in rows.values()) == 14
+    assert (len(side), sum(e <= 0.10 for e in side)) == (10, 4)
+    assert sum(abs(r.saving_error_points) <= 15 for r in rows.values()) == 16
+    for recording in ("h100_holdout56_sage", "h100_holdout56_sage_rerun"):
+        workloads = validation_workloads(VALIDATION_DIR / recording)
+        assert step_verdicts_agreeing_with_replay(workloads) == {"compute-bound": 1}
     for recording in ("h100_holdout56", "h100_holdout56_rerun"):
         workloads = validation_workloads(VALIDATION_DIR / recording)
         assert step_verdicts_agreeing_with_replay(workloads) == {
@@ -1059,8 +1074,8 @@ def test_the_blind_h100_holdout56(monkeypatch: pytest.MonkeyPatch) -> None:
         }
     with monkeypatch.context() as m:
         _range_as_before_holdout56(m)
-        before = _fresh_rows("h100_holdout56")
-    assert sum(r.graphed_inside for r in before.values()) == 8
+        before = _fresh_rows("h100_holdout56") | _fresh_rows("h100_holdout56_sage")
+    assert sum(r.graphed_inside for r in before.values()) == 10
     outside = {name for (_, name), r in before.items() if not r.graphed_inside}
     assert outside == {
         "hifigan_mpd_beside_msd_2streams_b4",

@@ -67,7 +67,7 @@ COPY_HOST_MEASURED_HIGH_FACTOR: Final = 1.3
 #: values inside their range (627 before), 632 cross-validated (628); on the H100, never
 #: fitted on, 175 of 187 (168), its multi-stream ones 91 of 100 (84). The median range width
 #: stays 36.1 % of the prediction on the H200 and moves from 34.2 to 35.4 % on the H100.
-#: Judged blind on ``holdout56`` (an H100, recorded after it): 9 of 14 inside (8 without).
+#: Judged blind on ``holdout56`` (an H100, recorded after it): 11 of 16 inside (10 without).
 SCHEDULE_LOW_FRAC: Final = 0.10
 SCHEDULE_HIGH_FRAC: Final = 0.10
 
