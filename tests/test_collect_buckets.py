@@ -185,7 +185,7 @@ def test_an_input_whose_leading_dimension_is_not_the_batch_is_not_rotated() -> N
     movie table (``holdout56``'s GraphSAGE step failed so, a device-side assert on both
     recordings); only the tensors whose first dimension is the batch get new rows."""
     torch = pytest.importorskip("torch")
-    from traceinspect.collect.tensors import batch_size, rotate
+    from traceinspect.collect.tensors import batch_size, resize, rotate
 
     users, movies = 6040, 3706
     features = torch.rand(movies, 18)
@@ -197,6 +197,9 @@ def test_an_input_whose_leading_dimension_is_not_the_batch_is_not_rotated() -> N
     assert torch.equal(rotated[0], torch.roll(features, 1, 0))
     assert rotated[1] is pairs
     assert int(rotated[1][1].max()) < movies
+    # nor resized to a bucket: the features get 4,096 rows, the edge list keeps its two
+    resized = [resize(x, 4096, 0, torch, batch) for x in inputs]
+    assert resized[0].shape == (4096, 18) and resized[1] is pairs
 
 
 def test_resized_and_rotated_inputs_keep_their_memory_format() -> None:

@@ -99,6 +99,29 @@ def test_interrupted_script_leaves_a_trace_and_exits_130(tmp_path: Path) -> None
 
 
 @pytest.mark.slow
+def test_a_candidate_fed_an_edge_list_beside_its_batch(tmp_path: Path) -> None:
+    """A candidate whose second argument is a heterogeneous (2, E) edge list (users in row
+    0, movies in row 1) beside a batch of queries, with buckets 4 and 8 and a request mix of
+    3, 4, 8 and 12. Run with ``traceinspect profile`` on an H100 every row read ok: both
+    buckets and its own batch replayed correct, the mix's 3 and 12 ran eagerly, 20 of 200
+    requests fell back — where the measured runs' new inputs had rolled the edge list's rows,
+    as for ``holdout56``'s GraphSAGE step, its movie row would have indexed past the movies.
+    Here (no CUDA): the buckets and batches as registered, every row of nulls."""
+    out = tmp_path / "out"
+    assert run_profile(FIXTURES / "edge_list_candidate.py", [], out=out) == 0
+    rows = _results(out)["rows"]
+    assert [(r["callable"], r["bucket"], r["mode"]) for r in rows] == [
+        ("score", 4, "eager"),
+        ("score", 4, "graphed"),
+        ("score", 8, "eager"),
+        ("score", 8, "graphed"),
+        ("own", 8, "eager"),
+        ("own", 8, "graphed"),
+    ]
+    assert {r["status"] for r in rows} == {"cuda_unavailable"}
+
+
+@pytest.mark.slow
 def test_graph_candidates_on_cpu_are_rows_of_nulls(tmp_path: Path) -> None:
     out = tmp_path / "out"
     assert run_profile(FIXTURES / "tiny_cpu_candidate.py", [], out=out) == 0

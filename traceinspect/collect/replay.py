@@ -723,7 +723,11 @@ class _Measurement:
                 else:
                     graph, static, _ = self.graphs[bucket]
                     for buffer, value in zip(static, inputs[n], strict=True):
-                        if isinstance(buffer, torch.Tensor) and buffer.dim() > dim:
+                        if not isinstance(buffer, torch.Tensor) or buffer.dim() <= dim:
+                            continue
+                        if value.shape == buffer.shape:  # the bucket's size, or not the batch
+                            buffer.copy_(value)
+                        else:
                             buffer.narrow(dim, 0, n).copy_(value)
                     graph.replay()
                 torch.cuda.synchronize()
@@ -760,10 +764,11 @@ class _Measurement:
             # and arguments of another length along batch_dim (a position, a step counter)
             # are not the batch.
             own = self.c.buckets is None and size == candidate_buckets(self.c)[0]
+            batch = batch_size(example, self.c.batch_dim)
             made = (
                 example
                 if size is None or own
-                else tuple(resize(x, size, self.c.batch_dim, self.torch) for x in example)
+                else tuple(resize(x, size, self.c.batch_dim, self.torch, batch) for x in example)
             )
         if size is not None:
             self.inputs[size] = made

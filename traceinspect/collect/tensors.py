@@ -37,11 +37,14 @@ def memory_format(x: Any, torch: Any) -> Any:
     return torch.contiguous_format
 
 
-def resize(x: Any, size: int, dim: int, torch: Any) -> Any:
+def resize(x: Any, size: int, dim: int, torch: Any, batch: int | None = None) -> Any:
     """``x`` with ``size`` rows along ``dim``, repeating its rows in order, in ``x``'s memory
     format (a channels-last input stays channels-last: the step must run as it would on
-    ``x``)."""
+    ``x``). A tensor whose length along ``dim`` is not the example's batch (``batch``, where
+    given) is passed as it is: that dimension is not its batch (see :func:`rotate`)."""
     if not isinstance(x, torch.Tensor) or x.dim() <= dim or x.shape[dim] == size:
+        return x
+    if batch is not None and x.shape[dim] != batch:
         return x
     index = torch.arange(size, device=x.device) % x.shape[dim]
     return x.index_select(dim, index).contiguous(memory_format=memory_format(x, torch))
