@@ -69,6 +69,7 @@ from traceinspect.collect.buckets import (
 from traceinspect.collect.candidates import GraphCandidate
 from traceinspect.collect.failures import classify_exception, first_error
 from traceinspect.collect.tensors import (
+    batch_major,
     batch_size,
     clone_tensors,
     compare_outputs,
@@ -723,7 +724,7 @@ class _Measurement:
                 else:
                     graph, static, _ = self.graphs[bucket]
                     for buffer, value in zip(static, inputs[n], strict=True):
-                        if not isinstance(buffer, torch.Tensor) or buffer.dim() <= dim:
+                        if not batch_major(buffer, dim, torch):
                             continue
                         if value.shape == buffer.shape:  # the bucket's size, or not the batch
                             buffer.copy_(value)

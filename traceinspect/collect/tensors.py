@@ -37,14 +37,21 @@ def memory_format(x: Any, torch: Any) -> Any:
     return torch.contiguous_format
 
 
+def batch_major(x: Any, dim: int, torch: Any, batch: int | None = None) -> bool:
+    """Whether ``x`` is a tensor with a batch dimension ``dim``: it has that dimension, of
+    the batch's length (``batch``, where given). Another length there means the dimension is
+    not its batch, and its rows may mean different things (see :func:`rotate`)."""
+    return (
+        isinstance(x, torch.Tensor) and x.dim() > dim and (batch is None or x.shape[dim] == batch)
+    )
+
+
 def resize(x: Any, size: int, dim: int, torch: Any, batch: int | None = None) -> Any:
     """``x`` with ``size`` rows along ``dim``, repeating its rows in order, in ``x``'s memory
     format (a channels-last input stays channels-last: the step must run as it would on
-    ``x``). A tensor whose length along ``dim`` is not the example's batch (``batch``, where
-    given) is passed as it is: that dimension is not its batch (see :func:`rotate`)."""
-    if not isinstance(x, torch.Tensor) or x.dim() <= dim or x.shape[dim] == size:
-        return x
-    if batch is not None and x.shape[dim] != batch:
+    ``x``). A tensor that is not batch-major (:func:`batch_major`, ``batch`` the example's)
+    is passed as it is."""
+    if not batch_major(x, dim, torch, batch) or x.shape[dim] == size:
         return x
     index = torch.arange(size, device=x.device) % x.shape[dim]
     return x.index_select(dim, index).contiguous(memory_format=memory_format(x, torch))
@@ -58,9 +65,7 @@ def rotate(x: Any, dim: int, torch: Any, batch: int | None = None) -> Any:
     and destination rows, indices into tables of other sizes, and the step's gather failed
     with a device-side assert that left the process's CUDA context unusable
     (``holdout56``'s GraphSAGE step, both recordings)."""
-    if not isinstance(x, torch.Tensor) or x.dim() <= dim:
-        return x
-    if batch is not None and x.shape[dim] != batch:
+    if not batch_major(x, dim, torch, batch):
         return x
     return torch.roll(x, 1, dim).contiguous(memory_format=memory_format(x, torch))
 
