@@ -37,6 +37,7 @@ import argparse
 import statistics
 import sys
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
@@ -201,8 +202,8 @@ def bandwidth(rows: list[Streaming]) -> None:
             by = _by_workload(sel)
             if not by:
                 continue
-            ratio = [statistics.median(r.ratio for r in v) for v in by.values()]
-            charged = [statistics.median(r.charged for r in v) for v in by.values()]
+            ratio = _workload_medians(by, lambda r: r.ratio)
+            charged = _workload_medians(by, lambda r: r.charged)
             q1, q3 = np.percentile(ratio, [25, 75])
             print(
                 f"{own_lo:.2f}-{own_hi:.2f} {lo:.1f}-{hi:.1f}   {len(sel):7,d} {len(by):4d}  "
@@ -224,14 +225,20 @@ def _by_workload(rows: list[Row]) -> dict[str, list[Row]]:
     return by
 
 
+def _workload_medians(by: dict[str, list[Row]], value: Callable[[Row], float]) -> list[float]:
+    """Per workload of ``by`` (:func:`_by_workload`), the median ``value`` of its rows: the
+    tables weigh workloads, not kernels."""
+    return [statistics.median(value(r) for r in v) for v in by.values()]
+
+
 def report(label: str, rows: list[Beside], charged: float | None = None) -> None:
     """One group's line; ``charged`` None: :data:`LIGHT_BESIDE_NS` over its median time
     alone."""
     by = _by_workload(rows)
     if not by:
         return
-    ratio = [statistics.median(r.ratio for r in v) for v in by.values()]
-    extra = [statistics.median((r.ratio - 1) * r.alone_ns for r in v) for v in by.values()]
+    ratio = _workload_medians(by, lambda r: r.ratio)
+    extra = _workload_medians(by, lambda r: (r.ratio - 1) * r.alone_ns)
     q1, q3 = np.percentile(ratio, [25, 75])
     if charged is None:
         charged = 1 + LIGHT_BESIDE_NS / statistics.median(r.alone_ns for r in rows)
@@ -247,9 +254,9 @@ def report_slope(label: str, rows: list[Beside]) -> None:
     by = _by_workload(rows)
     if not by:
         return
-    slope = [statistics.median((r.ratio - 1) / r.matrix_held for r in v) for v in by.values()]
-    ratio = [statistics.median(r.ratio for r in v) for v in by.values()]
-    held = [statistics.median(r.matrix_held for r in v) for v in by.values()]
+    slope = _workload_medians(by, lambda r: (r.ratio - 1) / r.matrix_held)
+    ratio = _workload_medians(by, lambda r: r.ratio)
+    held = _workload_medians(by, lambda r: r.matrix_held)
     q1, q3 = np.percentile(slope, [25, 75])
     print(
         f"{label:34s} {len(rows):6,d} {len(by):4d}  {statistics.median(ratio):5.2f}x  "
