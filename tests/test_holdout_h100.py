@@ -23,6 +23,7 @@ import sys
 from dataclasses import replace
 from typing import Any
 
+import numpy as np
 import pytest
 from conftest import SAMPLES, assert_probe_prediction, assert_summary, recording_rows
 
@@ -599,6 +600,18 @@ def _range_as_before_holdout56(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(occurrence, "SCHEDULE_HIGH_FRAC", 0.0)
 
 
+def _joins_as_before_holdout58(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Library joins as they stood until ``holdout58``: a wait made inside an operator on a
+    record whose stream the trace does not tell waited on every stream's last activity."""
+    from traceinspect.analysis.estimate import dependencies
+
+    def any_stream(*args: Any) -> dict[int, Any]:
+        wait_op, keys = args[3], args[5]
+        return {int(key): np.ones(len(wait_op), bool) for key in keys.tolist()}
+
+    monkeypatch.setattr(dependencies, "_operator_streams", any_stream)
+
+
 def _as_judged_on_holdout52(monkeypatch: pytest.MonkeyPatch) -> None:
     """The shared bandwidth as ``holdout52`` judged it: a kernel's demand its device share
     alone, no knee, gathers streaming too, and every streaming kernel slowed by the total
@@ -1002,7 +1015,8 @@ def test_the_blind_h100_holdout55(monkeypatch: pytest.MonkeyPatch) -> None:
 EXPECTED_56: dict[str, dict[str, tuple[float, float, float]]] = {
     "h100_holdout56": {
         "adan_foreach_vit_s16_update": (2222.6, 2219.9, 2219.8),  # −0.1 / −0.1 %
-        "hifigan_mpd_beside_msd_2streams_b4": (5493.5, 7209.3, 7208.7),  # +31.2 / +31.2 %
+        # +31.2 / +31.2 % as judged (library joins read as waiting on every stream)
+        "hifigan_mpd_beside_msd_2streams_b4": (5493.5, 5384.7, 5384.0),  # −2.0 / −2.0 %
         "ladder_side_vit_b16_2streams_b8": (3320.1, 2597.8, 2598.6),  # −21.8 / −21.7 %
         "mmoe_ctr_cvr_4streams_b2048": (719.2, 800.8, 801.6),  # +11.3 / +11.5 %
         "sam_mask_decoder_box_prompts_b8": (3591.6, 3611.3, 3611.7),  # +0.5 / +0.6 %
@@ -1011,7 +1025,8 @@ EXPECTED_56: dict[str, dict[str, tuple[float, float, float]]] = {
     },
     "h100_holdout56_rerun": {
         "adan_foreach_vit_s16_update": (2223.2, 2222.3, 2221.7),  # −0.0 / −0.1 %
-        "hifigan_mpd_beside_msd_2streams_b4": (5484.1, 7252.2, 7253.4),  # +32.2 / +32.3 %
+        # +32.2 / +32.3 % as judged
+        "hifigan_mpd_beside_msd_2streams_b4": (5484.1, 5488.5, 5489.7),  # +0.1 / +0.1 %
         "ladder_side_vit_b16_2streams_b8": (3322.5, 2602.1, 2603.0),  # −21.7 / −21.7 %
         "mmoe_ctr_cvr_4streams_b2048": (720.6, 799.5, 799.6),  # +10.9 / +11.0 %
         "sam_mask_decoder_box_prompts_b8": (3588.3, 3604.5, 3604.0),  # +0.5 / +0.4 %
@@ -1049,9 +1064,11 @@ def test_the_blind_h100_holdout56(monkeypatch: pytest.MonkeyPatch) -> None:
     replay did: two compute-bound, four launch-bound, one mixed, on both recordings."""
     from conftest import step_verdicts_agreeing_with_replay
 
-    first = _pair_rows("h100_holdout56")
+    with monkeypatch.context() as m:
+        _joins_as_before_holdout58(m)
+        first = _fresh_rows("h100_holdout56")
+        rows = first | _fresh_rows("h100_holdout56_sage")
     assert not any(name == "hetero_sage_movielens_3streams_b1" for _, name in first)
-    rows = first | _pair_rows("h100_holdout56_sage")
     assert_summary(list(rows.values()), 16, 10, 0.0189, 11)
     missed = {name for (_, name), r in rows.items() if abs(r.error_frac) > 0.10}
     assert missed == {
@@ -1073,6 +1090,7 @@ def test_the_blind_h100_holdout56(monkeypatch: pytest.MonkeyPatch) -> None:
             "mixed": 1,
         }
     with monkeypatch.context() as m:
+        _joins_as_before_holdout58(m)
         _range_as_before_holdout56(m)
         before = _fresh_rows("h100_holdout56") | _fresh_rows("h100_holdout56_sage")
     assert sum(r.graphed_inside for r in before.values()) == 10
@@ -1082,6 +1100,20 @@ def test_the_blind_h100_holdout56(monkeypatch: pytest.MonkeyPatch) -> None:
         "ladder_side_vit_b16_2streams_b8",
         "mmoe_ctr_cvr_4streams_b2048",
     }
+
+
+def test_library_joins_judged_on_h100_holdout56() -> None:
+    """cuDNN's joins read as waiting only on the library's streams and the operator's own
+    (:func:`traceinspect.analysis.estimate.dependencies._operator_streams`), set after
+    ``holdout56`` was judged: HiFi-GAN's discriminators +31.2 / +32.3 % -> −2.0 / +0.1 %,
+    both inside their range; the set reads 12 of 16 within ±10 % (median 1.5 %), 13 inside,
+    every saving within 15 points. The misses left are the Ladder side network and MMoE."""
+    rows = _pair_rows("h100_holdout56") | _pair_rows("h100_holdout56_sage")
+    assert_summary(list(rows.values()), 16, 12, 0.0148, 13)
+    hifigan = [r for (_, name), r in rows.items() if name.startswith("hifigan")]
+    assert [round(r.error_frac, 3) for r in hifigan] == [-0.020, 0.001]
+    assert all(r.graphed_inside for r in hifigan)
+    assert sum(abs(r.saving_error_points) <= 15 for r in rows.values()) == 16
 
 
 EXPECTED_57: dict[str, dict[str, tuple[float, float, float]]] = {
