@@ -358,29 +358,29 @@ def _operator_streams(
     −9 % when the second record was taken to be on the operator's streams; −1 % as it
     is). Over the 637 H200 recordings no prediction moves; over the 211 H100 ones only
     HiFi-GAN's two."""
-    library = {}
-    for key in keys.tolist():
-        on = launch_key == key
-        library[int(key)] = bool(on.any()) and bool(np.isin(op_key[on], forking).all())
-    own: dict[int, set[int]] = {}
-    for op in np.unique(wait_op[wait_op >= 0]).tolist():
+    library = np.array(
+        [
+            bool(on.any()) and bool(np.isin(op_key[on], forking).all())
+            for on in (launch_key == key for key in keys.tolist())
+        ],
+        bool,
+    )
+    ops, op_of = np.unique(wait_op, return_inverse=True)
+    # per (operator of ops, stream of keys): whether the operator launched on the stream
+    launched_on = np.zeros((len(ops), len(keys)), bool)
+    for k, op in enumerate(ops.tolist()):
+        if op < 0:
+            continue
         calls = np.flatnonzero(op_key == op)
         span = slice(calls[0], calls[-1] + 1)
         launched = launch_key[span][thread[span] == thread[calls[0]]]
-        own[op] = set(launched[launched >= 0].tolist())
+        launched_on[k] = np.isin(keys, launched)
     # a wait that forks the library's streams may wait on a record on any stream
-    joins = [
-        op >= 0 and not library.get(h, False)
-        for op, h in zip(wait_op.tolist(), held.tolist(), strict=True)
-    ]
-    out = {}
-    for key, is_library in library.items():
-        may = [
-            not join or is_library or not own[op] or key in own[op]
-            for join, op in zip(joins, wait_op.tolist(), strict=True)
-        ]
-        out[key] = np.array(may, bool)
-    return out
+    held_library = np.isin(held, keys[library])
+    free = (wait_op < 0) | held_library | ~launched_on[op_of].any(axis=1)
+    return {
+        int(key): free | library[j] | launched_on[op_of, j] for j, key in enumerate(keys.tolist())
+    }
 
 
 def _library_record_streams(
