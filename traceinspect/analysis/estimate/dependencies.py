@@ -358,13 +358,18 @@ def _operator_streams(
     −9 % when the second record was taken to be on the operator's streams; −1 % as it
     is). Over the 637 H200 recordings no prediction moves; over the 211 H100 ones only
     HiFi-GAN's two."""
-    library = np.array(
-        [
-            bool(on.any()) and bool(np.isin(op_key[on], forking).all())
-            for on in (launch_key == key for key in keys.tolist())
-        ],
-        bool,
+    if not (wait_op >= 0).any():
+        return {int(key): np.ones(len(wait_op), bool) for key in keys.tolist()}
+    launched = launch_key >= 0
+    inside = np.zeros(len(keys), np.int64)  # per stream, its launches inside a forking op
+    count = np.zeros(len(keys), np.int64)  # and all its launches
+    stream_of = np.searchsorted(keys, launch_key[launched])
+    known = (stream_of < len(keys)) & (
+        keys[np.minimum(stream_of, len(keys) - 1)] == launch_key[launched]
     )
+    np.add.at(count, stream_of[known], 1)
+    np.add.at(inside, stream_of[known], np.isin(op_key[launched], forking)[known])
+    library = (count > 0) & (inside == count)
     ops, op_of = np.unique(wait_op, return_inverse=True)
     # per (operator of ops, stream of keys): whether the operator launched on the stream
     launched_on = np.zeros((len(ops), len(keys)), bool)
