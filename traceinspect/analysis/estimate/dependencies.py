@@ -378,8 +378,7 @@ def _operator_streams(
             continue
         calls = np.flatnonzero(op_key == op)
         span = slice(calls[0], calls[-1] + 1)
-        launched = launch_key[span][thread[span] == thread[calls[0]]]
-        launched_on[k] = np.isin(keys, launched)
+        launched_on[k] = np.isin(keys, launch_key[span][thread[span] == thread[calls[0]]])
     # a wait that forks the library's streams may wait on a record on any stream
     held_library = np.isin(held, keys[library])
     free = (wait_op < 0) | held_library | ~launched_on[op_of].any(axis=1)
