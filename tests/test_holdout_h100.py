@@ -605,8 +605,9 @@ def _joins_as_before_holdout58(monkeypatch: pytest.MonkeyPatch) -> None:
     record whose stream the trace does not tell waited on every stream's last activity."""
     from traceinspect.analysis.estimate import dependencies
 
-    def any_stream(*args: Any) -> dict[int, Any]:
-        wait_op, keys = args[3], args[5]
+    def any_stream(
+        op_key: Any, launch_key: Any, thread: Any, wait_op: Any, held: Any, keys: Any, library: Any
+    ) -> dict[int, Any]:
         return {int(key): np.ones(len(wait_op), bool) for key in keys.tolist()}
 
     monkeypatch.setattr(dependencies, "_operator_streams", any_stream)

@@ -295,6 +295,7 @@ def _event_dependencies(
     # A library's join whose record's stream the trace does not tell waited on one of the
     # library's streams or of those its operator launched on (_operator_streams).
     wait_op = np.where(library == -1, in_op[used][holds], -1)
+    library_keys = _library_streams(cols, keys, launch_row)[0] if (wait_op >= 0).any() else keys[:0]
     op_streams = _operator_streams(
         op_key,
         launch_key,
@@ -302,7 +303,7 @@ def _event_dependencies(
         wait_op,
         keys[dst],
         np.unique(launch_keys),
-        _forking_operators(cols)[0],
+        library_keys,
     )
 
     # Per other stream, its last activity launched before the cutoff; one still running
@@ -328,7 +329,7 @@ def _operator_streams(
     wait_op: IntArray,
     held: IntArray,
     keys: IntArray,
-    forking: IntArray,
+    library_keys: IntArray,
 ) -> dict[int, npt.NDArray[np.bool_]]:
     """Per stream key of ``keys``, which waits may have waited on a record on that stream.
 
@@ -336,12 +337,11 @@ def _operator_streams(
     the trace does not tell the record's stream (-1 elsewhere); ``held`` the stream key of
     the activity it holds back. ``op_key``, ``launch_key`` and ``thread`` are per host
     position of the window: the operator key of the call (-1 for none), the stream key of
-    the activity it launched (-1 for none) and its thread's key. ``forking``: the keys of
-    the operators that made a stream wait.
+    the activity it launched (-1 for none) and its thread's key. ``library_keys``: the
+    library's streams among ``keys`` (:func:`_library_streams`).
 
     Such a wait that holds back a program's stream (a library joining its streams back) may
-    only have waited on a library's stream (every activity on it in the window launched
-    inside an operator of ``forking``) or on a stream its operator launched on, itself or
+    only have waited on a library's stream or on a stream its operator launched on, itself or
     through the operators it called (the thread's launches between its first and its last
     call); where the operator launched on none, on any. Every other wait may have waited on
     any stream.
@@ -360,16 +360,7 @@ def _operator_streams(
     HiFi-GAN's two."""
     if not (wait_op >= 0).any():
         return {int(key): np.ones(len(wait_op), bool) for key in keys.tolist()}
-    launched = launch_key >= 0
-    inside = np.zeros(len(keys), np.int64)  # per stream, its launches inside a forking op
-    count = np.zeros(len(keys), np.int64)  # and all its launches
-    stream_of = np.searchsorted(keys, launch_key[launched])
-    known = (stream_of < len(keys)) & (
-        keys[np.minimum(stream_of, len(keys) - 1)] == launch_key[launched]
-    )
-    np.add.at(count, stream_of[known], 1)
-    np.add.at(inside, stream_of[known], np.isin(op_key[launched], forking)[known])
-    library = (count > 0) & (inside == count)
+    library = np.isin(keys, library_keys)
     ops, op_of = np.unique(wait_op, return_inverse=True)
     # per (operator of ops, stream of keys): whether the operator launched on the stream
     launched_on = np.zeros((len(ops), len(keys)), bool)
@@ -652,18 +643,29 @@ def forked_streams(cols: TimelineColumns, rows: IntArray) -> tuple[int, tuple[st
     if not cols.host_rows or len(rows) == 0:
         return 0, ()
     launch_row = cols.gpu("launch_row")[rows]
-    op = host_column(cols, "external_id", launch_row)
-    tag = _operator_keys(host_column(cols, "pid", launch_row), op)
-    forking, named, names = _forking_operators(cols)
-    inside = (launch_row >= 0) & (op >= 0) & np.isin(tag, forking)
-    if not inside.any():
-        return 0, ()
     keys = stream_keys(cols.gpu("device")[rows], cols.gpu("stream")[rows])
-    forked = [key for key in np.unique(keys) if inside[keys == key].all()]
-    if not forked:
+    forked, tag = _library_streams(cols, keys, launch_row)
+    if not len(forked):
         return 0, ()
+    _, named, names = _forking_operators(cols)
     found = names[np.isin(named, tag[np.isin(keys, forked)])]
     return len(forked), tuple(sorted({str(name) for name in found}))
+
+
+def _library_streams(
+    cols: TimelineColumns, keys: IntArray, launch_row: IntArray
+) -> tuple[IntArray, IntArray]:
+    """Of the activities with stream keys ``keys`` launched by the host rows ``launch_row``
+    (-1: unknown), the streams whose every activity was launched inside a CPU operator that
+    itself made a stream wait (a library's own streams; sorted), and per activity the key
+    (:func:`_operator_keys`) of the operator that launched it."""
+    op = host_column(cols, "external_id", launch_row)
+    tag = _operator_keys(host_column(cols, "pid", launch_row), op)
+    inside = (launch_row >= 0) & (op >= 0) & np.isin(tag, _forking_operators(cols)[0])
+    streams, stream_of = np.unique(keys, return_inverse=True)
+    outside = np.bincount(stream_of, weights=~inside, minlength=len(streams))
+    out: IntArray = streams[outside == 0]
+    return out, tag
 
 
 def _operator_keys(pid: IntArray, external_id: IntArray) -> IntArray:
