@@ -304,7 +304,8 @@ EXPECTED_46: dict[str, dict[str, tuple[float, float, float]]] = {
 
 def test_the_blind_h100_holdout46() -> None:
     """Blind for the model as it stood: 5 of 8 within ±10 % from the trace alone (median
-    8.0 %), 6 inside their ranges (the ResNet and the LSTM LM above them), every saving
+    8.0 %), 6 inside their ranges (the ResNet and the LSTM LM above them; the LSTM LM inside
+    since the range's low end reads cuDNN's layers handed over a chunk earlier), every saving
     within 15 points; every step reads launch-bound, as replay agreed (41-93 % saved). Since
     a light kernel beside another stream's is charged ``LIGHT_BESIDE_NS`` (a rule from the
     H200's replays), the three recurrences on three streams read within too: 6 of 8, median
@@ -312,7 +313,7 @@ def test_the_blind_h100_holdout46() -> None:
     from conftest import step_verdicts_agreeing_with_replay
 
     rows = recording_rows("h100_holdout46", False)
-    assert_summary(list(rows.values()), 8, 6, 0.0282, 6)
+    assert_summary(list(rows.values()), 8, 6, 0.0282, 7)
     assert {n for n, r in rows.items() if abs(r.error_frac) > 0.10} == {
         "resnet_bottlenecks_cl_b16",
         "stacked_lstm_lm_b16",

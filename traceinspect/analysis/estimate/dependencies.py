@@ -32,6 +32,7 @@ def infer_dependencies(
     *,
     columns: TimelineColumns | None = None,
     timing_beside_waits: bool = True,
+    pipelined: bool = False,
 ) -> list[tuple[int, int]]:
     """Cross-stream dependencies among the activities at ``rows`` (sorted by start), as
     ``(src, dst)`` index pairs into ``rows``.
@@ -71,6 +72,20 @@ def infer_dependencies(
     +7.8 % without them; a BiLSTM tagger +4.9 -> +1.1 %).
     On the 537 fresh-process H200 recordings to ``holdout41`` the rule added edges beside
     the waits' in six replays, and no other prediction moves without it.
+
+    ``pipelined`` reads a library's layer hand-overs as handed a chunk earlier
+    (:func:`_pipelined_records`): the dependencies cuDNN's multi-layer RNNs' replays ran by.
+    The prediction does not use them. With them, over the 637 H200 recordings, the
+    predictions of the cuDNN RNNs move both ways, 598 within ±10 % as without; over the 236
+    H100 ones 210 (213): ``holdout45``'s fp32 GRU +27.9 → +18.7 %, ``holdout46``'s 3-layer
+    LSTM +15.5 → −10.9 %, SV2TTS's 3-layer GE2E LSTM (``h100_holdout59``) +1.1 → −15.2 %.
+    Their replays slow the layers' short kernels beside each other more than the schedule
+    charges (the LSTM's 2.8 µs GEMMs ran 4-5.7 µs with three layers at once; three layers'
+    chunk took 1.28x one layer's, the schedule 1.16x), which the later reading offsets.
+    Charging short matrix kernels beside another stream's 700 ns, as light ones are, read
+    the H200 596 within and sent the bidirectional RNNs long (``holdout7``'s BiLSTM tagger
+    +9 → +17 %). The range's low end uses them
+    (:func:`~traceinspect.analysis.estimate.occurrence.estimate_occurrence`).
     """
     cols = columns or TimelineColumns(timeline)
     n = len(rows)
@@ -86,7 +101,7 @@ def infer_dependencies(
 
     recorded = _recorded_wait_dependencies(cols, keys, launched_at)
     if recorded is None:
-        deps = set(_event_dependencies(cols, keys, launch_row, launched_at, start, end))
+        deps = set(_event_dependencies(cols, keys, launch_row, launched_at, start, end, pipelined))
     else:
         deps = set(recorded)
     if timing_beside_waits or not deps:
@@ -215,6 +230,7 @@ def _event_dependencies(
     launched_at: IntArray,
     start: IntArray,
     end: IntArray,
+    pipelined: bool = False,
 ) -> list[tuple[int, int]]:
     """The event rule of :func:`infer_dependencies`, vectorized over the wait calls."""
     known = np.flatnonzero(launch_row >= 0)
@@ -267,6 +283,17 @@ def _event_dependencies(
         # one forked event are forks, which _forks reads without it.)
         anchor = waits[mine]
         previous = _paired_records(records, anchor, np.sort(thread_launches))
+        if pipelined:
+            previous = _pipelined_records(
+                previous,
+                records,
+                anchor,
+                _wait_event_ids(cols, lo, hi)[anchor],
+                _waiting_streams(cols, lo, hi)[anchor],
+                np.sort(thread_launches),
+                launch_key,
+                op,
+            )
         has_record = previous >= 0
         cut_at[mine[has_record]] = records[previous[has_record]]
         cut_at[mine[~has_record]] = anchor[~has_record]
@@ -538,9 +565,23 @@ def _forks(
 def _waiting_streams(cols: TimelineColumns, lo: int, hi: int) -> IntArray:
     """Per host row in ``[lo, hi)``, the stream key its stream wait made wait (from the
     ``syncs`` row with the call's correlation), -1 where unknown or not a wait."""
-    if "waiting_streams" not in cols.memo:
+    return _wait_columns(cols)[0][lo:hi]
+
+
+def _wait_event_ids(cols: TimelineColumns, lo: int, hi: int) -> IntArray:
+    """Per host row in ``[lo, hi)``, the profiler's id of the CUDA event its stream wait
+    waited on (from the ``syncs`` row with the call's correlation), -1 where unknown or not
+    a wait."""
+    return _wait_columns(cols)[1][lo:hi]
+
+
+def _wait_columns(cols: TimelineColumns) -> tuple[IntArray, IntArray]:
+    """Per host row, the waiting stream's key and the event id of its stream wait, -1
+    where unknown or not a wait (computed once per timeline)."""
+    if "wait_columns" not in cols.memo:
         syncs = cols.timeline.syncs
-        out = np.full(cols.host_rows, -1, np.int64)
+        streams = np.full(cols.host_rows, -1, np.int64)
+        ids = np.full(cols.host_rows, -1, np.int64)
         if len(syncs) and cols.host_rows:
             stream = syncs["stream"].to_numpy()
             wait = (syncs["kind"].to_numpy() == "stream_wait_event") & (stream >= 0)
@@ -549,12 +590,82 @@ def _waiting_streams(cols: TimelineColumns, lo: int, hi: int) -> IntArray:
                     cols, syncs["pid"].to_numpy()[wait], syncs["correlation"].to_numpy()[wait]
                 )
                 key = stream_keys(syncs["device"].to_numpy()[wait], stream[wait])
+                event = syncs["event_id"].to_numpy()[wait] if "event_id" in syncs else None
                 found = rows >= 0
                 is_wait = cols.host_flag("wait")[rows[found]]
-                out[rows[found][is_wait]] = key[found][is_wait]
-        cols.memo["waiting_streams"] = out
-    waiting: IntArray = cols.memo["waiting_streams"][lo:hi]
-    return waiting
+                streams[rows[found][is_wait]] = key[found][is_wait]
+                if event is not None:
+                    ids[rows[found][is_wait]] = event[found][is_wait]
+        cols.memo["wait_columns"] = (streams, ids)
+    out: tuple[IntArray, IntArray] = cols.memo["wait_columns"]
+    return out
+
+
+def _pipelined_records(
+    previous: IntArray,
+    records: IntArray,
+    waits: IntArray,
+    event_ids: IntArray,
+    waiting: IntArray,
+    launches: IntArray,
+    launch_key: IntArray,
+    op: IntArray,
+) -> IntArray:
+    """:func:`_paired_records`' pairing (``previous``) with a pipelined library's layer
+    hand-overs re-read: per wait of one thread (host positions ``waits``, sorted), the index
+    into ``records`` of the record it waited on. ``event_ids`` and ``waiting`` are per wait
+    the event id and the waiting stream's key (-1 where unknown); ``launches`` the thread's
+    launch positions (sorted), ``launch_key`` and ``op`` per host position of the window
+    the stream key of what it launched (-1 for none) and its CPU operator (-1 for none).
+
+    cuDNN runs a multi-layer RNN as a wavefront. It cuts the sequence into chunks; each
+    (layer, chunk) block launches the chunk's input GEMM on the layer's input stream, then
+    the chunk's recurrent steps on the layer's recurrent stream, whose first step waits on
+    the GEMM's event. That event object is the chunk's: every layer's block of chunk ``c``
+    waits on the same id (re-recorded per layer), so the id tells the chunk. The block's
+    last record marks its last step. cuDNN launches layer ``l + 1``'s block of chunk ``c``
+    after layer ``l``'s block of chunk ``c + 1``, and the wait before its input GEMM comes
+    right after the record that ends layer ``l``'s chunk ``c + 1``: read as waiting on that
+    record, layer ``l + 1`` runs a chunk late. It waited on the record that ended layer
+    ``l``'s chunk ``c``.
+
+    So a wait inside an operator, followed (after launches on its own stream) by the
+    operator's next wait, on another stream, on an event id that an earlier wait of the
+    operator on a third stream waited on, pairs with the last record of that earlier wait's
+    block: the record made after the last launch on that third stream before the thread
+    launched on any other."""
+    out = previous.copy()
+    # per (operator, event id): the latest wait before the one at hand
+    latest: dict[tuple[int, int], int] = {}
+    for i in range(len(waits) - 1):
+        j = i + 1
+        here, there, chunk = int(waiting[i]), int(waiting[j]), int(event_ids[j])
+        mine = int(op[waits[i]])
+        p = latest.get((mine, chunk), -1) if mine >= 0 and chunk >= 0 else -1
+        if mine >= 0 and int(event_ids[i]) >= 0:
+            latest[(mine, int(event_ids[i]))] = i
+        if p < 0 or here < 0 or there < 0 or there == here or int(op[waits[j]]) != mine:
+            continue
+        earlier = int(waiting[p])
+        if earlier < 0 or earlier in (here, there):
+            continue
+        lo, hi = np.searchsorted(launches, [waits[i], waits[j]])
+        if not (launch_key[launches[lo:hi]] == here).any():
+            continue  # it holds back no launch of its own stream before the next wait
+        lo = int(np.searchsorted(launches, waits[p]))
+        hi = int(np.searchsorted(launches, waits[i]))
+        block = launches[lo:hi]
+        leave = np.flatnonzero(launch_key[block] != earlier)
+        if not len(leave):
+            continue
+        r = int(np.searchsorted(records, block[leave[0]])) - 1
+        if r < 0 or records[r] < waits[p]:
+            continue
+        before = int(np.searchsorted(launches, records[r])) - 1
+        if before < 0 or int(launch_key[launches[before]]) != earlier:
+            continue
+        out[i] = r
+    return out
 
 
 #: How far back before an occurrence's first launch its fork's record and wait are looked
@@ -666,6 +777,40 @@ def _library_streams(
     outside = np.bincount(stream_of, weights=~inside, minlength=len(streams))
     out: IntArray = streams[outside == 0]
     return out, tag
+
+
+def hands_over(cols: TimelineColumns, rows: IntArray) -> bool:
+    """Whether any activity at ``rows`` was launched inside a CPU operator that made two
+    streams wait on one event id: a library handing work from stream to stream (cuDNN's
+    multi-layer RNNs, :func:`_pipelined_records`), which
+    :func:`infer_dependencies` ``pipelined`` may read otherwise."""
+    operators = _handing_operators(cols)
+    if not len(operators):
+        return False
+    launch_row = cols.gpu("launch_row")[rows]
+    launched = launch_row[launch_row >= 0]
+    op = cols.host("external_id")[launched]
+    keys = _operator_keys(cols.host("pid")[launched], op)[op >= 0]
+    return bool(np.isin(keys, operators).any())
+
+
+def _handing_operators(cols: TimelineColumns) -> IntArray:
+    """The keys (:func:`_operator_keys`) of the CPU operators inside which stream waits on
+    one event id held back two streams or more (computed once per timeline)."""
+    if "handing_operators" not in cols.memo:
+        waiting, ids = _wait_columns(cols)
+        rows = np.flatnonzero((ids >= 0) & (waiting >= 0))
+        op = cols.host("external_id")[rows]
+        rows, op = rows[op >= 0], op[op >= 0]
+        out = np.zeros(0, np.int64)
+        if len(rows):
+            key = _operator_keys(cols.host("pid")[rows], op)
+            triples = np.unique(np.stack([key, ids[rows], waiting[rows]]), axis=1)
+            pairs, count = np.unique(triples[:2], axis=1, return_counts=True)
+            out = np.unique(pairs[0][count > 1])
+        cols.memo["handing_operators"] = out
+    found: IntArray = cols.memo["handing_operators"]
+    return found
 
 
 def _operator_keys(pid: IntArray, external_id: IntArray) -> IntArray:
