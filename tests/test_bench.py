@@ -257,6 +257,26 @@ def test_replay_nodes_sets_the_schedule_beside_the_replays() -> None:
     assert node_error(name) == pytest.approx(0.186, abs=0.002)
 
 
+def test_replay_nodes_schedules_cudnns_hand_overs_as_the_low_end_reads_them() -> None:
+    # holdout45's fp32 GRU: cuDNN's layer 2 (its input GEMMs on stream 14) starts 202 µs into
+    # the replays, after layer 1's first 12 steps; the prediction holds it until 362 µs, a
+    # chunk later; handed over by the chunk its event id names, 207 µs
+    from replay_nodes import Aligned, predicted_graphs, replays
+
+    name = "holdout45/gru_fp32_one_stream_b16"
+    starts = []
+    for handed_over in (False, True):
+        prepared, graphs = predicted_graphs(name, handed_over)
+        graph = graphs[0]
+        trace = next(prepared.workload.trace.parent.glob("*.graphed.json.gz"))
+        a = Aligned.of(prepared.timeline.gpu, graph, replays(trace))
+        assert len(a.replays) == 5
+        i, key, n = next(x for x in a.nodes if int(graph.keys[x[0]]) % 1000 == 14)
+        replayed = np.median([r[key][n][0] for r in a.replays]) / 1000
+        starts.append((round(a.start[i] / 1000, 1), round(float(replayed), 1)))
+    assert starts == [(362.1, 202.0), (207.2, 202.0)]
+
+
 @pytest.mark.parametrize(
     ("probe", "gemm_start_us"),
     [("conv_first_2streams_b8", 17.4), ("gemm_first_2streams_b8", 17.6)],
