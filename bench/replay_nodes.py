@@ -16,9 +16,9 @@ not one by one. Times are µs from the graph's first node::
 ``--graphs N`` shows the first N graphs scheduled (one by default: each occurrence of the
 step schedules its own); ``--handed-over`` schedules a library's hand-overs as the range's
 low end reads them (cuDNN's multi-layer RNNs: ``holdout45/gru_fp32_one_stream_b16``'s layer
-2 starts 207 µs in, the replays' 202, the prediction's 362). ``--score SETS`` prints, per multi-stream workload of the named
-sets, the median distance of its graph's node ends from the replays' (a share of the
-replays' span)::
+2 starts 207 µs in, the replays' 202, the prediction's 362). ``--score SETS`` prints, per
+multi-stream workload of the named sets, the median distance of its graph's node ends from
+the replays' (a share of the replays' span)::
 
     python bench/replay_nodes.py --score holdout31,holdout32
 
