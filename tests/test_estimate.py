@@ -596,8 +596,9 @@ def test_a100_trace_with_graph_launches_and_host_syncs() -> None:
     # kernels streaming memory shared its bandwidth (the prediction and low end unchanged),
     # 125,776,809 ns while the slowdown read the total demand alone (a lone streaming kernel
     # with company was slowed by its own); the low end 68,797,511 ns before it reached 10 %
-    # of the multi-stream schedule's path below the prediction (SCHEDULE_LOW_FRAC)
-    assert est.low_ns == 65_812_278 and est.high_ns == 125_600_093
+    # of the multi-stream schedule's path below the prediction (SCHEDULE_LOW_FRAC); the high
+    # end 125,600,093 ns while timing coincidences stood in where the waits gave no dependency
+    assert est.low_ns == 65_812_278 and est.high_ns == 125_589_623
 
 
 def test_many_occurrences_are_estimated_from_an_even_sample() -> None:

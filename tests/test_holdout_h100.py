@@ -574,7 +574,8 @@ EXPECTED_52: dict[str, dict[str, tuple[float, float, float]]] = {
         "dlrm_embbag_3streams_b2048": (329.3, 315.6, 316.2),  # −4.2 / −4.0 %
         "fno2d_spectral_2streams_b8": (1031.1, 944.1, 943.6),  # −8.4 / −8.5 %
         "selective_scan_loop_b4": (2050.9, 1944.8, 1945.3),  # −5.2 / −5.1 %
-        "simclr_two_view_augment_2streams_b64": (3636.6, 3908.9, 3906.6),  # +7.5 / +7.4 %
+        # +2.7 / +2.7 % (+7.5 / +7.4 % while timing coincidences stood in for the waits)
+        "simclr_two_view_augment_2streams_b64": (3636.6, 3736.0, 3733.7),
         "swin_window_attention_b8": (608.2, 604.5, 602.3),  # −0.6 / −1.0 %
         "unet_decoder_groupnorm_2streams_b2": (5197.2, 5217.5, 5216.1),  # +0.4 / +0.4 %
         "wavenet_gated_2streams_b4": (2526.8, 2529.9, 2527.3),  # +0.1 / +0.0 %
@@ -584,7 +585,8 @@ EXPECTED_52: dict[str, dict[str, tuple[float, float, float]]] = {
         "dlrm_embbag_3streams_b2048": (337.6, 319.1, 315.7),  # −5.5 / −6.5 %
         "fno2d_spectral_2streams_b8": (1032.6, 943.3, 943.1),  # −8.6 / −8.7 %
         "selective_scan_loop_b4": (2049.1, 1945.2, 1945.7),  # −5.1 / −5.1 %
-        "simclr_two_view_augment_2streams_b64": (3609.6, 3915.6, 3915.6),  # +8.5 / +8.5 %
+        # +3.8 / +3.8 % (+8.5 / +8.5 % while timing coincidences stood in for the waits)
+        "simclr_two_view_augment_2streams_b64": (3609.6, 3746.9, 3746.9),
         "swin_window_attention_b8": (594.5, 608.3, 606.4),  # +2.3 / +2.0 %
         "unet_decoder_groupnorm_2streams_b2": (5192.9, 5182.1, 5180.0),  # −0.2 / −0.2 %
         "wavenet_gated_2streams_b4": (2485.0, 2522.0, 2518.5),  # +1.5 / +1.3 %
@@ -592,19 +594,32 @@ EXPECTED_52: dict[str, dict[str, tuple[float, float, float]]] = {
 }
 
 
+def _timing_where_waits_gave_none(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Dependencies as they stood until ``holdout60``: where the program's stream waits gave
+    no dependency between a graph's streams, timing coincidences stood in for them."""
+    from traceinspect.analysis.estimate import dependencies
+
+    monkeypatch.setattr(dependencies, "_waited", lambda *args: False)
+
+
 def _range_as_before_holdout56(monkeypatch: pytest.MonkeyPatch) -> None:
     """The range as it stood until ``holdout56``: no share of the multi-stream schedule's
-    path of its own either side of the prediction."""
+    path of its own either side of the prediction (and the dependencies as they stood then,
+    :func:`_timing_where_waits_gave_none`)."""
     from traceinspect.analysis.estimate import occurrence
 
+    _timing_where_waits_gave_none(monkeypatch)
     monkeypatch.setattr(occurrence, "SCHEDULE_LOW_FRAC", 0.0)
     monkeypatch.setattr(occurrence, "SCHEDULE_HIGH_FRAC", 0.0)
 
 
 def _joins_as_before_holdout58(monkeypatch: pytest.MonkeyPatch) -> None:
     """Library joins as they stood until ``holdout58``: a wait made inside an operator on a
-    record whose stream the trace does not tell waited on every stream's last activity."""
+    record whose stream the trace does not tell waited on every stream's last activity (and
+    :func:`_timing_where_waits_gave_none`)."""
     from traceinspect.analysis.estimate import dependencies
+
+    _timing_where_waits_gave_none(monkeypatch)
 
     def any_stream(
         op_key: Any, launch_key: Any, thread: Any, wait_op: Any, held: Any, keys: Any, library: Any
@@ -693,15 +708,24 @@ def test_the_blind_h100_holdout52(monkeypatch: pytest.MonkeyPatch) -> None:
     assert outside == {"fno2d_spectral_2streams_b8", "simclr_two_view_augment_2streams_b64"}
     assert sum(abs(r.saving_error_points) <= 15 for r in judged.values()) == 12
     simclr = "simclr_two_view_augment_2streams_b64"
-    with pytest.raises(AssertionError):
+    with monkeypatch.context() as m, pytest.raises(AssertionError):
+        _as_judged_on_holdout52(m)
         step_verdicts_agreeing_with_replay(validation_workloads(VALIDATION_DIR / "h100_holdout52"))
     for recording in ("h100_holdout52", "h100_holdout52_rerun"):
         agreeing = [w for w in validation_workloads(VALIDATION_DIR / recording) if w.name != simclr]
         assert sum(step_verdicts_agreeing_with_replay(agreeing).values()) == 7
+    # since timing coincidences no longer stand in where the program's waits gave no
+    # dependency, SimCLR's verdict on the first recording agrees too (+2.7 / +3.8 %, +7.4 /
+    # +8.5 % before); on the rerun it still reads compute-bound where replay saved 22 %
+    workloads = validation_workloads(VALIDATION_DIR / "h100_holdout52")
+    assert sum(step_verdicts_agreeing_with_replay(workloads).values()) == 8
     now = _pair_rows("h100_holdout52")
     errors = [abs(r.error_frac) for r in now.values()]
     assert sum(e <= 0.10 for e in errors) == 16
-    assert statistics.median(errors) == pytest.approx(0.0510, abs=0.001)
+    assert statistics.median(errors) == pytest.approx(0.0388, abs=0.001)
+    assert [
+        round(now[r, simclr].error_frac, 3) for r in ("h100_holdout52", "h100_holdout52_rerun")
+    ] == [0.027, 0.038]
     adamw = [
         now[r, "adamw_two_models_2streams"].error_frac
         for r in ("h100_holdout52", "h100_holdout52_rerun")
@@ -943,8 +967,8 @@ def test_the_reshaped_bandwidth_judged_on_h100_holdout54(monkeypatch: pytest.Mon
 #: LIF loop, k-means codebook initialisation, a Deformable DETR encoder).
 EXPECTED_55: dict[str, dict[str, tuple[float, float, float]]] = {
     "h100_holdout55": {
-        # −15.6 / −15.6 %
-        "amp_unscale_clip_gpt2_beside_mlp_forward_2streams": (2118.2, 1788.0, 1788.0),
+        # −15.8 / −15.8 % (−15.6 % while timing coincidences stood in for the waits)
+        "amp_unscale_clip_gpt2_beside_mlp_forward_2streams": (2118.2, 1782.6, 1782.6),
         "deformable_detr_encoder_b2": (5613.3, 5704.2, 5704.7),  # +1.6 / +1.6 %
         "inception_resnet_a_eval_bn_3streams_b8": (1558.4, 1404.1, 1404.6),  # −9.9 / −9.9 %
         "kmeans_codebook_init_loop_b8192": (1350.9, 1375.5, 1375.8),  # +1.8 / +1.8 %
@@ -954,8 +978,8 @@ EXPECTED_55: dict[str, dict[str, tuple[float, float, float]]] = {
         "spiking_csnn_lif_loop_b16": (1893.4, 1868.9, 1868.8),  # −1.3 / −1.3 %
     },
     "h100_holdout55_rerun": {
-        # +0.2 / +0.2 %
-        "amp_unscale_clip_gpt2_beside_mlp_forward_2streams": (2117.3, 2120.6, 2120.7),
+        # −15.9 / −15.9 % (+0.2 % while a timing coincidence stood in for the waits)
+        "amp_unscale_clip_gpt2_beside_mlp_forward_2streams": (2117.3, 1780.2, 1780.3),
         "deformable_detr_encoder_b2": (5641.4, 5725.9, 5726.3),  # +1.5 / +1.5 %
         "inception_resnet_a_eval_bn_3streams_b8": (1557.4, 1408.7, 1409.2),  # −9.5 / −9.5 %
         "kmeans_codebook_init_loop_b8192": (1352.0, 1373.6, 1374.0),  # +1.6 / +1.6 %
@@ -984,14 +1008,26 @@ def test_the_blind_h100_holdout55(monkeypatch: pytest.MonkeyPatch) -> None:
 
     from traceinspect.analysis.estimate import schedule
 
-    rows = _pair_rows("h100_holdout55")
-    assert_summary(list(rows.values()), 16, 14, 0.0156, 16)
-    missed = {k for k, r in rows.items() if abs(r.error_frac) > 0.10}
+    with monkeypatch.context() as m:
+        _timing_where_waits_gave_none(m)
+        judged = _fresh_rows("h100_holdout55")
+    assert_summary(list(judged.values()), 16, 14, 0.0156, 16)
+    missed = {k for k, r in judged.items() if abs(r.error_frac) > 0.10}
     assert missed == {
         ("h100_holdout55", "amp_unscale_clip_gpt2_beside_mlp_forward_2streams"),
         ("h100_holdout55", "multicrop_unet_down_level_4streams_b2"),
     }
-    assert sum(abs(r.saving_error_points) <= 15 for r in rows.values()) == 15
+    assert sum(abs(r.saving_error_points) <= 15 for r in judged.values()) == 15
+    # Since timing coincidences no longer stand in where the program's waits gave no
+    # dependency, the AMP step reads its two streams side by side on both recordings (−15.9 %
+    # on both, below both ranges): the rerun's +0.2 % came of one coincidence in its eager
+    # trace that chained the MLP's forward after the unscale, as the slow replays ran.
+    rows = _pair_rows("h100_holdout55")
+    assert_summary(list(rows.values()), 16, 13, 0.0163, 14)
+    amp = "amp_unscale_clip_gpt2_beside_mlp_forward_2streams"
+    reads = [rows[r, amp] for r in ("h100_holdout55", "h100_holdout55_rerun")]
+    assert [round(r.error_frac, 3) for r in reads] == [-0.159, -0.159]
+    assert not any(r.graphed_inside for r in reads)
     for recording in ("h100_holdout55", "h100_holdout55_rerun"):
         workloads = validation_workloads(VALIDATION_DIR / recording)
         assert step_verdicts_agreeing_with_replay(workloads) == {
@@ -1005,7 +1041,8 @@ def test_the_blind_h100_holdout55(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(schedule, "BANDWIDTH_LATENCY_NS", 0.0)
     none = _stream_errors("h100_holdout55")
     assert len(now) == 10
-    assert [sum(abs(e) <= 0.10 for e in d.values()) for d in (now, refined, none)] == [8, 9, 9]
+    # (8, 9 and 9 until the AMP step's rerun lost its timing coincidence, above)
+    assert [sum(abs(e) <= 0.10 for e in d.values()) for d in (now, refined, none)] == [7, 9, 8]
     unet = ("h100_holdout55", "multicrop_unet_down_level_4streams_b2")
     assert (round(none[unet], 3), round(refined[unet], 3), round(now[unet], 3)) == (
         -0.004,
@@ -1130,6 +1167,26 @@ EXPECTED_57: dict[str, dict[str, tuple[float, float, float]]] = {
         "vocos_mel_istft_vocoder_b16": (1555.0, 1579.3, 1579.6),  # +1.6 / +1.6 %
         "wav2lip_face_audio_encoders_2streams_b16": (3029.7, 3084.3, 3082.6),  # +1.8 / +1.7 %
     },
+    # recorded again on 2026-12-06 (14:58 UTC), at the end of the lease that recorded
+    # holdout60; SVD's step +23.1 % as the model then stood (below)
+    "h100_holdout57_rerun": {
+        # +1.0 / +1.0 %
+        "autoformer_etth1_autocorrelation_b32": (7419.3, 7494.2, 7496.1),
+        # −3.2 / −3.3 %
+        "dien_augru_interest_evolution_b512": (1937.6, 1875.9, 1872.8),
+        # +6.5 / +6.5 %
+        "dinov2_vits14_student_teacher_3streams_b4": (4097.8, 4365.0, 4365.2),
+        # −2.3 / −2.3 %
+        "owlvit_b32_image_text_queries_2streams_b2": (3870.4, 3781.4, 3781.7),
+        # +1.7 / +1.8 %
+        "sd3_mmdit_joint_blocks_2streams_b2": (2905.1, 2953.9, 2957.2),
+        # +0.3 / +0.3 %
+        "svd_image_conditioning_vae_beside_clip_2streams_b1": (5996.6, 6013.1, 6012.3),
+        # +1.6 / +1.6 %
+        "vocos_mel_istft_vocoder_b16": (1545.4, 1570.0, 1570.0),
+        # +2.3 / +2.3 %
+        "wav2lip_face_audio_encoders_2streams_b16": (3021.8, 3090.5, 3090.1),
+    },
 }
 
 
@@ -1153,6 +1210,37 @@ def test_the_blind_h100_holdout57() -> None:
     assert len(side) == 5 and all(abs(rows[n].error_frac) <= 0.10 for n in side)
     assert sum(abs(r.saving_error_points) <= 15 for r in rows.values()) == 8
     workloads = validation_workloads(VALIDATION_DIR / "h100_holdout57")
+    assert step_verdicts_agreeing_with_replay(workloads) == {"launch-bound": 8}
+
+
+def test_the_h100_holdout57_rerun_chained_svds_branches_by_coincidence(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """holdout57 recorded again, on the lease that recorded holdout60: with the model as it
+    stood (timing coincidences standing in where the program's waits gave no dependency,
+    :func:`_timing_where_waits_gave_none`), 7 of 8 within ±10 %. The miss: Stable Video
+    Diffusion's VAE encoder beside CLIP's image tower, +23.1 % and above its range, where its
+    first recording read −0.1 %. Forked at the step's start and joined at its end, the two
+    branches have no dependency the waits tell; on the first recording the eager trace ran
+    them one after the other and the timing rule found none either, on the rerun their
+    kernels interleaved and four coincidences chained CLIP's tower after the VAE. Since the
+    timing rule no longer stands in where the launching threads made stream waits: +0.3 %,
+    8 of 8 within (median 2.0 %), all inside, all savings within 15 points."""
+    from conftest import step_verdicts_agreeing_with_replay
+
+    svd = "svd_image_conditioning_vae_beside_clip_2streams_b1"
+    with monkeypatch.context() as m:
+        _timing_where_waits_gave_none(m)
+        judged = _fresh_rows("h100_holdout57")
+    rerun = {n: r for (rec, n), r in judged.items() if rec == "h100_holdout57_rerun"}
+    assert_summary(list(rerun.values()), 8, 7, 0.0227, 7)
+    assert round(rerun[svd].error_frac, 3) == 0.231
+    assert round(judged["h100_holdout57", svd].error_frac, 3) == -0.001
+    rows = recording_rows("h100_holdout57_rerun", False)
+    assert_summary(list(rows.values()), 8, 8, 0.0197, 8)
+    assert round(rows[svd].error_frac, 3) == 0.003
+    assert sum(abs(r.saving_error_points) <= 15 for r in rows.values()) == 8
+    workloads = validation_workloads(VALIDATION_DIR / "h100_holdout57_rerun")
     assert step_verdicts_agreeing_with_replay(workloads) == {"launch-bound": 8}
 
 

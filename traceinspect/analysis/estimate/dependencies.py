@@ -71,7 +71,17 @@ def infer_dependencies(
     detector's and recognizer's branches; its replay read +11.7 and +14.0 %, +6.3 and
     +7.8 % without them; a BiLSTM tagger +4.9 -> +1.1 %).
     On the 537 fresh-process H200 recordings to ``holdout41`` the rule added edges beside
-    the waits' in six replays, and no other prediction moves without it.
+    the waits' in six replays, and no other prediction moves without it. Nor where the
+    waits give no dependency at all, if the threads that launched the work made stream waits
+    (:func:`_waited`): their streams' work was independent (forked at the start, joined at
+    the end), and the timing rule only chained it by coincidence. ``h100_holdout57``'s SVD
+    step, its VAE encoder beside CLIP's image tower, read −0.1 % on its first recording and
+    +23.1 % on the rerun, where the two branches' kernels interleaved in the eager trace and
+    four coincidences chained CLIP's tower after the VAE; now −0.1 and +0.3 %. Over the 637
+    H200 recordings nothing moves; over the 236 H100 ones SimCLR's two views read +2.7 and
+    +3.8 % (+7.4 and +8.5 %), and the AMP unscale beside an MLP forward −15.9 % on both
+    recordings (−15.6 and +0.2 %: its replays ran the two streams side by side in some and
+    one after the other in others, and the rerun's one coincidence happened to chain them).
 
     ``pipelined`` reads a library's layer hand-overs as handed a chunk earlier
     (:func:`_pipelined_records`): the dependencies cuDNN's multi-layer RNNs' replays ran by.
@@ -104,9 +114,30 @@ def infer_dependencies(
         deps = set(_event_dependencies(cols, keys, launch_row, launched_at, start, end, pipelined))
     else:
         deps = set(recorded)
-    if timing_beside_waits or not deps:
+    if timing_beside_waits or not (deps or _waited(cols, launch_row, launched_at)):
         deps.update(_timing_dependencies(keys, start, end, submitted_by))
     return sorted(deps, key=lambda d: (d[1], d[0]))
+
+
+def _waited(cols: TimelineColumns, launch_row: IntArray, launched_at: IntArray) -> bool:
+    """Whether a thread that launched the activities (``launch_row``: their launch calls'
+    host rows, -1 where unknown; ``launched_at``: when) made a stream wait between its
+    first launch's previous launch and its last launch: the trace holds the program's stream
+    waits there, and where they give no dependency the streams' work was independent."""
+    known = np.flatnonzero(launch_row >= 0)
+    if not len(known):
+        return False
+    lo, hi = host_window(cols, int(launched_at[known].min()), int(launched_at[known].max()))
+    lo = _after_previous_launch(cols, lo)
+    waits = lo + np.flatnonzero(cols.host_flag("wait")[lo:hi])
+    if not len(waits):
+        return False
+    threads = _operator_keys(
+        cols.host("pid")[launch_row[known]], cols.host("tid")[launch_row[known]]
+    )
+    return bool(
+        np.isin(_operator_keys(cols.host("pid")[waits], cols.host("tid")[waits]), threads).any()
+    )
 
 
 def _recorded_wait_dependencies(
