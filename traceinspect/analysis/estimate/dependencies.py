@@ -124,20 +124,32 @@ def _waited(cols: TimelineColumns, launch_row: IntArray, launched_at: IntArray) 
     host rows, -1 where unknown; ``launched_at``: when) made a stream wait between its
     first launch's previous launch and its last launch: the trace holds the program's stream
     waits there, and where they give no dependency the streams' work was independent."""
-    known = np.flatnonzero(launch_row >= 0)
-    if not len(known):
+    window = _launch_window(cols, launch_row, launched_at)
+    if window is None:
         return False
-    lo, hi = host_window(cols, int(launched_at[known].min()), int(launched_at[known].max()))
-    lo = _after_previous_launch(cols, lo)
+    lo, hi = window
     waits = lo + np.flatnonzero(cols.host_flag("wait")[lo:hi])
     if not len(waits):
         return False
-    threads = _operator_keys(
-        cols.host("pid")[launch_row[known]], cols.host("tid")[launch_row[known]]
-    )
+    launched = launch_row[launch_row >= 0]
+    threads = _operator_keys(cols.host("pid")[launched], cols.host("tid")[launched])
     return bool(
         np.isin(_operator_keys(cols.host("pid")[waits], cols.host("tid")[waits]), threads).any()
     )
+
+
+def _launch_window(
+    cols: TimelineColumns, launch_row: IntArray, launched_at: IntArray
+) -> tuple[int, int] | None:
+    """The host rows ``[lo, hi)`` of the calls that belong to activities launched by the
+    host rows ``launch_row`` (-1: unknown) at ``launched_at``: from just after the launch
+    before their first (a fork records and waits just before the branch's first launch) to
+    their last; None where no launch is known."""
+    known = launch_row >= 0
+    if not known.any():
+        return None
+    lo, hi = host_window(cols, int(launched_at[known].min()), int(launched_at[known].max()))
+    return _after_previous_launch(cols, lo), hi
 
 
 def _recorded_wait_dependencies(
@@ -264,14 +276,11 @@ def _event_dependencies(
     pipelined: bool = False,
 ) -> list[tuple[int, int]]:
     """The event rule of :func:`infer_dependencies`, vectorized over the wait calls."""
-    known = np.flatnonzero(launch_row >= 0)
-    if not len(known):
+    window = _launch_window(cols, launch_row, launched_at)
+    if window is None:
         return []
-    first, last = int(launched_at[known].min()), int(launched_at[known].max())
-    lo, hi = host_window(cols, first, last)
-    # The calls between the previous launch and the first one belong to this work too (a
-    # fork records and waits just before the branch's first launch).
-    lo = _after_previous_launch(cols, lo)
+    lo, hi = window
+    known = np.flatnonzero(launch_row >= 0)
     waits = np.flatnonzero(cols.host_flag("wait")[lo:hi])
     if not len(waits):
         return []
@@ -305,7 +314,7 @@ def _event_dependencies(
         mine = np.flatnonzero((pid[waits] == p) & (tid[waits] == t))
         launching[mine] = True
         records = np.flatnonzero(is_record & (pid == p) & (tid == t))
-        thread_launches = launch_row[known][(launch_pid == p) & (launch_tid == t)] - lo
+        thread_launches = np.sort(launch_row[known][(launch_pid == p) & (launch_tid == t)] - lo)
         # The thread's last record before the wait; the wait itself when none precedes it.
         # (Not the record before the first wait on the same event id: libraries re-record
         # one event object again and again. cuDNN's LSTM waits on the same two events
@@ -313,7 +322,7 @@ def _event_dependencies(
         # as independent of the first: a bidirectional LSTM predicted -46 %. The waits on
         # one forked event are forks, which _forks reads without it.)
         anchor = waits[mine]
-        previous = _paired_records(records, anchor, np.sort(thread_launches))
+        previous = _paired_records(records, anchor, thread_launches)
         if pipelined:
             previous = _pipelined_records(
                 previous,
@@ -321,7 +330,7 @@ def _event_dependencies(
                 anchor,
                 _wait_event_ids(cols, lo, hi)[anchor],
                 _waiting_streams(cols, lo, hi)[anchor],
-                np.sort(thread_launches),
+                thread_launches,
                 launch_key,
                 op,
             )
@@ -329,7 +338,7 @@ def _event_dependencies(
         cut_at[mine[has_record]] = records[previous[has_record]]
         cut_at[mine[~has_record]] = anchor[~has_record]
         if len(records):
-            on = _library_record_streams(records, np.sort(thread_launches), launch_key)
+            on = _library_record_streams(records, thread_launches, launch_key)
             paired = records[np.maximum(previous, 0)]
             inside = has_record & (op[paired] >= 0) & (op[paired] == op[anchor])
             recorded_on[mine[inside]] = on[previous[inside]]
@@ -801,9 +810,8 @@ def _library_streams(
     (-1: unknown), the streams whose every activity was launched inside a CPU operator that
     itself made a stream wait (a library's own streams; sorted), and per activity the key
     (:func:`_operator_keys`) of the operator that launched it."""
-    op = host_column(cols, "external_id", launch_row)
-    tag = _operator_keys(host_column(cols, "pid", launch_row), op)
-    inside = (launch_row >= 0) & (op >= 0) & np.isin(tag, _forking_operators(cols)[0])
+    tag = _launching_operators(cols, launch_row)
+    inside = (tag >= 0) & np.isin(tag, _forking_operators(cols)[0])
     streams, stream_of = np.unique(keys, return_inverse=True)
     outside = np.bincount(stream_of, weights=~inside, minlength=len(streams))
     out: IntArray = streams[outside == 0]
@@ -818,11 +826,16 @@ def hands_over(cols: TimelineColumns, rows: IntArray) -> bool:
     operators = _handing_operators(cols)
     if not len(operators):
         return False
-    launch_row = cols.gpu("launch_row")[rows]
-    launched = launch_row[launch_row >= 0]
-    op = cols.host("external_id")[launched]
-    keys = _operator_keys(cols.host("pid")[launched], op)[op >= 0]
-    return bool(np.isin(keys, operators).any())
+    return bool(np.isin(_launching_operators(cols, cols.gpu("launch_row")[rows]), operators).any())
+
+
+def _launching_operators(cols: TimelineColumns, launch_row: IntArray) -> IntArray:
+    """Per host row of ``launch_row`` (-1: unknown), the key (:func:`_operator_keys`) of
+    the CPU operator its call was made in; -1 where unknown or made in none."""
+    op = host_column(cols, "external_id", launch_row)
+    known = (launch_row >= 0) & (op >= 0)
+    out: IntArray = np.where(known, _operator_keys(host_column(cols, "pid", launch_row), op), -1)
+    return out
 
 
 def _handing_operators(cols: TimelineColumns) -> IntArray:
