@@ -75,6 +75,23 @@ COPY_HOST_MEASURED_HIGH_FACTOR: Final = 1.3
 SCHEDULE_LOW_FRAC: Final = 0.10
 SCHEDULE_HIGH_FRAC: Final = 0.10
 
+#: Where a library hands work from stream to stream (cuDNN's multi-layer RNNs), the trace
+#: reads two ways (:func:`~traceinspect.analysis.estimate.dependencies.infer_dependencies`'
+#: ``pipelined``): each layer's chunk waiting on the record that ends the layer below one
+#: chunk later (as the waits sit in the launch order), or on the record that ends the same
+#: chunk (as the event ids say). The first is long and the second short: the replays hand
+#: over a chunk early, as the second has it, but the layers' short kernels then run beside
+#: each other slower than the schedule charges (in ``holdout46``'s LSTM, a chunk took 109 µs
+#: with one layer running, 120 µs with two, 139-142 µs with three; the schedule gives 98, 100
+#: and 114). The prediction is this share of the way from the first reading to the second,
+#: every part of it alike. Over the 637 fresh-process H200 recordings: 599 within ±10 % (598
+#: with the first reading alone, 598 with the second), median 2.91 % (2.97 %); on the H100's
+#: 260, 235 (234); TPA-LSTM's four fp32 layers +39.5 → +12.7 %, the 2-layer fp32 GRU +28 →
+#: +23 % and +24 → +19 %, the 3-layer LSTM LM +15.5 → +2.3 %, SV2TTS's encoder beside its
+#: 3-layer LSTM +1.1 → −7.1 %; the mean |error| of the 23 recordings it moves 10.5 → 7.0 %.
+#: Set on those recordings (0.35 read the same counts, TPA-LSTM +20.7 %), so not blind.
+HANDOVER_WEIGHT: Final = 0.5
+
 
 @dataclass(frozen=True)
 class OccurrenceEstimate:
@@ -240,6 +257,17 @@ def estimate_occurrence(
         )
 
     graphed, parts = wall(copy_durations, 1.0, with_parts=True)
+    handed = (
+        [g if g.handover is None else replace(g, deps=g.handover) for g in graphs]
+        if any(g.handover is not None for g in graphs)
+        else None
+    )
+    # the reading handed over (else the prediction's): the schedule's own error reaches
+    # below it where it is the lower (SCHEDULE_LOW_FRAC)
+    other = graphed, parts
+    if handed is not None and HANDOVER_WEIGHT > 0:
+        other = _replay_wall(copy_durations, handed, calibration, 1.0)
+        graphed, parts = _between((graphed, parts), other, HANDOVER_WEIGHT)
     # Per-node replay cost moves from one machine to the next more than any other constant
     # (NODE_OVERHEAD_LOW_FRAC, NODE_OVERHEAD_HIGH_ADD_NS): the range carries that.
     measured = calibration.copy_host_measured
@@ -251,13 +279,9 @@ def estimate_occurrence(
         copy_scale=COPY_HOST_MEASURED_LOW_FACTOR if measured else COPY_HOST_LOW_FACTOR,
         end=RangeEnd.LOW,
     )
-    # Where a library hands work from stream to stream (cuDNN's multi-layer RNNs), the trace
-    # does not say which record each hand-over waited on: the low end takes the reading in
-    # which the layers overlap most (infer_dependencies' pipelined). On the 637 H200 and 236
-    # H100 recordings one more each inside the range (holdout46's 3-layer LSTM LM, +15.5 and
-    # +13.9 %), none out.
-    if any(g.handover is not None for g in graphs):
-        handed = [g if g.handover is None else replace(g, deps=g.handover) for g in graphs]
+    # Where a library hands work from stream to stream (cuDNN's multi-layer RNNs), the low
+    # end takes the reading in which the layers overlap most (HANDOVER_WEIGHT).
+    if handed is not None:
         low = min(
             low,
             _replay_wall(
@@ -284,7 +308,9 @@ def estimate_occurrence(
     # The schedule of several streams carries its own error (SCHEDULE_LOW_FRAC, _HIGH_FRAC).
     scheduled = _scheduled_share(graphs) * (parts["gpu_work"] + parts["node_overhead"])
     if scheduled > 0:
-        low = min(low, int(round(graphed - SCHEDULE_LOW_FRAC * scheduled)))
+        lower, under = min((graphed, parts), other, key=lambda read: read[0])
+        below = _scheduled_share(graphs) * (under["gpu_work"] + under["node_overhead"])
+        low = min(low, int(round(lower - SCHEDULE_LOW_FRAC * below)))
         high = max(high, int(round(graphed + SCHEDULE_HIGH_FRAC * scheduled)))
     parts["gpu_busy"] = int(duration[node].sum())
     streams = len(np.unique(keys[node]))
@@ -488,6 +514,20 @@ def _replay_wall(
     }
     parts["launch"] = int(round(total)) - sum(parts.values())
     return int(round(total)), {k: parts[k] for k in _PART_ORDER}
+
+
+def _between(
+    first: tuple[int, dict[str, int]], second: tuple[int, dict[str, int]], weight: float
+) -> tuple[int, dict[str, int]]:
+    """The wall time and parts ``weight`` of the way from ``first`` to ``second`` (each as
+    :func:`_replay_wall` returns them), the parts still summing to the wall time."""
+    parts = {
+        key: int(round(value + weight * (second[1][key] - value)))
+        for key, value in first[1].items()
+    }
+    wall = int(round(first[0] + weight * (second[0] - first[0])))
+    parts["launch"] += wall - sum(parts.values())
+    return wall, parts
 
 
 _PART_ORDER: Final = (
