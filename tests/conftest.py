@@ -37,31 +37,39 @@ def sample_file(name: str) -> Path:
     return path
 
 
-@cache
-def recording_rows(recording: str, probe: bool, calibration: str = "") -> dict[str, Any]:
-    """``bench/validation_table.py``'s row per workload of ``sample_traces/validation/
-    RECORDING``, predicted with the copy host cost its probes measured (``probe``) or from
-    the trace alone, with the built-in profile named ``calibration`` or the trace's own."""
+def fresh_row(workload: Any, probe: bool = False, calibration: str = "") -> Any:
+    """``bench/validation_table.py``'s row of one workload (``validation_table.Workload``),
+    predicted with the model as it stands at the call (a test's patches included), with the
+    copy host cost its probes measured (``probe``) or from the trace alone, with the
+    built-in profile named ``calibration`` or the trace's own."""
     import sys
     from dataclasses import replace
 
     sys.path.insert(0, str(ROOT / "bench"))
-    from validation_table import VALIDATION_DIR, evaluate, prepare, validation_workloads
+    from validation_table import evaluate, prepare
 
     from traceinspect.calibration import builtin_calibrations, calibration_for
 
-    out = {}
-    for w in validation_workloads(VALIDATION_DIR / recording):
-        if not probe:
-            w = replace(w, host_costs=None)
-        prepared = prepare(w)
-        cal = (
-            builtin_calibrations()[calibration]
-            if calibration
-            else calibration_for(prepared.timeline)
-        )
-        out[w.name] = evaluate(prepared, cal)
-    return out
+    prepared = prepare(workload if probe else replace(workload, host_costs=None))
+    cal = builtin_calibrations()[calibration] if calibration else calibration_for(prepared.timeline)
+    return evaluate(prepared, cal)
+
+
+@cache
+def recording_rows(recording: str, probe: bool, calibration: str = "") -> dict[str, Any]:
+    """``bench/validation_table.py``'s row per workload of ``sample_traces/validation/
+    RECORDING``, predicted with the copy host cost its probes measured (``probe``) or from
+    the trace alone, with the built-in profile named ``calibration`` or the trace's own
+    (:func:`fresh_row`, cached: the built-in model's)."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    from validation_table import VALIDATION_DIR, validation_workloads
+
+    return {
+        w.name: fresh_row(w, probe, calibration)
+        for w in validation_workloads(VALIDATION_DIR / recording)
+    }
 
 
 def assert_probe_prediction(

@@ -20,12 +20,11 @@ from __future__ import annotations
 import re
 import statistics
 import sys
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
 import pytest
-from conftest import SAMPLES, assert_probe_prediction, assert_summary, recording_rows
+from conftest import SAMPLES, assert_probe_prediction, assert_summary, fresh_row, recording_rows
 
 sys.path.insert(0, str(SAMPLES.parent / "bench"))
 from validation_table import (  # noqa: E402
@@ -661,20 +660,11 @@ def _as_judged_on_holdout53(monkeypatch: pytest.MonkeyPatch) -> None:
     )
 
 
-def _fresh_row(workload: Any) -> Any:
-    """``workload``'s row from the trace alone, predicted with the model as it stands at the
-    call."""
-    from validation_table import evaluate
-
-    prepared = prepare(replace(workload, host_costs=None))
-    return evaluate(prepared, calibration_for(prepared.timeline))
-
-
 def _fresh_rows(recording: str) -> dict[tuple[str, str], Any]:
     """The rows of ``recording`` and its rerun from the trace alone, predicted with the
     model as it stands at the call (``recording_rows`` caches the built-in one's)."""
     return {
-        (name, w.name): _fresh_row(w)
+        (name, w.name): fresh_row(w)
         for name in (recording, f"{recording}_rerun")
         for w in validation_workloads(VALIDATION_DIR / name)
     }
@@ -1592,7 +1582,7 @@ def test_the_blind_h100_holdout62(monkeypatch: pytest.MonkeyPatch) -> None:
     workloads = validation_workloads(VALIDATION_DIR / "h100_holdout62")
     assert step_verdicts_agreeing_with_replay(workloads) == {"launch-bound": 7}
     monkeypatch.setattr(occurrence, "HANDOVER_WEIGHT", 0.0)
-    late = {w.name: _fresh_row(w) for w in workloads}
+    late = {w.name: fresh_row(w) for w in workloads}
     assert sum(abs(r.error_frac) <= 0.10 for r in late.values()) == 6
     rnn = "performance_rnn_3layer_lstm_eval_fp32_one_stream_b64"
     assert round(late[rnn].error_frac, 3) == -0.13

@@ -184,6 +184,7 @@ from conftest import (
     assert_one_step_reads,
     assert_probe_prediction,
     assert_summary,
+    fresh_row,
     recording_rows,
 )
 
@@ -1710,17 +1711,6 @@ def _step_occurrence(recording: str, name: str, occurrence: int) -> tuple[Any, A
     return timeline, cols, rows[np.argsort(cols.gpu("start_ns")[rows], kind="stable")]
 
 
-def _fresh_row(workload: Any) -> Any:
-    """``workload``'s row from the trace alone, predicted with the model as it stands at the
-    call (``recording_rows`` caches the built-in one's)."""
-    from validation_table import evaluate, prepare
-
-    from traceinspect.calibration import calibration_for
-
-    prepared = prepare(replace(workload, host_costs=None))
-    return evaluate(prepared, calibration_for(prepared.timeline))
-
-
 def _lease_pair_rows(recording: str) -> dict[str, Any]:
     """The rows, from the trace alone, of ``recording`` and its rerun (eight workloads each),
     named ``SET/WORKLOAD``."""
@@ -2041,7 +2031,7 @@ def test_the_h200_holdout46_read_the_stacked_lstm_a_chunk_late_as_the_h100_did(
 
     with monkeypatch.context() as m:
         m.setattr(occurrence, "HANDOVER_WEIGHT", 0.0)
-        before = {w.name: _fresh_row(w) for w in validation_workloads(VALIDATION_DIR / "holdout46")}
+        before = {w.name: fresh_row(w) for w in validation_workloads(VALIDATION_DIR / "holdout46")}
     assert_summary(list(before.values()), 8, 7, 0.0305, 8)
     assert {n for n, r in before.items() if abs(r.error_frac) > 0.10} == {"stacked_lstm_lm_b16"}
     rows = recording_rows("holdout46", False)
@@ -2110,7 +2100,7 @@ def test_cudnns_layers_handed_over_a_chunk_earlier_bound_the_range_from_below(
     read = []
     for weight in (0.0, 1.0):
         monkeypatch.setattr(occurrence, "HANDOVER_WEIGHT", weight)
-        read.append(round(_fresh_row(_workload("holdout46", "stacked_lstm_lm_b16")).error_frac, 3))
+        read.append(round(fresh_row(_workload("holdout46", "stacked_lstm_lm_b16")).error_frac, 3))
     assert read == [0.155, -0.109]
 
 

@@ -306,10 +306,11 @@ def estimate_occurrence(
         end=RangeEnd.HIGH,
     )
     # The schedule of several streams carries its own error (SCHEDULE_LOW_FRAC, _HIGH_FRAC).
-    scheduled = _scheduled_share(graphs) * (parts["gpu_work"] + parts["node_overhead"])
+    several = _scheduled_share(graphs)
+    scheduled = several * (parts["gpu_work"] + parts["node_overhead"])
     if scheduled > 0:
         lower, under = min((graphed, parts), other, key=lambda read: read[0])
-        below = _scheduled_share(graphs) * (under["gpu_work"] + under["node_overhead"])
+        below = several * (under["gpu_work"] + under["node_overhead"])
         low = min(low, int(round(lower - SCHEDULE_LOW_FRAC * below)))
         high = max(high, int(round(graphed + SCHEDULE_HIGH_FRAC * scheduled)))
     parts["gpu_busy"] = int(duration[node].sum())
