@@ -35,7 +35,7 @@ from traceinspect.errors import TraceinspectError
 from traceinspect.model import Timeline
 
 if TYPE_CHECKING:
-    from traceinspect.analysis.estimate import RegionEstimate, TimelineColumns
+    from traceinspect.analysis.estimate import RegionEstimate, RegionPlan, TimelineColumns
     from traceinspect.calibration import Calibration
 
 
@@ -47,6 +47,7 @@ def diagnose(
     estimate: bool = True,
     eager_by_name: Mapping[str, int] | None = None,
     input_copy_bytes: Mapping[str, Sequence[int]] | None = None,
+    workers: int | None = None,
 ) -> TraceAnalysis:
     """Diagnose every region of ``timeline``.
 
@@ -56,7 +57,10 @@ def diagnose(
     outermost step region (the profiler steps, else the longest top-level region);
     ``eager_by_name`` gives measured eager times (ns) of regions by name;
     ``input_copy_bytes`` the sizes of the copies into a region's static inputs that each
-    replay needs, by region name, where they are known (``traceinspect profile``).
+    replay needs, by region name, where they are known (``traceinspect profile``);
+    ``workers`` the processes the replay estimates may run on (by default one per core
+    where the trace is big enough to gain: :func:`~traceinspect.analysis.estimate.forked.
+    worker_count`; callers that already run in parallel pass 1).
     """
     arrays = index_timeline(timeline)
     regions = find_regions(timeline, arrays)
@@ -77,27 +81,21 @@ def diagnose(
     step = step_region(regions)
     # The estimator's column arrays and device shares, built once for every region.
     columns = arrays.columns if estimate and calibration is not None else None
-    diagnosed: list[RegionDiagnosis] = []
-    for region in regions:
-        result = _diagnose_region(arrays, region, checker, launch_cost)
-        if (
-            estimate
-            and calibration is not None
-            and result.verdict
-            not in (
-                "idle",
-                "already-graphed",
-            )
-        ):
-            eager = eager_unprofiled_ns if region is step else None
-            if eager_by_name is not None and region.name in eager_by_name:
-                eager = eager_by_name[region.name]
-            copies = (input_copy_bytes or {}).get(region.name)
-            est, warning = _estimate(timeline, region, calibration, eager, columns, copies)
-            if warning is not None:
-                notes.append(warning)
-            result = _with_estimate(result, est, launch_cost)
-        diagnosed.append(result)
+    diagnosed = [_diagnose_region(arrays, region, checker, launch_cost) for region in regions]
+    if estimate and calibration is not None:
+        diagnosed, warnings = _with_estimates(
+            timeline,
+            diagnosed,
+            calibration,
+            step=step,
+            eager_unprofiled_ns=eager_unprofiled_ns,
+            eager_by_name=eager_by_name or {},
+            input_copy_bytes=input_copy_bytes or {},
+            columns=columns,
+            launch_cost_ns=launch_cost,
+            workers=workers,
+        )
+        notes.extend(warnings)
     diagnosed = _with_steps(diagnosed, step)
     step_result = next((r for r in diagnosed if r.region is step), None)
     health = check_health(timeline, arrays, diagnosed) + notes
@@ -111,38 +109,79 @@ def diagnose(
     )
 
 
-def _estimate(
+def _with_estimates(
     timeline: Timeline,
-    region: Region,
+    diagnosed: list[RegionDiagnosis],
     calibration: Calibration,
-    eager_ns: int | None,
-    columns: TimelineColumns | None = None,
-    input_copy_bytes: Sequence[int] | None = None,
-) -> tuple[RegionEstimate | None, HealthWarning | None]:
+    *,
+    step: Region | None,
+    eager_unprofiled_ns: int | None,
+    eager_by_name: Mapping[str, int],
+    input_copy_bytes: Mapping[str, Sequence[int]],
+    columns: TimelineColumns | None,
+    launch_cost_ns: int,
+    workers: int | None,
+) -> tuple[list[RegionDiagnosis], list[HealthWarning]]:
+    """Every diagnosis with its region's replay estimate (none for idle and already graphed
+    regions), and a warning per region whose estimate failed. The regions' occurrences are
+    estimated together, on several cores where they are many
+    (:func:`~traceinspect.analysis.estimate.forked.fork_map`), each region's as
+    :func:`~traceinspect.analysis.estimate.estimate_region` would."""
     try:
-        from traceinspect.analysis.estimate import estimate_region
+        from traceinspect.analysis.estimate import plan_region
+        from traceinspect.analysis.estimate.forked import Raised, fork_map
     except ImportError:  # pragma: no cover - the estimator ships with the package
-        return None, None
-    try:
-        walls = [int(w) for w in region.wall_ns]
-        return (
-            estimate_region(
+        return diagnosed, []
+    plans: dict[int, RegionPlan | None] = {}
+    failed: dict[int, HealthWarning] = {}
+    for index, result in enumerate(diagnosed):
+        region = result.region
+        if result.verdict in ("idle", "already-graphed"):
+            continue
+        eager = eager_by_name.get(region.name, eager_unprofiled_ns if region is step else None)
+        try:
+            plans[index] = plan_region(
                 timeline,
                 region.rows,
-                walls,
+                [int(w) for w in region.wall_ns],
                 calibration,
-                eager_unprofiled_ns=eager_ns,
-                input_copy_bytes=input_copy_bytes,
+                eager_unprofiled_ns=eager,
+                input_copy_bytes=input_copy_bytes.get(region.name),
                 columns=columns,
                 occurrence_start_ns=[int(s) for s in region.start_ns],
-            ),
-            None,
-        )
-    except Exception as exc:  # the estimate is optional: the diagnosis stands without it
-        return None, HealthWarning(
-            "estimate_failed",
-            f"replay estimate for region {region.name!r} failed: {type(exc).__name__}: {exc}",
-        )
+            )
+        except Exception as exc:  # the estimate is optional: the diagnosis stands without it
+            failed[index] = _estimate_failed(region, exc)
+    jobs = [job for plan in plans.values() if plan is not None for job in plan.jobs]
+    costs = [cost for plan in plans.values() if plan is not None for cost in plan.costs]
+    results = iter(fork_map(jobs, costs, workers))
+    out = list(diagnosed)
+    warnings: list[HealthWarning] = []
+    for index, result in enumerate(diagnosed):
+        if index in failed:
+            warnings.append(failed[index])
+        if index not in plans:
+            continue
+        plan = plans[index]
+        est: RegionEstimate | None = None
+        if plan is not None:
+            mine = [next(results) for _ in plan.jobs]
+            try:
+                for answer in mine:
+                    if isinstance(answer, Raised):
+                        raise answer.error
+                est = plan.finish(mine)  # type: ignore[arg-type]  # none Raised
+            except Exception as exc:  # the estimate is optional, as above
+                warnings.append(_estimate_failed(result.region, exc))
+        out[index] = _with_estimate(result, est, launch_cost_ns)
+    return out, warnings
+
+
+def _estimate_failed(region: Region, exc: Exception) -> HealthWarning:
+    return HealthWarning(
+        "estimate_failed",
+        f"replay estimate for region {region.name!r} failed: {type(exc).__name__}: {exc}",
+    )
 
 
 def _with_steps(diagnosed: list[RegionDiagnosis], step: Region | None) -> list[RegionDiagnosis]:

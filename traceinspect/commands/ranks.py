@@ -68,7 +68,9 @@ def analyze_one(path: str) -> dict[str, Any]:
     except Exception as exc:  # a reader bug on one rank must not lose the others
         return {"failure": {"file": name, "error": _internal(exc)}}
     try:
-        analysis = diagnose(timeline)  # with the replay estimate: the step's saving
+        # With the replay estimate (the step's saving), on this core: ranks already run in
+        # parallel.
+        analysis = diagnose(timeline, workers=1)
     except Exception as exc:  # the row's own numbers still stand without the diagnosis
         error = {"error": _internal(exc)}
         return {"row": rank_row(timeline, summarize(timeline), name, diagnosis=error)}

@@ -89,9 +89,11 @@ from traceinspect.analysis.estimate.region import (
     REPLAY_DURATION_DRIFT_FRAC,
     EagerSource,
     RegionEstimate,
+    RegionPlan,
     UnprofiledShape,
     duration_spread,
     estimate_region,
+    plan_region,
 )
 from traceinspect.analysis.estimate.schedule import scheduled_path_ns, solo_durations
 
@@ -109,6 +111,7 @@ __all__ = [
     "IntArray",
     "OccurrenceEstimate",
     "RegionEstimate",
+    "RegionPlan",
     "TimelineColumns",
     "critical_path_ns",
     "simulate_eager",
@@ -116,6 +119,7 @@ __all__ = [
     "duration_spread",
     "estimate_occurrence",
     "estimate_region",
+    "plan_region",
     "EagerRun",
     "UnprofiledShape",
     "infer_dependencies",

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any, Final, Literal
 
 import numpy as np
@@ -169,7 +170,67 @@ def estimate_region(
     An occurrence whose activities ran in several processes or on several devices is
     estimated per (process, device) — each rank captures and replays its own graph, side by
     side — and takes the slowest rank.
+
+    The same as :func:`plan_region`'s jobs run in order and finished.
     """
+    plan = plan_region(
+        timeline,
+        occurrence_rows,
+        eager_wall_ns,
+        calibration,
+        eager_unprofiled_ns=eager_unprofiled_ns,
+        assume_input_copy=assume_input_copy,
+        input_copy_bytes=input_copy_bytes,
+        columns=columns,
+        occurrence_start_ns=occurrence_start_ns,
+    )
+    return None if plan is None else plan.finish([job() for job in plan.jobs])
+
+
+OccurrenceResult = tuple[OccurrenceEstimate, EagerRun]
+
+
+@dataclass(frozen=True)
+class RegionPlan:
+    """:func:`estimate_region` cut where its occurrences are estimated: one job per
+    occurrence kept, independent of each other (:func:`~traceinspect.analysis.estimate.
+    forked.fork_map` runs them on several cores), each's cost (the activities it
+    estimates), and :meth:`finish`, which makes their results, in order, the estimate."""
+
+    jobs: tuple[Callable[[], OccurrenceResult], ...]
+    costs: tuple[int, ...]
+    _setup: _RegionSetup
+
+    def finish(self, results: Sequence[OccurrenceResult]) -> RegionEstimate:
+        return _finish_region(self._setup, results)
+
+
+@dataclass(frozen=True)
+class _RegionSetup:
+    """What the jobs of one region share and what finishing it needs besides them."""
+
+    timeline: Timeline
+    calibration: Calibration
+    replay_calibration: Calibration
+    eager_unprofiled_ns: int | None
+    ranks: int
+    notes: tuple[str, ...]
+
+
+def plan_region(
+    timeline: Timeline,
+    occurrence_rows: Sequence[IntArray],
+    eager_wall_ns: Sequence[int],
+    calibration: Calibration,
+    *,
+    eager_unprofiled_ns: int | None = None,
+    assume_input_copy: bool = True,
+    input_copy_bytes: Sequence[int] | None = None,
+    columns: TimelineColumns | None = None,
+    occurrence_start_ns: Sequence[int] | None = None,
+) -> RegionPlan | None:
+    """:func:`estimate_region` (the same arguments) up to its occurrences' estimates, which
+    it leaves as jobs; ``None`` when no occurrence launched GPU work."""
     if len(occurrence_rows) != len(eager_wall_ns):
         raise ValueError("occurrence_rows and eager_wall_ns differ in length")
     starts: Sequence[int | None] = (
@@ -202,46 +263,86 @@ def estimate_region(
             low_ratio * (1.0 - REPLAY_DURATION_DRIFT_FRAC),
             high_ratio * (1.0 + REPLAY_DURATION_DRIFT_FRAC),
         )
-    estimates: list[OccurrenceEstimate] = []
-    runs: list[EagerRun] = []
-    for (_, wall, start), by_rank in zip(kept, rank_rows, strict=True):
-        per_rank = [
-            estimate_occurrence(
-                timeline,
-                rows,
-                replay_calibration,
-                assume_input_copy=assume_input_copy,
-                input_copy_bytes=input_copy_bytes,
-                duration_spread=spreads[key],
-                columns=cols,
-            )
-            for key, rows in by_rank.items()
-        ]
-        estimates.append(_slowest(per_rank))
-        simulated = [
-            simulate_eager(
-                timeline,
-                rows,
-                calibration,
-                start_ns=start,
-                end_ns=None if start is None else start + wall,
-                wall_ns=wall,
-                columns=cols,
-            )
-            for rows in by_rank.values()
-        ]
-        runs.append(max(simulated, key=lambda run: run.eager_ns))
     if ranks > 1:
         notes.append(
             f"{ranks} processes/devices replay side by side: the slowest rank's graph sets the time"
         )
+    jobs = tuple(
+        partial(
+            _estimate_one,
+            timeline,
+            by_rank,
+            wall,
+            start,
+            calibration,
+            replay_calibration,
+            spreads,
+            cols,
+            assume_input_copy,
+            input_copy_bytes,
+        )
+        for (_, wall, start), by_rank in zip(kept, rank_rows, strict=True)
+    )
+    setup = _RegionSetup(
+        timeline, calibration, replay_calibration, eager_unprofiled_ns, ranks, tuple(notes)
+    )
+    return RegionPlan(jobs, tuple(len(rows) for rows, _, _ in kept), setup)
+
+
+def _estimate_one(
+    timeline: Timeline,
+    by_rank: Mapping[int, IntArray],
+    wall: int,
+    start: int | None,
+    calibration: Calibration,
+    replay_calibration: Calibration,
+    spreads: Mapping[int, tuple[float, float]],
+    cols: TimelineColumns,
+    assume_input_copy: bool,
+    input_copy_bytes: Sequence[int] | None,
+) -> OccurrenceResult:
+    """One occurrence's replay (its slowest rank's) and its simulated eager run."""
+    per_rank = [
+        estimate_occurrence(
+            timeline,
+            rows,
+            replay_calibration,
+            assume_input_copy=assume_input_copy,
+            input_copy_bytes=input_copy_bytes,
+            duration_spread=spreads[key],
+            columns=cols,
+        )
+        for key, rows in by_rank.items()
+    ]
+    simulated = [
+        simulate_eager(
+            timeline,
+            rows,
+            calibration,
+            start_ns=start,
+            end_ns=None if start is None else start + wall,
+            wall_ns=wall,
+            columns=cols,
+        )
+        for rows in by_rank.values()
+    ]
+    return _slowest(per_rank), max(simulated, key=lambda run: run.eager_ns)
+
+
+def _finish_region(setup: _RegionSetup, results: Sequence[OccurrenceResult]) -> RegionEstimate:
+    """The region's estimate from its occurrences' results (:func:`plan_region`)."""
+    timeline, calibration = setup.timeline, setup.calibration
+    replay_calibration = setup.replay_calibration
+    estimates = [estimate for estimate, _ in results]
+    runs = [run for _, run in results]
+    notes = list(setup.notes)
     graphed = _median([e.graphed_ns for e in estimates])
     low = min(graphed, int(np.percentile([e.low_ns for e in estimates], RANGE_PERCENTILES[0])))
     high = max(graphed, int(np.percentile([e.high_ns for e in estimates], RANGE_PERCENTILES[1])))
     unprofiled = _unprofiled_shape(runs)
     source: EagerSource
-    if eager_unprofiled_ns is not None:
-        eager = eager_low = eager_high = int(eager_unprofiled_ns)
+    if setup.eager_unprofiled_ns is not None:
+        eager = eager_low = eager_high = int(setup.eager_unprofiled_ns)
         source = "measured"
     else:
         eager = unprofiled.eager_ns
@@ -287,7 +388,7 @@ def estimate_region(
         saving_low_frac=1.0 - high / eager_low if eager_low > 0 else 0.0,
         saving_high_frac=1.0 - low / eager_high if eager_high > 0 else 0.0,
         unprofiled=unprofiled,
-        ranks=ranks,
+        ranks=setup.ranks,
         forked_streams=widest.forked_streams,
         forking_operators=widest.forking_operators,
     )
