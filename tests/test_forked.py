@@ -159,3 +159,13 @@ def test_the_shares_hold_every_job_once_and_balance_within_the_largest(
     assert all(share == sorted(share) for share in shares)
     loads = [sum(max(costs[i], 1) for i in share) for share in shares]
     assert max(loads) - min(loads) <= max(max(c, 1) for c in costs)
+
+
+def test_a_share_whose_child_cannot_be_forked_is_run_here(
+    always_fork: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_memory() -> int:
+        raise OSError(12, "Cannot allocate memory")
+
+    monkeypatch.setattr(forked.os, "fork", no_memory)
+    assert fork_map([_square(i) for i in range(5)], [1] * 5, workers=3) == _answers(5)

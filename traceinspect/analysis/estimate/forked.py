@@ -11,7 +11,8 @@ sibling job changes, so a child computes what the parent would have. Anything sh
 result changes nothing but the time: a job that raised in a child, a child that died, was
 killed for memory, or did not answer within :data:`WAIT_FLOOR_S` (or :data:`WAIT_FACTOR`
 times the parent's own share of the work, whichever is longer) has its jobs run again by
-the parent, where an exception is the one a single core would have met.
+the parent, where an exception is the one a single core would have met; so has a share
+whose child could not be forked (no memory or file descriptors for it).
 
 Children are bare forks as the reader's workers are (:mod:`traceinspect.parse._parallel`):
 no multiprocessing bootstrap, nothing printed, and they leave with ``os._exit``, so a
@@ -85,9 +86,15 @@ def fork_map(
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        children.extend((share, *_fork(jobs, share)) for share in shares[1:])
+        own = list(shares[0])
+        for share in shares[1:]:
+            child = _fork(jobs, share)
+            if child is None:  # no memory or no file descriptors for another process
+                own.extend(share)
+            else:
+                children.append((share, *child))
         began = time.monotonic()
-        for i in shares[0]:
+        for i in own:
             results[i] = _run(jobs[i])
         deadline = time.monotonic() + max(WAIT_FLOOR_S, WAIT_FACTOR * (time.monotonic() - began))
         for share, pid, receiver in children:
@@ -126,11 +133,20 @@ def _balance(costs: Sequence[int], count: int) -> list[list[int]]:
     return [sorted(share) for share in shares]
 
 
-def _fork(jobs: Sequence[Callable[[], T]], share: list[int]) -> tuple[int, Connection]:
+def _fork(jobs: Sequence[Callable[[], T]], share: list[int]) -> tuple[int, Connection] | None:
     """Start a child running ``share`` of ``jobs``; its pid and the pipe its answers come
-    through: one ``(True, result)`` or ``(False, None)`` per job."""
-    receiver, sender = Pipe(duplex=False)
-    pid = os.fork()
+    through (one ``(True, result)`` or ``(False, None)`` per job), or None where no process
+    or pipe could be made."""
+    try:
+        receiver, sender = Pipe(duplex=False)
+    except OSError:
+        return None
+    try:
+        pid = os.fork()
+    except OSError:
+        receiver.close()
+        sender.close()
+        return None
     if pid == 0:  # the child
         try:
             receiver.close()
