@@ -17,8 +17,8 @@ whose child could not be forked (no memory or file descriptors for it).
 Children are bare forks as the reader's workers are (:mod:`traceinspect.parse._parallel`):
 no multiprocessing bootstrap, nothing printed, and they leave with ``os._exit``, so a
 thread of the parent (the progress display) cannot hold a lock a child needs. The garbage
-collector is paused across the fork so that it does not touch, and so copy, the parent's
-objects in every child.
+collector is paused across the fork, and stays paused in the children, so that it does not
+touch, and so copy, the parent's objects in every child.
 """
 
 from __future__ import annotations
@@ -93,6 +93,8 @@ def fork_map(
                 own.extend(share)
             else:
                 children.append((share, *child))
+        if gc_was_enabled:  # the children keep it paused; the parent's own share needs it
+            gc.enable()
         began = time.monotonic()
         for i in own:
             results[i] = _run(jobs[i])
