@@ -859,10 +859,18 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
     # eight, the device time ran out before NASNet)
     "holdout63": {
         # +1.6 / +1.5 %
-        "barlow_twins_resnet18_cifar10_lars_gradscaler_fp16_one_stream_b32": (5559.9, 5646.0, 5643.3),
+        "barlow_twins_resnet18_cifar10_lars_gradscaler_fp16_one_stream_b32": (
+            5559.9,
+            5646.0,
+            5643.3,
+        ),
         "dscnn_l_kws_pinned_mfcc_h2d_fp16_one_stream_b1024": (5651.2, 5725.1, 5727.0),  # +1.3 %
         # −0.1 / −0.1 %
-        "fixmatch_wrn28_2_cifar10_sgd_nesterov_ema_train_bf16_one_stream_b8": (6962.0, 6956.1, 6957.4),
+        "fixmatch_wrn28_2_cifar10_sgd_nesterov_ema_train_bf16_one_stream_b8": (
+            6962.0,
+            6956.1,
+            6957.4,
+        ),
         "mobileone_s1_train_time_branches_fp16_3streams_b16": (1883.6, 1896.4, 1895.5),  # +0.7 %
         "nasnet_a_mobile_separable_branches_bf16_2streams_b4": (2728.6, 2831.7, 2831.7),  # +3.8 %
         "ple_two_level_cgc_experts_fp32_3streams_b2048": (388.0, 358.8, 361.8),  # −7.5 / −6.8 %
@@ -871,10 +879,18 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
     },
     "holdout63_rerun": {
         # +2.1 / +2.1 %
-        "barlow_twins_resnet18_cifar10_lars_gradscaler_fp16_one_stream_b32": (5535.8, 5651.0, 5652.3),
+        "barlow_twins_resnet18_cifar10_lars_gradscaler_fp16_one_stream_b32": (
+            5535.8,
+            5651.0,
+            5652.3,
+        ),
         "dscnn_l_kws_pinned_mfcc_h2d_fp16_one_stream_b1024": (5673.4, 5719.6, 5720.3),  # +0.8 %
         # −0.9 / −0.9 %
-        "fixmatch_wrn28_2_cifar10_sgd_nesterov_ema_train_bf16_one_stream_b8": (7022.9, 6956.4, 6955.8),
+        "fixmatch_wrn28_2_cifar10_sgd_nesterov_ema_train_bf16_one_stream_b8": (
+            7022.9,
+            6956.4,
+            6955.8,
+        ),
         "mobileone_s1_train_time_branches_fp16_3streams_b16": (1884.6, 1897.5, 1896.4),  # +0.7 %
         "ple_two_level_cgc_experts_fp32_3streams_b2048": (383.9, 357.4, 356.4),  # −6.9 / −7.1 %
         "poolformer_s12_imagenet_bf16_one_stream_b32": (3761.3, 3858.1, 3860.0),  # +2.6 / +2.6 %
