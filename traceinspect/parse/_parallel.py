@@ -36,8 +36,9 @@ import shutil
 import signal
 import tempfile
 import zlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from multiprocessing.connection import Connection, Pipe
 from pathlib import Path
 from typing import IO, Any, Final
@@ -393,21 +394,37 @@ def _child(path: Path, part: Range, conn: Connection) -> None:
         conn.send_bytes(raw)
 
 
-def _fork(path: Path, part: Range) -> tuple[int, Connection]:
-    """Start a child reading ``part``; its pid and the pipe its result comes through."""
+def fork_child(run: Callable[[Connection], None]) -> tuple[int, Connection]:
+    """Start a bare child that calls ``run`` with the sending end of a new pipe, then leaves
+    (status 0 once ``run`` returned, 1 otherwise); its pid and the receiving end. Raises
+    OSError where no pipe or process can be made (nothing is left open then)."""
     receiver, sender = Pipe(duplex=False)
-    pid = os.fork()
+    try:
+        pid = os.fork()
+    except OSError:
+        receiver.close()
+        sender.close()
+        raise
     if pid == 0:  # the child
         status = 1
         try:
             receiver.close()
-            _child(path, part, sender)
+            run(sender)
             sender.close()
             status = 0
         finally:
             os._exit(status)
     sender.close()
     return pid, receiver
+
+
+def kill_child(pid: int) -> None:
+    """Kill a child started by :func:`fork_child` (gone already unless something failed);
+    the caller still reaps it."""
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
 
 
 def _receive(conn: Connection) -> Part | None:
@@ -478,7 +495,7 @@ def _read_ranges(path: Path, text: Path, workers: int) -> tuple[Any, TopLevel] |
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        children.extend(_fork(text, part) for part in ranges[1:])
+        children.extend(fork_child(partial(_child, text, part)) for part in ranges[1:])
         try:
             first: Part | None = collect_range(text, ranges[0])
         except Exception:  # noqa: BLE001 - the one-core read reports it exactly
@@ -494,10 +511,7 @@ def _read_ranges(path: Path, text: Path, workers: int) -> tuple[Any, TopLevel] |
     finally:
         for pid, receiver in children:
             receiver.close()
-            try:
-                os.kill(pid, signal.SIGKILL)  # gone already unless something failed
-            except ProcessLookupError:
-                pass
+            kill_child(pid)
             os.waitpid(pid, 0)
         if gc_was_enabled:
             gc.enable()

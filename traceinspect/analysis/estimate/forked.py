@@ -14,9 +14,10 @@ times the parent's own share of the work, whichever is longer) has its jobs run 
 the parent, where an exception is the one a single core would have met; so has a share
 whose child could not be forked (no memory or file descriptors for it).
 
-Children are bare forks as the reader's workers are (:mod:`traceinspect.parse._parallel`):
-no multiprocessing bootstrap, nothing printed, and they leave with ``os._exit``, so a
-thread of the parent (the progress display) cannot hold a lock a child needs. The garbage
+Children are bare forks, started as the reader's workers are
+(:func:`traceinspect.parse._parallel.fork_child`): no multiprocessing bootstrap, nothing
+printed, and they leave with ``os._exit``, so a thread of the parent (the progress display)
+cannot hold a lock a child needs. The garbage
 collector is paused across the fork, and stays paused in the children, so that it does not
 touch, and so copy, the parent's objects in every child.
 """
@@ -26,11 +27,11 @@ from __future__ import annotations
 import gc
 import heapq
 import os
-import signal
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from multiprocessing.connection import Connection, Pipe
+from functools import partial
+from multiprocessing.connection import Connection
 from typing import Final, Generic, TypeVar, cast
 
 from traceinspect.parse import _parallel
@@ -102,14 +103,14 @@ def fork_map(
         for share, pid, receiver in children:
             answers = _receive(receiver, deadline, len(share))
             if answers is None:
-                _stop(pid)
+                _parallel.kill_child(pid)
             for k, i in enumerate(share):
                 done, value = answers[k] if answers is not None else (False, None)
                 results[i] = cast(T, value) if done else _run(jobs[i])
     finally:
         for _, pid, receiver in children:
             receiver.close()
-            _stop(pid)
+            _parallel.kill_child(pid)
             os.waitpid(pid, 0)
         if gc_was_enabled:
             gc.enable()
@@ -137,28 +138,18 @@ def _balance(costs: Sequence[int], count: int) -> list[list[int]]:
 
 def _fork(jobs: Sequence[Callable[[], T]], share: list[int]) -> tuple[int, Connection] | None:
     """Start a child running ``share`` of ``jobs``; its pid and the pipe its answers come
-    through (one ``(True, result)`` or ``(False, None)`` per job), or None where no process
-    or pipe could be made."""
+    through (:func:`_answer`), or None where no process or pipe could be made."""
     try:
-        receiver, sender = Pipe(duplex=False)
+        return _parallel.fork_child(partial(_answer, jobs, share))
     except OSError:
         return None
-    try:
-        pid = os.fork()
-    except OSError:
-        receiver.close()
-        sender.close()
-        return None
-    if pid == 0:  # the child
-        try:
-            receiver.close()
-            results = [_run(jobs[i]) for i in share]  # one that raised: the parent runs it again
-            sender.send([(False, None) if isinstance(r, Raised) else (True, r) for r in results])
-            sender.close()
-        finally:
-            os._exit(0)
-    sender.close()
-    return pid, receiver
+
+
+def _answer(jobs: Sequence[Callable[[], T]], share: list[int], conn: Connection) -> None:
+    """In the child: one ``(True, result)`` per job of ``share``, or ``(False, None)`` where
+    it raised (the parent runs it again)."""
+    results = [_run(jobs[i]) for i in share]
+    conn.send([(False, None) if isinstance(r, Raised) else (True, r) for r in results])
 
 
 def _receive(conn: Connection, deadline: float, count: int) -> list[tuple[bool, object]] | None:
@@ -172,10 +163,3 @@ def _receive(conn: Connection, deadline: float, count: int) -> list[tuple[bool, 
     if not isinstance(answers, list) or len(answers) != count:
         return None
     return answers
-
-
-def _stop(pid: int) -> None:
-    try:
-        os.kill(pid, signal.SIGKILL)  # gone already unless it failed to answer
-    except ProcessLookupError:
-        pass
