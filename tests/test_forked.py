@@ -131,13 +131,13 @@ def test_a_region_whose_occurrence_fails_warns_as_on_one_core(
 
     real = region._estimate_one
 
-    def fails_on_the_second_stream(*args: object) -> object:
+    def fails_on_occurrences_over_40_activities(*args: object) -> object:
         by_rank = args[1]
         if any(len(rows) > 40 for rows in by_rank.values()):  # type: ignore[attr-defined]
             raise RuntimeError("schedule ran out of room")
         return real(*args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(region, "_estimate_one", fails_on_the_second_stream)
+    monkeypatch.setattr(region, "_estimate_one", fails_on_occurrences_over_40_activities)
     timeline = load_trace(sample_file("mixed.eager.json.gz"))
     one, several = diagnose(timeline, workers=1), diagnose(timeline, workers=2)
     assert render_json(several) == render_json(one)
