@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import multiprocessing
-import os
 import sys
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
@@ -21,6 +20,7 @@ from typing import Any, Final
 
 from rich.console import Console
 
+from traceinspect import machine
 from traceinspect.errors import TraceFormatError, TraceinspectError, UsageError
 from traceinspect.files import expanded_json_bytes, stdout_is_terminal
 from traceinspect.report.output import check_outputs, write_text
@@ -86,12 +86,12 @@ def _internal(exc: BaseException) -> str:
 def worker_count(
     files: Sequence[Path], *, cpus: int | None = None, available_bytes: int | None = None
 ) -> int:
-    """Workers: at most one per core and per file, and as many as memory holds for the
-    largest trace (at least one)."""
-    cores = cpus if cpus is not None else (os.cpu_count() or 1)
+    """Workers: at most one per usable core (a cgroup's CPU quota counts) and per file, and as
+    many as memory (a cgroup's limit counts) holds for the largest trace (at least one)."""
+    cores = cpus if cpus is not None else machine.usable_cores()
     limit = max(1, min(cores, len(files)))
     if available_bytes is None:
-        available_bytes = _available_memory()
+        available_bytes = machine.available_memory()
     if available_bytes is None or not files:
         return limit
     # Measured per file (gzip inflated at its start), not assumed: a whitespace bomb holds
@@ -101,17 +101,6 @@ def worker_count(
     if per_worker <= 0:
         return limit
     return max(1, min(limit, available_bytes // per_worker))
-
-
-def _available_memory() -> int | None:
-    try:
-        with open("/proc/meminfo", encoding="ascii") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return None
 
 
 def analyze_files(
@@ -207,7 +196,7 @@ def run_analyze_dir(
         if cluster is not None:
             from traceinspect.cluster import connect, map_on_cluster
 
-            memory = _available_memory()
+            memory = machine.available_memory()
             with connect(
                 cluster,
                 local_workers=n_workers,

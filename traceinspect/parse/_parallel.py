@@ -47,6 +47,7 @@ import msgspec
 import numpy as np
 from numpy.typing import NDArray
 
+from traceinspect import machine
 from traceinspect.files import expanded_json_bytes
 from traceinspect.parse import sniff
 from traceinspect.parse._chunks import (
@@ -98,9 +99,10 @@ _CHECK_DECODER: Final = msgspec.json.Decoder(list[msgspec.Raw])
 
 
 def worker_count(path: Path, requested: int | None = None) -> int:
-    """Processes to read ``path`` with: ``requested``, else one per core available to this
-    process, never more than one per :data:`MIN_RANGE_BYTES` of JSON text. 1 (read on one
-    core) for JSON text under :data:`PARALLEL_MIN_BYTES`, for a .json.gz with fewer than
+    """Processes to read ``path`` with: ``requested``, else one per core this process may use
+    (:func:`traceinspect.machine.usable_cores`), never more than one per
+    :data:`MIN_RANGE_BYTES` of JSON text. 1 (read on one core) for JSON text under
+    :data:`PARALLEL_MIN_BYTES`, for a .json.gz with fewer than
     :data:`GZIP_PARALLEL_MIN_CORES` cores, and where there is no ``fork``.
 
     Callers that already run in parallel (the per-rank pool, dask workers) ask for 1."""
@@ -108,10 +110,12 @@ def worker_count(path: Path, requested: int | None = None) -> int:
         return 1
     if not hasattr(os, "fork"):
         return 1
-    cores = requested if requested is not None else _cores()
     try:
         text = json_text_bytes(path)
-        if text >= PARALLEL_MIN_BYTES and sniff(path) == "json.gz":
+        if text < PARALLEL_MIN_BYTES:
+            return 1
+        cores = requested if requested is not None else machine.usable_cores()
+        if sniff(path) == "json.gz":
             if cores < GZIP_PARALLEL_MIN_CORES:
                 return 1
             # What the text holds besides blanks: a gzip of whitespace is not worth
@@ -137,13 +141,6 @@ def json_text_bytes(path: Path) -> int:
         f.seek(-4, os.SEEK_END)
         recorded = int.from_bytes(f.read(4), "little")
     return max(recorded, size)
-
-
-def _cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
 
 
 # --------------------------------------------------------------------------------------

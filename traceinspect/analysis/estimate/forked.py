@@ -34,6 +34,7 @@ from functools import partial
 from multiprocessing.connection import Connection
 from typing import Final, Generic, TypeVar, cast
 
+from traceinspect import machine
 from traceinspect.parse import _parallel
 
 T = TypeVar("T")
@@ -58,14 +59,18 @@ class Raised(Generic[T]):
 
 def worker_count(total_cost: int, jobs: int, requested: int | None = None) -> int:
     """Processes to run ``jobs`` jobs of ``total_cost`` with: ``requested``, else one per
-    core available, never more than the jobs nor one per :data:`MIN_COST_PER_WORKER`; 1
-    where there is no ``fork``. Callers that already run in parallel ask for 1."""
+    core available (:func:`~traceinspect.machine.usable_cores`), never more than the
+    jobs nor one per :data:`MIN_COST_PER_WORKER`; 1 where there is no ``fork``. Callers that
+    already run in parallel ask for 1."""
     if requested is not None and requested <= 1:
         return 1
     if not hasattr(os, "fork"):
         return 1
-    cores = requested if requested is not None else _parallel._cores()
-    return max(1, min(cores, jobs, total_cost // MIN_COST_PER_WORKER))
+    most = min(jobs, total_cost // MIN_COST_PER_WORKER)
+    if most <= 1:
+        return 1
+    cores = requested if requested is not None else machine.usable_cores()
+    return max(1, min(cores, most))
 
 
 def fork_map(
