@@ -2,8 +2,9 @@
 
 Host events (operators, runtime calls, annotations, Python functions) that start after the
 cut are dropped and those that span it end at it; GPU activities and flow events are kept
-exactly when their launch (``correlation``) is kept. Metadata stays. Timestamps are not
-touched: the trimmed trace is the head of the recorded one.
+exactly when their launch (``correlation``) is kept, GPU-side annotations (which have none)
+when they start before the cut. Metadata stays. Timestamps are not touched: the trimmed
+trace is the head of the recorded one.
 
     python trim_trace.py IN.json.gz OUT.json.gz --after "Optimizer.step#AdamW.step" \
         --max-bytes 1500000
@@ -46,6 +47,10 @@ def trim(events: list[dict[str, Any]], cut: Decimal) -> list[dict[str, Any]]:
         cat = e.get("cat")
         if e.get("ph") == "M" or "ts" not in e:
             kept.append(e)
+        elif cat == "gpu_user_annotation":
+            # Kineto gives these no launch to follow: kept where they start before the cut.
+            if Decimal(str(e["ts"])) <= cut:
+                kept.append(e)
         elif cat in GPU:
             if (e.get("args") or {}).get("correlation") in correlations:
                 kept.append(e)
