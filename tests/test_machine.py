@@ -116,7 +116,7 @@ def test_garbage_in_the_files_never_raises(
     assert memory is None or memory >= 0
 
 
-def test_this_machine(tmp_path: Path) -> None:
+def test_this_machine() -> None:
     cores = machine.usable_cores()
     assert 1 <= cores <= machine.affinity_cores()
     memory = machine.available_memory()

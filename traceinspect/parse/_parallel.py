@@ -424,6 +424,14 @@ def kill_child(pid: int) -> None:
         pass
 
 
+def end_child(pid: int, receiver: Connection) -> None:
+    """Close a child's pipe, kill it (:func:`kill_child`) and reap it: the end of every child
+    :func:`fork_child` started, whatever it did."""
+    receiver.close()
+    kill_child(pid)
+    os.waitpid(pid, 0)
+
+
 def _receive(conn: Connection) -> Part | None:
     try:
         message = conn.recv()
@@ -507,8 +515,6 @@ def _read_ranges(path: Path, text: Path, workers: int) -> tuple[Any, TopLevel] |
         return merge(path, done, head_meta)
     finally:
         for pid, receiver in children:
-            receiver.close()
-            kill_child(pid)
-            os.waitpid(pid, 0)
+            end_child(pid, receiver)
         if gc_was_enabled:
             gc.enable()

@@ -114,9 +114,7 @@ def fork_map(
                 results[i] = cast(T, value) if done else _run(jobs[i])
     finally:
         for _, pid, receiver in children:
-            receiver.close()
-            _parallel.kill_child(pid)
-            os.waitpid(pid, 0)
+            _parallel.end_child(pid, receiver)
         if gc_was_enabled:
             gc.enable()
     return results  # type: ignore[return-value]  # every slot filled above
