@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,32 @@ from traceinspect.model import Timeline
 from traceinspect.parse import _parallel, kineto
 from traceinspect.parse.kineto import read_kineto
 
-KINETO_FILES = sorted(SAMPLES.glob("**/*.json.gz")) + sorted(CORPUS.glob("*.json.gz"))
+VALIDATION = SAMPLES / "validation"
+
+
+def split_read_traces() -> list[Path]:
+    """The real traces the split read is checked on: every bundled sample and corpus trace,
+    and from each validation set the median-sized eager and graphed trace, plus the largest
+    of each kind over all sets. The ~2,000 validation recordings come from one recorder, a
+    few torch builds and a few kinds of step; the median of each set's kind keeps every
+    set's build and workloads in the sweep at an eighth of its bytes. Setting
+    ``TRACEINSPECT_SPLIT_READ_ALL=1`` checks every trace (about 10 min on two cores)."""
+    samples = sorted(p for p in SAMPLES.glob("**/*.json.gz") if VALIDATION not in p.parents)
+    recorded = sorted(VALIDATION.glob("**/*.json.gz"))
+    if os.environ.get("TRACEINSPECT_SPLIT_READ_ALL") == "1":
+        return samples + recorded + sorted(CORPUS.glob("*.json.gz"))
+    groups: dict[tuple[str, bool], list[Path]] = {}
+    for p in sorted(recorded, key=lambda p: (p.stat().st_size, p)):
+        key = (p.relative_to(VALIDATION).parts[0], ".graphed." in p.name)
+        groups.setdefault(key, []).append(p)
+    chosen = {g[len(g) // 2] for g in groups.values()}
+    for kind in (False, True):
+        tops = [g[-1] for (_, graphed), g in groups.items() if graphed == kind]
+        chosen |= {max(tops, key=lambda p: p.stat().st_size)} if tops else set()
+    return samples + sorted(chosen) + sorted(CORPUS.glob("*.json.gz"))
+
+
+KINETO_FILES = split_read_traces()
 
 
 @pytest.fixture
@@ -58,7 +84,7 @@ def gunzip(path: Path, folder: Path) -> Path:
 
 
 @pytest.mark.corpus
-@pytest.mark.parametrize("trace", KINETO_FILES, ids=lambda p: p.name[:60])
+@pytest.mark.parametrize("trace", KINETO_FILES, ids=lambda p: str(p.relative_to(p.parents[1]))[:80])
 def test_split_read_equals_one_core(
     trace: Path, tmp_path: Path, split_small: list[int], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -163,7 +189,6 @@ def test_when_not_to_split(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
     assert _parallel.worker_count(plain, 4) == 2
 
 
-
 def test_fork_beside_a_progress_thread(tmp_path: Path, split_small: list[int]) -> None:
     # A terminal's progress display runs in a thread while the trace is read.
     import threading
@@ -193,4 +218,3 @@ def test_corrupt_gzip_gives_the_one_core_error(tmp_path: Path, split_small: list
         read_kineto(path, workers=2)
     assert str(many.value) == str(one.value)
     assert split_small == []  # nothing was planned: the gunzip failed first
-
