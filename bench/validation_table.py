@@ -553,7 +553,7 @@ def main() -> int:
     if args.samples is not None:
         workloads = sample_workloads(args.samples, args.samples.name)
     elif args.sets:
-        workloads = set_workloads(args.sets.split(","))
+        workloads = set_workloads(args.sets.split(","), args.validation)
     else:
         workloads = all_workloads(args.validation)
     if args.only:
