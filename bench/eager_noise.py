@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -114,6 +115,9 @@ def main() -> int:
         cal = calibration_for(prepared.timeline)
         f["model"] = prepared.eager_ns(profiler_cost_for(prepared.timeline, cal), cal.sync_ns)
         f["graphed"] = w.graphed_us * 1000
+        f["predicted"] = (
+            replace(prepared, workload=replace(w, host_costs=None)).estimate(cal).graphed_ns
+        )
         table[w.name] = f
     bound = {k: f for k, f in table.items() if f["eager"] >= HOST_BOUND * f["gpu"]}
     print(f"{len(table)} recordings, {len(bound)} host-bound")
@@ -162,12 +166,13 @@ def between_recordings(table: dict[str, dict[str, float]]) -> None:
     by_workload: dict[str, list[dict[str, float]]] = {}
     for name, f in table.items():
         by_workload.setdefault(name.split("/", 1)[1], []).append(f)
-    eager, saving = [], []
+    eager, saving, graphed = [], [], []
     for recordings in by_workload.values():
         for i, a in enumerate(recordings):
             for b in recordings[i + 1 :]:
                 eager.append(abs(np.log(a["eager"] / b["eager"])))
                 saving.append(100 * abs(b["graphed"] / b["eager"] - a["graphed"] / a["eager"]))
+                graphed.append(abs(a["graphed"] / b["graphed"] - 1))
     if not eager:
         return
     e, sv = np.array(eager), np.array(saving)
@@ -182,6 +187,25 @@ def between_recordings(table: dict[str, dict[str, float]]) -> None:
     print(
         f"  eager simulation, |log error| on all {len(model)} recordings: median "
         f"{np.median(model):.3f}"
+    )
+    graphed_apart = np.array(graphed)
+    print(
+        f"  measured graphed p50, apart: median {np.median(graphed_apart):.1%}, over 10 % on "
+        f"{np.sum(graphed_apart > 0.10)} of {len(graphed_apart)} pairs"
+    )
+    # A predictor that knew each workload's mean graphed p50, against the model, on the
+    # recordings of workloads recorded more than once.
+    oracle = model_misses = recorded = 0
+    for recordings in by_workload.values():
+        if len(recordings) < 2:
+            continue
+        mean = float(np.mean([f["graphed"] for f in recordings]))
+        recorded += len(recordings)
+        oracle += sum(abs(f["graphed"] / mean - 1) > 0.10 for f in recordings)
+        model_misses += sum(abs(f["predicted"] / f["graphed"] - 1) > 0.10 for f in recordings)
+    print(
+        f"  graphed p50 outside ±10 %, on the {recorded} recordings of those workloads: "
+        f"{oracle} from the workload's mean, {model_misses} from the model's prediction"
     )
     far = 15 * np.sqrt(2)
     print(
