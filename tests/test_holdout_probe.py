@@ -565,7 +565,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "hifigan_generator_b1": (1279.0, 1336.0, 1333.2),  # +4.5 / +4.2 %
         "nbeats_stack_b256": (972.9, 947.6, 946.6),  # −2.6 / −2.7 %
         "sac_update_b256": (1076.4, 1063.3, 1053.1),  # −1.2 / −2.2 %
-        "seg_depth_heads_2streams_b4": (758.6, 954.2, 954.9),  # +25.8 / +25.9 %
+        "seg_depth_heads_2streams_b4": (758.6, 788.2, 788.9),  # +3.9 / +4.0 %
         "tacotron_attention_decode_b4": (1201.7, 1193.0, 1194.3),  # −0.7 / −0.6 %
         "timesformer_divided_attn_b2": (1713.3, 1739.5, 1740.5),  # +1.5 / +1.6 %
     },
@@ -575,7 +575,7 @@ EXPECTED: dict[str, dict[str, tuple[float, float, float]]] = {
         "hifigan_generator_b1": (1251.8, 1334.4, 1334.1),  # +6.6 / +6.6 %
         "nbeats_stack_b256": (959.3, 943.7, 944.1),  # −1.6 / −1.6 %
         "sac_update_b256": (1031.1, 1049.1, 1049.1),  # +1.8 / +1.8 %
-        "seg_depth_heads_2streams_b4": (759.8, 953.5, 952.1),  # +25.5 / +25.3 %
+        "seg_depth_heads_2streams_b4": (759.8, 788.7, 787.3),  # +3.8 / +3.6 %
         "tacotron_attention_decode_b4": (1206.0, 1192.6, 1194.1),  # −1.1 / −1.0 %
         "timesformer_divided_attn_b2": (1708.2, 1738.8, 1740.1),  # +1.8 / +1.9 %
     },
@@ -1471,13 +1471,14 @@ def test_probe_set_verdicts_agree_with_what_replay_did() -> None:
         ("holdout33", False, 8, 0.0205, 0.0444),
         ("holdout33_rerun", True, 8, 0.0233, 0.0639),
         ("holdout33_rerun", False, 8, 0.0263, 0.065),
-        # blind as well, 7 of 8 on each: the miss is segmentation and depth heads on two side
+        # blind as well, 7 of 8 on each: the miss was segmentation and depth heads on two side
         # streams with a fused output after the join (+24.1 to +24.6 %, below its range): one
-        # of their eager kernels ran 1.8x its replay time (the test on holdout34's miss)
-        ("holdout34", True, 7, 0.0207, 0.2579),
-        ("holdout34", False, 7, 0.0243, 0.2588),
-        ("holdout34_rerun", True, 7, 0.0177, 0.2549),
-        ("holdout34_rerun", False, 7, 0.0181, 0.253),
+        # of their eager kernels ran 1.8x its replay time; 8 of 8 since a fork's later twin
+        # is charged its earlier twin's time (the test on holdout34's miss)
+        ("holdout34", True, 8, 0.0206, 0.061),
+        ("holdout34", False, 8, 0.0243, 0.0708),
+        ("holdout34_rerun", True, 8, 0.0177, 0.066),
+        ("holdout34_rerun", False, 8, 0.0181, 0.0657),
         # blind as well, 7 of 8 on each: from the trace alone the miss is three heads on three
         # streams fed four inputs (+14.7 / +11.7 %; +3.7 % with its probes' 6.7-7.2 µs per
         # copy against the built-in 9.2); with the probes, a GNN beside a SMILES encoder on two
@@ -1610,13 +1611,12 @@ def test_the_blind_set_after_the_copy_cost(
     outside: dict[tuple[str, bool], set[str]] = {}
     for mode in (True, False):
         outside["holdout31_rerun", mode] = {"clip_towers_2streams_b32"}
-        for seg_depth in ("holdout34", "holdout34_rerun"):
-            outside[seg_depth, mode] = {"seg_depth_heads_2streams_b4"}
         outside["holdout44", mode] = {"fp32_conv_branches_2streams_b16"}
         # (the rerun's too since the prediction reads cuDNN's hand-overs half way: its
         # schedule error below reaches 1,078 µs, measured 1,060)
         for gru in ("holdout45", "holdout45_rerun"):
             outside[gru, mode] = {"gru_fp32_one_stream_b16"}
+    # (holdout34's heads came inside once a fork's later twin ran as its earlier twin)
     # the rerun came inside once light kernels were charged beside other streams'
     outside["holdout32", False] = {"conv_beside_gemm_2streams_b8"}
     outside["holdout44_rerun", True] = {"fp32_small_heads_2streams_b64"}
@@ -1756,26 +1756,26 @@ def test_the_streams_cudnn_forks_for_itself_are_told_from_the_programs() -> None
     assert heads.forking_operators == ()
 
 
-def test_the_heads_miss_is_one_eager_kernel_that_ran_slow_alone_not_their_overlap(
+def test_the_heads_miss_was_one_eager_kernel_that_read_its_input_cold(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """holdout34's miss (+24 % on both recordings) is not the schedule of the two heads: it is
-    one kernel of the eager trace. Both heads open with the same bilinear upsampling of the
-    same encoder features, a kernel of one block. The segmentation head's ran 213-217 µs in
-    every profiled eager step, the depth head's, launched some 600 µs of other work later
-    and with nothing beside it, 387-393 µs (presumably its input no longer in L2); in the
-    replay the two ran side by side right after the encoder, 212-215 µs each. Given its twin's
-    time, the step reads +3.6 % and +3.2 % (+3.2 and +2.8 % before light kernels streaming
-    memory shared its bandwidth, +2.2 and +1.8 % before light kernels were charged beside
-    other streams', +1.6 and +1.1 % while they waited for all their room).
+    """holdout34's miss (+25 % on both recordings) was not the schedule of the two heads: it
+    was one kernel of the eager trace. Both heads open with the same bilinear upsampling of
+    the same encoder features, a kernel of one block. The segmentation head's ran 213-217 µs
+    in every profiled eager step; the depth head's, launched some 600 µs of other work later
+    and with nothing beside it, 387-393 µs (its input no longer in L2); in the replay the two
+    ran side by side right after the encoder, 212-215 µs each. The later twin at a program's
+    fork is now charged its earlier twin's time (``twins.warm_fork_twins``): +4.0 and +3.6 %,
+    inside the range. cuDNN's multi-layer GRU, whose streams a library call forks, is left
+    as traced.
     What the replay's heads did beside each other (``bench/overfull_starts.py``: 121 starts
     without room, a median 1.09x and 1.36x their time alone), first taken for the cause, the
     schedule reads well enough once that one kernel's time is right."""
     from overfull_starts import starts
     from validation_table import prepare
 
-    import traceinspect.analysis.estimate.occurrence as occurrence
     from traceinspect.analysis.diagnose import diagnose
+    from traceinspect.analysis.estimate import twins
     from traceinspect.calibration import calibration_for
     from traceinspect.parse import load_trace
 
@@ -1792,18 +1792,21 @@ def test_the_heads_miss_is_one_eager_kernel_that_ran_slow_alone_not_their_overla
     assert 213 < eager[0] and eager[4] < 217 and 386 < eager[5] and eager[-1] < 394
     assert 211 < graphed[0] and graphed[-1] < 216
 
-    solo = occurrence.solo_durations
-
-    def twin_time(*args: Any, **kwargs: Any) -> Any:
-        out = solo(*args, **kwargs)
-        return np.where((out > 380_000) & (out < 400_000), 214_000.0, out)
-
-    monkeypatch.setattr(occurrence, "solo_durations", twin_time)
-    for recording, error in (("holdout34", 0.039), ("holdout34_rerun", 0.032)):
-        w = _workload(recording, "seg_depth_heads_2streams_b4")
+    def error(recording: str, name: str) -> float:
+        w = _workload(recording, name)
         prepared = prepare(replace(w, host_costs=None))
         est = prepared.estimate(calibration_for(prepared.timeline))
-        assert est.graphed_ns / 1000 / w.graphed_us - 1 == pytest.approx(error, abs=0.003)
+        return float(est.graphed_ns / 1000 / w.graphed_us - 1)
+
+    heads = "seg_depth_heads_2streams_b4"
+    warm = {r: error(r, heads) for r in ("holdout34", "holdout34_rerun")}
+    gru = {r: error(r, "gru_fp32_one_stream_b16") for r in ("holdout45", "holdout45_rerun")}
+    assert warm == pytest.approx({"holdout34": 0.040, "holdout34_rerun": 0.036}, abs=0.002)
+    monkeypatch.setattr(twins, "WARM_TWIN_RATIO", float("inf"))
+    cold = {r: error(r, heads) for r in ("holdout34", "holdout34_rerun")}
+    assert cold == pytest.approx({"holdout34": 0.259, "holdout34_rerun": 0.253}, abs=0.002)
+    # cuDNN's layers on its own streams: twins by signature, other work; left as traced
+    assert gru == {r: error(r, "gru_fp32_one_stream_b16") for r in gru}
     # the decision still warns that several streams are where the model reads least well
     monkeypatch.undo()
     reasons = diagnose(load_trace(folder / "step.b4.eager.json.gz")).region("step").decision.reasons

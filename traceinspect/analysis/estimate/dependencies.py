@@ -810,7 +810,7 @@ def _library_streams(
     (-1: unknown), the streams whose every activity was launched inside a CPU operator that
     itself made a stream wait (a library's own streams; sorted), and per activity the key
     (:func:`_operator_keys`) of the operator that launched it."""
-    tag = _launching_operators(cols, launch_row)
+    tag = launching_operators(cols, launch_row)
     inside = (tag >= 0) & np.isin(tag, _forking_operators(cols)[0])
     streams, stream_of = np.unique(keys, return_inverse=True)
     outside = np.bincount(stream_of, weights=~inside, minlength=len(streams))
@@ -826,10 +826,10 @@ def hands_over(cols: TimelineColumns, rows: IntArray) -> bool:
     operators = _handing_operators(cols)
     if not len(operators):
         return False
-    return bool(np.isin(_launching_operators(cols, cols.gpu("launch_row")[rows]), operators).any())
+    return bool(np.isin(launching_operators(cols, cols.gpu("launch_row")[rows]), operators).any())
 
 
-def _launching_operators(cols: TimelineColumns, launch_row: IntArray) -> IntArray:
+def launching_operators(cols: TimelineColumns, launch_row: IntArray) -> IntArray:
     """Per host row of ``launch_row`` (-1: unknown), the key (:func:`_operator_keys`) of
     the CPU operator its call was made in; -1 where unknown or made in none."""
     op = host_column(cols, "external_id", launch_row)

@@ -34,6 +34,7 @@ from traceinspect.analysis.estimate.schedule import (
     slows_any,
     solo_durations,
 )
+from traceinspect.analysis.estimate.twins import warm_fork_twins
 from traceinspect.calibration import Calibration
 from traceinspect.model import Timeline
 
@@ -202,15 +203,22 @@ def estimate_occurrence(
         graphs.append(
             _Graph(
                 keys=keys[members],
-                # Kernels that overlapped in the trace ran longer than they would alone.
+                # Kernels that overlapped in the trace ran longer than they would alone;
+                # a fork's later branch that read its input cold runs as its twin did.
                 duration=(
-                    solo_durations(
-                        start[members],
-                        start[members] + duration[members],
-                        share[members],
-                        mixed,
-                        cover=packing.cover(share[members]),
-                        fp32=packing.fp32,
+                    warm_fork_twins(
+                        cols,
+                        rows[members],
+                        solo_durations(
+                            start[members],
+                            start[members] + duration[members],
+                            share[members],
+                            mixed,
+                            cover=packing.cover(share[members]),
+                            fp32=packing.fp32,
+                        ),
+                        deps,
+                        keys[members],
                     )
                     if packing is not None
                     else duration[members].astype(np.float64)
