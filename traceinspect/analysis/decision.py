@@ -318,8 +318,11 @@ def decide_candidate(
         and eager[r["bucket"]].get("host_p50_ns") is not None
     ]
     reasons: list[str] = []
-    if chosen and eager_set and chosen.get("expected_latency_ns") and eager_set.get(
-        "expected_latency_ns"
+    if (
+        chosen
+        and eager_set
+        and chosen.get("expected_latency_ns")
+        and eager_set.get("expected_latency_ns")
     ):
         eager_ns = float(eager_set["expected_latency_ns"])
         saving_ns = eager_ns - float(chosen["expected_latency_ns"])
@@ -335,13 +338,14 @@ def decide_candidate(
             name, "candidate", "undecided", ("no eager/graphed latency pair was measured",)
         )
     frac = saving_ns / eager_ns if eager_ns > 0 else 0.0
+    spread = _round_spread(captured, eager, buckets)
     saving_us, saving_frac = Figure(saving_ns / 1000, "measured"), Figure(frac, "measured")
+    if spread is not None:
+        saving_frac = Figure(frac, "measured", low=spread.low, high=spread.high)
     pools = [
         r.get("graph_pool_bytes") for r in captured if not buckets or r.get("bucket") in buckets
     ]
-    captures = [
-        r.get("capture_ns") for r in captured if not buckets or r.get("bucket") in buckets
-    ]
+    captures = [r.get("capture_ns") for r in captured if not buckets or r.get("bucket") in buckets]
     memory = (
         Figure(float(chosen["graph_memory_bytes"]) / _MIB, "measured")
         if chosen and chosen.get("graph_memory_bytes") is not None
@@ -359,9 +363,7 @@ def decide_candidate(
         if capture_ms.value is not None and saving_ns > 0
         else Figure.unknown()
     )
-    fallback = (
-        Figure(float(chosen["fallback_share"]), "estimated") if chosen else Figure.unknown()
-    )
+    fallback = Figure(float(chosen["fallback_share"]), "estimated") if chosen else Figure.unknown()
     padding = (
         Figure(float(chosen["padding_share"]), "estimated")
         if chosen and chosen.get("padding_share") is not None
@@ -371,9 +373,7 @@ def decide_candidate(
         f"replay saves {_us(saving_ns / 1000)} ({frac:.0%}) {basis} (measured, unprofiled)"
     )
     if capture_ms.value is not None:
-        repaid = (
-            f"; repaid after {int(repay.value):,} requests" if repay.value is not None else ""
-        )
+        repaid = f"; repaid after {int(repay.value):,} requests" if repay.value is not None else ""
         reasons.append(f"capture costs {capture_ms.value:,.1f} ms once{repaid}")
     if memory.value is not None:
         reasons.append(f"graph memory {memory.value:,.1f} MiB for the bucket set")
@@ -386,6 +386,8 @@ def decide_candidate(
     if frac < MIN_SAVING_FRAC:
         reasons.insert(0, f"the saving is below {MIN_SAVING_FRAC:.0%}")
         choice = "do not enable"
+    if spread is not None and spread.high - spread.low > UNSTEADY_SAVING_POINTS:
+        reasons.append(spread.reason(frac))
     unchecked = [
         e
         for b, e in eager.items()
@@ -421,6 +423,86 @@ def decide_candidate(
     )
 
 
+@dataclass(frozen=True)
+class RoundSpread:
+    """The measured saving's range over the timing rounds: the slowest graphed round against
+    the fastest eager round (``low``) and the reverse (``high``), with the eager rounds'
+    extent in each process that timed them (ns)."""
+
+    low: float
+    high: float
+    eager_ns: tuple[int, int]
+    eager_profiled_ns: tuple[int, int] | None
+
+    def reason(self, frac: float) -> str:
+        where = f"its rounds ran {_ms(self.eager_ns)}"
+        if self.eager_profiled_ns is not None:
+            where += f", {_ms(self.eager_profiled_ns)} in the process that profiled it"
+        low_end = (
+            f", below {MIN_SAVING_FRAC:.0%} at its low end"
+            if self.low < MIN_SAVING_FRAC <= frac
+            else ""
+        )
+        return (
+            f"eager time is not steady ({where}): the saving lies between "
+            f"{_share(self.low)} and {_share(self.high)}{low_end}; time the step again "
+            "before relying on its p50"
+        )
+
+
+def _round_spread(
+    captured: Sequence[Mapping[str, Any]],
+    eager: Mapping[Any, Mapping[str, Any]],
+    buckets: Sequence[int],
+) -> RoundSpread | None:
+    """The saving's range over the rounds of the buckets in ``buckets`` (all where empty)
+    that have both rows' round extents; the widest over those buckets; None without any.
+
+    Eager rounds of the process that profiled the step (kept as ``in_profiled_process``
+    where a fresh process timed the rows) count too: the same step's eager p50 moves between
+    processes far more than its graphed p50 (on one H100, ALBERT's eager rounds ran 5.0-7.3
+    ms in the fresh process and 4.25-4.78 ms in the profiled one, its replay 4.0 ms in both).
+    """
+    lows: list[float] = []
+    highs: list[float] = []
+    eager_all: list[int] = []
+    profiled_all: list[int] = []
+    for row in captured:
+        bucket = row.get("bucket")
+        e = eager.get(bucket)
+        if e is None or (buckets and bucket not in buckets):
+            continue
+        g_lo, g_hi = row.get("round_host_p50_min_ns"), row.get("round_host_p50_max_ns")
+        e_lo, e_hi = e.get("round_host_p50_min_ns"), e.get("round_host_p50_max_ns")
+        if not (g_lo and g_hi and e_lo and e_hi):
+            continue
+        extent = [int(e_lo), int(e_hi)]
+        eager_all += extent
+        profiled = e.get("in_profiled_process") or {}
+        p_lo, p_hi = profiled.get("round_host_p50_min_ns"), profiled.get("round_host_p50_max_ns")
+        if p_lo and p_hi:
+            profiled_all += [int(p_lo), int(p_hi)]
+            extent += [int(p_lo), int(p_hi)]
+        lows.append(1.0 - int(g_hi) / min(extent))
+        highs.append(1.0 - int(g_lo) / max(extent))
+    if not lows:
+        return None
+    return RoundSpread(
+        min(lows),
+        max(highs),
+        (min(eager_all), max(eager_all)),
+        (min(profiled_all), max(profiled_all)) if profiled_all else None,
+    )
+
+
+#: Where the measured saving's range over the timing rounds is wider than this (a share of
+#: the step), the decision says so: the eager p50 it rests on is not steady. Over the 393
+#: validation workloads recorded twice, the two recordings' savings lay more than 15 points
+#: apart on 31 of the 105 whose range was wider on either recording, on 9 of the 288 others
+#: (at 10 points: 37 of 242 against 3 of 151, but half of all candidates said so).
+UNSTEADY_SAVING_POINTS: Final = 0.20
+
+
 def decide_candidates(results: Mapping[str, Any]) -> list[GraphDecision]:
     """A decision per candidate of ``profile``'s ``results.json`` document."""
     rows = list(results.get("rows") or [])
@@ -433,6 +515,19 @@ def _median(values: Sequence[int]) -> float:
     if len(ordered) % 2:
         return float(ordered[middle])
     return (ordered[middle - 1] + ordered[middle]) / 2
+
+
+def _ms(extent: tuple[int, int]) -> str:
+    lo, hi = extent
+    return (
+        f"{lo / 1e6:.2f}-{hi / 1e6:.2f} ms"
+        if hi >= 1_000_000
+        else f"{lo / 1e3:,.0f}-{hi / 1e3:,.0f} µs"
+    )
+
+
+def _share(frac: float) -> str:
+    return f"{frac:.1%}" if abs(frac) < 0.10 else f"{frac:.0%}"
 
 
 def _us(us: float) -> str:
