@@ -64,16 +64,11 @@ def warm_fork_twins(
     kind = cols.gpu("kind")[rows]
     start = cols.gpu("start_ns")[rows]
     end = cols.gpu("end_ns")[rows]
-    signature = list(
-        zip(
-            cols.gpu("name")[rows],
-            cols.gpu("grid")[rows],
-            cols.gpu("block")[rows],
-            cols.gpu("registers")[rows],
-            cols.gpu("shared_mem")[rows],
-            strict=True,
-        )
-    )
+    columns = [cols.gpu(c) for c in ("name", "grid", "block", "registers", "shared_mem")]
+
+    def signature(node: int) -> tuple[object, ...]:
+        return tuple(c[rows[node]] for c in columns)
+
     operator = launching_operators(cols, cols.gpu("launch_row")[rows])
     out = duration
     for producer, opening in branches.items():
@@ -83,7 +78,7 @@ def warm_fork_twins(
         twins: dict[tuple[object, ...], list[int]] = {}
         for node in opening:
             if kind[node] == "kernel":
-                twins.setdefault(signature[node], []).append(node)
+                twins.setdefault(signature(node), []).append(node)
         for group in twins.values():
             if len(group) < 2:
                 continue
