@@ -341,7 +341,9 @@ def decide_candidate(
     spread = _round_spread(captured, eager, buckets)
     saving_us, saving_frac = Figure(saving_ns / 1000, "measured"), Figure(frac, "measured")
     if spread is not None:
-        saving_frac = Figure(frac, "measured", low=spread.low, high=spread.high)
+        # (a request mix's saving weighs the buckets; the range stays around it)
+        low, high = min(spread.low, frac), max(spread.high, frac)
+        saving_frac = Figure(frac, "measured", low=low, high=high)
     pools = [
         r.get("graph_pool_bytes") for r in captured if not buckets or r.get("bucket") in buckets
     ]
