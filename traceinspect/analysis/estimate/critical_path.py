@@ -25,6 +25,16 @@ def critical_path_ns(
     return PathLayout.of(np.asarray(stream_key), deps).longest(np.asarray(cost_ns, np.float64))
 
 
+def stream_order(stream_key: IntArray) -> tuple[IntArray, IntArray]:
+    """The nodes (in start order) sorted by stream, start order kept within each, and each
+    node's predecessor on its stream (-1 for a stream's first): neighbours in that order."""
+    by_stream = np.argsort(stream_key, kind="stable")
+    same = stream_key[by_stream[1:]] == stream_key[by_stream[:-1]]
+    before = np.full(len(stream_key), -1, np.int64)
+    before[by_stream[1:][same]] = by_stream[:-1][same]
+    return by_stream, before
+
+
 @dataclass(frozen=True)
 class PathLayout:
     """The structure :func:`critical_path_ns` walks, built once per graph and reused for
@@ -48,11 +58,7 @@ class PathLayout:
         incoming: dict[int, list[int]] = {}
         for src, dst in deps:
             incoming.setdefault(dst, []).append(src)
-        # Each node's predecessor on its stream: neighbours in a stable sort by stream.
-        by_stream = np.argsort(stream_key, kind="stable")
-        same = stream_key[by_stream[1:]] == stream_key[by_stream[:-1]]
-        before = np.full(len(stream_key), -1, np.int64)
-        before[by_stream[1:][same]] = by_stream[:-1][same]
+        by_stream, before = stream_order(stream_key)
         previous = before.tolist()
         sources = [tuple(incoming.get(i, ())) for i in range(len(previous))]
         # A piece starts at a stream's first node and at every node with dependencies.

@@ -19,7 +19,7 @@ from traceinspect.analysis.estimate.columns import (
     stream_keys,
     sync_points,
 )
-from traceinspect.analysis.estimate.critical_path import PathLayout
+from traceinspect.analysis.estimate.critical_path import PathLayout, stream_order
 from traceinspect.analysis.estimate.dependencies import (
     forked_streams,
     hands_over,
@@ -561,10 +561,10 @@ def _after_copies(
     order). A device-to-device copy node hands over to the next kernel like a kernel does."""
     if not transition_ns or len(kind) < 2:
         return overhead
-    order = np.lexsort((np.arange(len(keys)), keys))  # by stream, start order within
-    same = keys[order][1:] == keys[order][:-1]
+    previous = stream_order(keys)[1]
+    after = np.flatnonzero(previous >= 0)
+    before = previous[after]
     follows = np.zeros(len(kind), bool)
-    after, before = order[1:][same], order[:-1][same]
     handoff = (kind[before] == "memset") | (
         (kind[before] == "memcpy") & (copy_kind[before] != "DtoD")
     )

@@ -26,6 +26,7 @@ from typing import Final
 import numpy as np
 
 from traceinspect.analysis.estimate.columns import FloatArray, IntArray, TimelineColumns
+from traceinspect.analysis.estimate.critical_path import stream_order
 from traceinspect.analysis.estimate.dependencies import launching_operators
 
 #: A later twin slower than this many times its earlier twin read its input cold. Two
@@ -46,14 +47,11 @@ def warm_fork_twins(
     twin's time (module docstring); the array itself where nothing changes."""
     if not deps or len(np.unique(keys)) < 2:
         return duration
-    n = len(rows)
     # each stream's first node, and each node's next on its own stream
-    order = np.lexsort((np.arange(n), keys))
-    first = np.zeros(n, bool)
-    first[order[np.r_[True, keys[order][1:] != keys[order][:-1]]]] = True
-    following = np.full(n, -1, np.int64)
-    same = keys[order][1:] == keys[order][:-1]
-    following[order[:-1][same]] = order[1:][same]
+    previous = stream_order(keys)[1]
+    first = previous < 0
+    following = np.full(len(rows), -1, np.int64)
+    following[previous[~first]] = np.flatnonzero(~first)
     # fork edges: a producer to the first node of another stream
     branches: dict[int, set[int]] = {}
     for src, dst in deps:
