@@ -48,7 +48,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from matrix_contention import VALIDATION, Kernels, validation_folders  # noqa: E402
+from matrix_contention import Kernels, validation_folders  # noqa: E402
+from validation_table import fresh_sets  # noqa: E402
 
 from traceinspect.analysis.estimate.schedule import (  # noqa: E402
     LIGHT_BESIDE_NS,
@@ -68,19 +69,6 @@ class Beside:
     alone_ns: float
     matrix_held: float  # H: device share of the matrix kernels beside it
     beside_matrix: bool
-
-
-def fresh_sets() -> list[str]:
-    """The fresh-process H200 sets (what ``bench/validation_table.py`` scores)."""
-    stale = {"holdout", "holdout2", "holdout2_rerun", "holdout3"}
-    return sorted(
-        p.name
-        for p in VALIDATION.iterdir()
-        if p.is_dir()
-        and p.name.startswith(("holdout", "streams_fit", "probe_rerecord"))
-        and not p.name.endswith("_workloads")
-        and p.name not in stale
-    )
 
 
 def replay_and_alone(folder: Path) -> tuple[Kernels, dict[tuple[str, float], list[float]]] | None:

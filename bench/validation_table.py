@@ -307,6 +307,21 @@ def all_workloads(validation: Path = VALIDATION_DIR) -> list[Workload]:
     return out
 
 
+def fresh_sets(folder: Path = VALIDATION_DIR) -> list[str]:
+    """The fresh-process H200 recordings under ``folder`` (the hold-outs, ``streams_fit`` and
+    the probe re-recordings; not ``holdout``, ``holdout2`` or ``holdout3``, timed in the
+    profiled process), by name."""
+    stale = {"holdout", "holdout2", "holdout2_rerun", "holdout3"}
+    return sorted(
+        p.name
+        for p in folder.iterdir()
+        if p.is_dir()
+        and p.name.startswith(("holdout", "streams_fit", "probe_rerecord"))
+        and not p.name.endswith("_workloads")
+        and p.name not in stale
+    )
+
+
 def set_workloads(names: Sequence[str], folder: Path = VALIDATION_DIR) -> list[Workload]:
     """The workloads of the named recordings under ``folder``, grouped and named by set."""
     out: list[Workload] = []

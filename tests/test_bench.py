@@ -193,9 +193,10 @@ def test_light_beside_reads_what_light_kernels_lost_beside_other_streams() -> No
     # holdout42's character BiLSTM beside word features: 203 light kernels ran beside only
     # other streams' light kernels (the two directions' cells, side by side step after
     # step), a median 2.3 µs alone, 1.33x that (768 ns more): what LIGHT_BESIDE_NS charges
-    from light_beside import VALIDATION, measured
+    from light_beside import measured
+    from validation_table import VALIDATION_DIR
 
-    rows = measured(VALIDATION / "holdout42" / "bilstm_char_word_ner_2streams_b16")
+    rows = measured(VALIDATION_DIR / "holdout42" / "bilstm_char_word_ner_2streams_b16")
     light = [r for r in rows if not r.beside_matrix]
     assert (len(rows), len(light)) == (877, 203)
     assert statistics.median(r.alone_ns for r in light) == 2304

@@ -16,7 +16,7 @@ from conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "bench"))
 
-from validation_table import VALIDATION_DIR, validation_workloads  # noqa: E402
+from validation_table import VALIDATION_DIR, fresh_sets, validation_workloads  # noqa: E402
 
 #: Timed in the process that had run the profiler, not in a fresh one.
 PROFILED_PROCESS = {"holdout2"}
@@ -69,16 +69,8 @@ def test_every_pair_of_fresh_recordings_of_one_workload() -> None:
     31 pairs; a predictor that knew each workload's mean would miss ±10 % on 15 of their 558
     recordings."""
     by_workload: dict[str, list[float]] = {}
-    for folder in sorted(VALIDATION_DIR.iterdir()):
-        name = folder.name
-        if (
-            not folder.is_dir()
-            or not name.startswith(("holdout", "streams_fit", "probe_rerecord"))
-            or name.endswith("_workloads")
-            or name in ("holdout", "holdout2", "holdout2_rerun", "holdout3")
-        ):
-            continue
-        for w in validation_workloads(folder):
+    for name in fresh_sets():
+        for w in validation_workloads(VALIDATION_DIR / name):
             by_workload.setdefault(w.name.split("/", 1)[-1], []).append(w.graphed_us)
     twice = [g for g in by_workload.values() if len(g) > 1]
     apart = [abs(a / b - 1) for g in twice for i, a in enumerate(g) for b in g[i + 1 :]]
