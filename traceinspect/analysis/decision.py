@@ -339,11 +339,13 @@ def decide_candidate(
         )
     frac = saving_ns / eager_ns if eager_ns > 0 else 0.0
     spread = _round_spread(captured, eager, buckets)
-    saving_us, saving_frac = Figure(saving_ns / 1000, "measured"), Figure(frac, "measured")
-    if spread is not None:
-        # (a request mix's saving weighs the buckets; the range stays around it)
-        low, high = min(spread.low, frac), max(spread.high, frac)
-        saving_frac = Figure(frac, "measured", low=low, high=high)
+    saving_us = Figure(saving_ns / 1000, "measured")
+    # (a request mix's saving weighs the buckets; the range stays around it)
+    saving_frac = (
+        Figure(frac, "measured")
+        if spread is None
+        else Figure(frac, "measured", low=min(spread.low, frac), high=max(spread.high, frac))
+    )
     pools = [
         r.get("graph_pool_bytes") for r in captured if not buckets or r.get("bucket") in buckets
     ]
