@@ -25,8 +25,10 @@ that differs by more than ``15 * sqrt(2)`` points between two recordings strays 
 from __future__ import annotations
 
 import argparse
+import statistics
 import sys
-from dataclasses import replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -160,19 +162,38 @@ def main() -> int:
     return 0
 
 
+@dataclass(frozen=True)
+class GraphedSpread:
+    """The measured graphed p50s of the workloads recorded more than once: every pair's
+    ``|a / b - 1|``, how many workloads and recordings, and how many of those recordings lie
+    outside ±10 % of their workload's mean (what a predictor that knew the mean would miss)."""
+
+    apart: list[float]
+    workloads: int
+    recordings: int
+    mean_misses: int
+
+
+def graphed_spread(by_workload: Mapping[str, Sequence[float]]) -> GraphedSpread:
+    """:class:`GraphedSpread` of the graphed p50s by workload (one per recording)."""
+    twice = [g for g in by_workload.values() if len(g) > 1]
+    apart = [abs(a / b - 1) for g in twice for i, a in enumerate(g) for b in g[i + 1 :]]
+    misses = sum(abs(x / statistics.mean(g) - 1) > 0.10 for g in twice for x in g)
+    return GraphedSpread(apart, len(twice), sum(len(g) for g in twice), misses)
+
+
 def between_recordings(table: dict[str, dict[str, float]]) -> None:
     """How the measured eager p50 and saving of one workload differ between its recordings
     (every pair), against the eager simulation's error on them."""
     by_workload: dict[str, list[dict[str, float]]] = {}
     for name, f in table.items():
         by_workload.setdefault(name.split("/", 1)[1], []).append(f)
-    eager, saving, graphed = [], [], []
+    eager, saving = [], []
     for recordings in by_workload.values():
         for i, a in enumerate(recordings):
             for b in recordings[i + 1 :]:
                 eager.append(abs(np.log(a["eager"] / b["eager"])))
                 saving.append(100 * abs(b["graphed"] / b["eager"] - a["graphed"] / a["eager"]))
-                graphed.append(abs(a["graphed"] / b["graphed"] - 1))
     if not eager:
         return
     e, sv = np.array(eager), np.array(saving)
@@ -188,24 +209,24 @@ def between_recordings(table: dict[str, dict[str, float]]) -> None:
         f"  eager simulation, |log error| on all {len(model)} recordings: median "
         f"{np.median(model):.3f}"
     )
-    graphed_apart = np.array(graphed)
+    graphed = graphed_spread(
+        {name: [f["graphed"] for f in recordings] for name, recordings in by_workload.items()}
+    )
+    graphed_apart = np.array(graphed.apart)
     print(
         f"  measured graphed p50, apart: median {np.median(graphed_apart):.1%}, over 10 % on "
         f"{np.sum(graphed_apart > 0.10)} of {len(graphed_apart)} pairs"
     )
-    # A predictor that knew each workload's mean graphed p50, against the model, on the
-    # recordings of workloads recorded more than once.
-    oracle = model_misses = recorded = 0
-    for recordings in by_workload.values():
-        if len(recordings) < 2:
-            continue
-        mean = float(np.mean([f["graphed"] for f in recordings]))
-        recorded += len(recordings)
-        oracle += sum(abs(f["graphed"] / mean - 1) > 0.10 for f in recordings)
-        model_misses += sum(abs(f["predicted"] / f["graphed"] - 1) > 0.10 for f in recordings)
+    model_misses = sum(
+        abs(f["predicted"] / f["graphed"] - 1) > 0.10
+        for recordings in by_workload.values()
+        if len(recordings) > 1
+        for f in recordings
+    )
     print(
-        f"  graphed p50 outside ±10 %, on the {recorded} recordings of those workloads: "
-        f"{oracle} from the workload's mean, {model_misses} from the model's prediction"
+        f"  graphed p50 outside ±10 %, on the {graphed.recordings} recordings of those "
+        f"workloads: {graphed.mean_misses} from the workload's mean, {model_misses} from the "
+        "model's prediction"
     )
     far = 15 * np.sqrt(2)
     print(

@@ -16,6 +16,7 @@ from conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "bench"))
 
+from eager_noise import graphed_spread  # noqa: E402
 from validation_table import VALIDATION_DIR, fresh_sets, validation_workloads  # noqa: E402
 
 #: Timed in the process that had run the profiler, not in a fresh one.
@@ -72,11 +73,8 @@ def test_every_pair_of_fresh_recordings_of_one_workload() -> None:
     for name in fresh_sets():
         for w in validation_workloads(VALIDATION_DIR / name):
             by_workload.setdefault(w.name.split("/", 1)[-1], []).append(w.graphed_us)
-    twice = [g for g in by_workload.values() if len(g) > 1]
-    apart = [abs(a / b - 1) for g in twice for i, a in enumerate(g) for b in g[i + 1 :]]
-    assert (len(apart), len(twice)) == (307, 271)
-    assert statistics.median(apart) == pytest.approx(0.018, abs=0.0005)
-    assert sum(d > 0.10 for d in apart) == 31
-    recordings = sum(len(g) for g in twice)
-    misses = sum(abs(x / statistics.mean(g) - 1) > 0.10 for g in twice for x in g)
-    assert (misses, recordings) == (15, 558)
+    spread = graphed_spread(by_workload)
+    assert (len(spread.apart), spread.workloads) == (307, 271)
+    assert statistics.median(spread.apart) == pytest.approx(0.018, abs=0.0005)
+    assert sum(d > 0.10 for d in spread.apart) == 31
+    assert (spread.mean_misses, spread.recordings) == (15, 558)
