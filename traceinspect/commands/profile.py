@@ -361,7 +361,7 @@ def record_script(
     activity = torch.profiler.ProfilerActivity
     activities = [activity.CPU, activity.CUDA] if cuda else [activity.CPU]
     # Python stacks name the source line of a detected step's loop; they cost host time per
-    # Python call (see the README), which traceinspect's deflation does not remove.
+    # Python call (docs/model.md), which traceinspect's deflation does not remove.
     prof = profiler(torch, activities, record_shapes=record_shapes, with_stack=with_stack)
     with activate(session):
         start_profiler(prof)
