@@ -28,13 +28,15 @@ def test_the_set_has_the_families_and_sizes() -> None:
     # holdout58's two, 181.8 MB with holdout59's, 188.6 MB with holdout60's two, 192.8 MB
     # with holdout57's rerun, 199.4 MB with holdout61's two, 201.8 MB with holdout62's, 209.3
     # MB with holdout63's two and holdout62's PANNs on an H200, 219.6 MB with holdout64's two
-    # and holdout63's NASNet rerun, 234.5 MB with holdout66's H100 recording and its
-    # partial rerun: 260 MB since. Nothing recorded can shrink without changing what it
-    # predicts: the traces are already compact JSON (gzip -9 gains 0.0 %), and each eager
-    # trace holds the five profiled steps its estimate reads). A device run
-    # carries at most 64 MiB: the recorded sets are moved out of the tree for it (README.md,
-    # "Re-recording")
-    assert sum(f.stat().st_size for f in ROOT.rglob("*") if f.is_file()) <= 260_000_000
+    # and holdout63's NASNet rerun, 229.3 MB with holdout66's H100 recording and its
+    # partial rerun (234.5 counted then with the workloads' __pycache__, left out since),
+    # 231.7 MB with that rerun completed: 260 MB since, for the H200 recordings owed. Nothing
+    # recorded can shrink without changing what it predicts: the traces are already compact
+    # JSON (gzip -9 gains 0.0 %), and each eager trace holds the five profiled steps its
+    # estimate reads). A device run carries at most 64 MiB: the recorded sets are moved out
+    # of the tree for it (README.md, "Re-recording")
+    files = [f for f in ROOT.rglob("*") if f.is_file() and "__pycache__" not in f.parts]
+    assert sum(f.stat().st_size for f in files) <= 260_000_000
     assert not list(ROOT.rglob("*.log")), "run logs are kept gzipped (record.sh)"
     for trace in ROOT.rglob("*.json.gz"):
         assert trace.stat().st_size <= 1_500_000, trace
