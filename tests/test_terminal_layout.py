@@ -13,13 +13,17 @@ import pytest
 from conftest import ROOT, corpus_file, sample_file
 
 from traceinspect.cli import main
-from traceinspect.report.layout import PIPED_WIDTH, abbreviate, render_width
+from traceinspect.report.layout import PIPED_WIDTH, abbreviate, abbreviate_apart, render_width
 
 ANSWER = ("verdict", "graphed", "saving", "capture")
 
 
-def analyze_at(width: int | None, trace: Path, capsys: pytest.CaptureFixture[str],
-               monkeypatch: pytest.MonkeyPatch) -> str:
+def analyze_at(
+    width: int | None,
+    trace: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> str:
     if width is None:
         monkeypatch.delenv("COLUMNS", raising=False)
     else:
@@ -44,16 +48,66 @@ def regions_block(out: str) -> list[str]:
     ("width", "columns"),
     [
         (80, ["region", "verdict", "busy", "most idle", "graphed", "saving", "capture"]),
-        (100, ["region", "verdict", "occ", "window", "busy", "most idle", "graphed", "saving",
-               "capture"]),
-        (140, ["region", "verdict", "occ", "wall", "window", "busy", "kernels", "launch", "sync",
-               "copy", "dep", "other", "graphed", "saving", "capture"]),
-        (200, ["region", "verdict", "occ", "wall", "window", "busy", "kernels", "launch", "sync",
-               "copy", "dep", "other", "graphed", "saving", "capture"]),
+        (
+            100,
+            [
+                "region",
+                "verdict",
+                "occ",
+                "window",
+                "busy",
+                "most idle",
+                "graphed",
+                "saving",
+                "capture",
+            ],
+        ),
+        (
+            140,
+            [
+                "region",
+                "verdict",
+                "occ",
+                "wall",
+                "window",
+                "busy",
+                "kernels",
+                "launch",
+                "sync",
+                "copy",
+                "dep",
+                "other",
+                "graphed",
+                "saving",
+                "capture",
+            ],
+        ),
+        (
+            200,
+            [
+                "region",
+                "verdict",
+                "occ",
+                "wall",
+                "window",
+                "busy",
+                "kernels",
+                "launch",
+                "sync",
+                "copy",
+                "dep",
+                "other",
+                "graphed",
+                "saving",
+                "capture",
+            ],
+        ),
     ],
 )
 def test_regions_table_fits_each_width_and_keeps_the_answer(
-    width: int, columns: list[str], capsys: pytest.CaptureFixture[str],
+    width: int,
+    columns: list[str],
+    capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # GIVEN the mixed H200 step; WHEN analyzed at `width` columns (piped, COLUMNS set)
@@ -114,10 +168,17 @@ def test_long_region_names_are_abbreviated_on_the_terminal_and_full_in_json(
     assert any(re.match(r"    (## )?forward:pos_w( ##)? +launch-bound", line) for line in table)
     long_ones = [r for r in regions[:12] if len(r["name"]) + 2 * r["depth"] > name_width]
     assert len(long_ones) >= 3
+    shown = {line[:name_width].rstrip() for line in table}
     for r in long_ones:
-        short = abbreviate(r["name"], name_width - 2 * r["depth"])
-        assert any(line.startswith("  " * r["depth"] + short + " ") for line in table)
         assert not any(r["name"] in line for line in table)
+        short = abbreviate(r["name"], name_width - 2 * r["depth"])
+        assert short != r["name"] and len(short) <= name_width - 2 * r["depth"]
+        assert any(line.startswith("  " * r["depth"] + short[:4]) for line in table)
+    # AND names that differ still read apart: the cut moves where the default one would show
+    # two of them alike ("permute_…eatures" twice, "forward:…bal_emb" three times)
+    assert "    permute_id_l…res" in shown and "    permute_id_s…res" in shown
+    assert {"    forward:a…al_emb", "    forward:w…al_emb", "    forward:p…al_emb"} <= shown
+    assert not any("permute_…eatures" in line for line in table)
 
 
 def test_abbreviate_keeps_what_tells_names_apart() -> None:
@@ -141,9 +202,18 @@ def test_abbreviate_keeps_what_tells_names_apart() -> None:
 
 def test_subprocess_respects_columns() -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "traceinspect", "analyze",
-         str(sample_file("tiny_mlp.eager.json.gz"))],
-        cwd=ROOT, capture_output=True, text=True, timeout=120, check=False,
+        [
+            sys.executable,
+            "-m",
+            "traceinspect",
+            "analyze",
+            str(sample_file("tiny_mlp.eager.json.gz")),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
         env={"COLUMNS": "80", "PATH": "/usr/bin:/bin"},
     )
     assert done.returncode == 0, done.stderr
@@ -153,7 +223,9 @@ def test_subprocess_respects_columns() -> None:
 
 @pytest.mark.parametrize("width", [80, 100])
 def test_top_kernels_table_keeps_its_numbers_whole_at_narrow_widths(
-    width: int, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+    width: int,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # GIVEN the mixed H200 step, whose kernel names run to 100+ characters
     out = analyze_at(width, sample_file("mixed.eager.json.gz"), capsys, monkeypatch)
@@ -167,3 +239,23 @@ def test_top_kernels_table_keeps_its_numbers_whole_at_narrow_widths(
     top = next(line for line in table if "coopB_NNT" in line)
     assert "8,256.3" in top and "825.6" in top and "78.6%" in top
     assert all(len(line.rstrip()) <= width for line in table)
+
+
+def test_abbreviate_apart_moves_the_cut_where_names_would_read_alike() -> None:
+    # GIVEN the FSDP ranges of a real two-process Nsight export, one per layer
+    names = [f"FSDP::pre_forward (encoder.block.{b}.layer.{k})" for b in (14, 15) for k in (0, 1)]
+    # WHEN they must fit 11 characters: the default cut shows them all alike
+    assert {abbreviate(n, 11) for n in names} == {"FSDP:…er.0)", "FSDP:…er.1)"}
+    # THEN the cut keeps the tail, where they differ, and each reads apart
+    assert abbreviate_apart([(n, 11) for n in names]) == [
+        "…4.layer.0)",
+        "…4.layer.1)",
+        "…5.layer.0)",
+        "…5.layer.1)",
+    ]
+    # AND names that read apart already, or the same name twice, keep the default cut
+    assert abbreviate_apart([("forward:pos_w_embedding", 11), ("backward:pos_w", 11)]) == [
+        abbreviate("forward:pos_w_embedding", 11),
+        abbreviate("backward:pos_w", 11),
+    ]
+    assert abbreviate_apart([(names[0], 11), (names[0], 11)]) == [abbreviate(names[0], 11)] * 2

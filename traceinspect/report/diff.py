@@ -11,7 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from traceinspect.analysis.diff import KERNEL_CHANGE_FRAC, KERNEL_CHANGE_MIN_NS, TraceDiff
-from traceinspect.report.layout import abbreviate
+from traceinspect.report.layout import abbreviate, abbreviate_apart
 
 
 def render_diff(result: TraceDiff, console: Console, *, full_names: bool = False) -> None:
@@ -25,9 +25,7 @@ def render_diff(result: TraceDiff, console: Console, *, full_names: bool = False
         f"calibration: {escape(result.calibration.describe())}"
     )
     sim = result.similarity
-    console.print(
-        f"kernel mix alike: {sim.by_count:.0%} by launches, {sim.by_time:.0%} by time"
-    )
+    console.print(f"kernel mix alike: {sim.by_count:.0%} by launches, {sim.by_time:.0%} by time")
     for warning in result.warnings:
         console.print(f"[bold yellow]warning[/]: {escape(warning)}")
     table = Table(
@@ -50,9 +48,10 @@ def render_diff(result: TraceDiff, console: Console, *, full_names: bool = False
         "GPU busy",
     ):
         table.add_column(col, justify="right", no_wrap=True)
-    for region in result.regions:
+    region_names = [r.name for r in result.regions]
+    shown = region_names if full_names else abbreviate_apart([(n, 40) for n in region_names])
+    for region, name in zip(result.regions, shown, strict=True):
         p = region.prediction
-        name = region.name if full_names else abbreviate(region.name, 40)
         error = region.error_frac
         table.add_row(
             escape(name),
@@ -87,9 +86,12 @@ def render_diff(result: TraceDiff, console: Console, *, full_names: bool = False
         kt.add_column("kernel", overflow="fold", no_wrap=False)
         for col in ("count e/g", "eager µs", "graphed µs", "change"):
             kt.add_column(col, justify="right")
-        for k in result.kernels_changed:
+        kernel_names = [k.name for k in result.kernels_changed]
+        if not full_names:
+            kernel_names = abbreviate_apart([(n, name_width) for n in kernel_names])
+        for k, kernel_name in zip(result.kernels_changed, kernel_names, strict=True):
             kt.add_row(
-                escape(k.name if full_names else abbreviate(k.name, name_width)),
+                escape(kernel_name),
                 f"{k.eager_count}/{k.graphed_count}",
                 _us(k.eager_median_ns),
                 _us(k.graphed_median_ns),

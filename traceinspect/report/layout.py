@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable, Sequence
 from typing import Final, TextIO
 
 #: Width when the output is not a terminal and ``COLUMNS`` is not set: wide enough for the
@@ -36,7 +37,7 @@ def render_width(stream: TextIO, environ: dict[str, str] | None = None) -> int |
     return PIPED_WIDTH
 
 
-def abbreviate(name: str, width: int) -> str:
+def abbreviate(name: str, width: int, head: int | None = None) -> str:
     """``name`` in at most ``width`` characters, keeping what tells names apart.
 
     Names lose decoration (``## forward ##`` -> ``forward``), C++ names their return type,
@@ -45,6 +46,8 @@ def abbreviate(name: str, width: int) -> str:
     (``decoder.layers.31.attention`` stays recognisable). A parenthesis after a space is
     not a call's arguments but what names the range (``FSDP::pre_forward
     (encoder.block.14.layer.1)``, one per layer): it stays, and the tail keeps it.
+    ``head`` moves that last cut: the characters kept before the ``…`` (half the width by
+    default; :func:`abbreviate_apart` moves it where names would otherwise read the same).
     """
     if width <= 0:
         return ""
@@ -58,9 +61,36 @@ def abbreviate(name: str, width: int) -> str:
         return short
     if width == 1:
         return ELLIPSIS
-    head = width // 2
+    head = width // 2 if head is None else max(0, min(head, width - 1))
     tail = width - 1 - head
     return short[:head] + ELLIPSIS + (short[-tail:] if tail else "")
+
+
+def abbreviate_apart(
+    names: Sequence[tuple[str, int]],
+    shorten: Callable[[str, int, int | None], str] | None = None,
+) -> list[str]:
+    """Each ``(name, width)`` shortened as ``shorten(name, width, None)`` (by default
+    :func:`abbreviate`), except where names that differ would read the same: each such group
+    gets the cut that tells most of its names apart (``shorten(name, width, head)`` for every
+    ``head`` from none kept to all but one, the default's nearest first on a tie).
+    ``FSDP::pre_forward (encoder.block.14.layer.1)``, one per layer, all read ``FSDP:…er.1)``
+    in 11 characters; cut at the head they read ``…14.layer.1)``."""
+    cut = shorten or abbreviate
+    short = [cut(name, width, None) for name, width in names]
+    groups: dict[str, set[tuple[str, int]]] = {}
+    for item, text in zip(names, short, strict=True):
+        groups.setdefault(text, set()).add(item)
+    for text, members in groups.items():
+        if len({name for name, _ in members}) < 2:
+            continue
+        default = len(text) // 2
+        heads = sorted(range(len(text)), key=lambda h: abs(h - default))
+        best = max(heads, key=lambda h: len({cut(n, w, h) for n, w in members}))
+        for i, item in enumerate(names):
+            if item in members:
+                short[i] = cut(item[0], item[1], best)
+    return short
 
 
 def _undecorated(name: str) -> str:

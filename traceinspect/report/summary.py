@@ -10,7 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from traceinspect.analysis.summary import TraceSummary
-from traceinspect.report.layout import abbreviate
+from traceinspect.report.layout import abbreviate_apart
 
 #: Cells taken by the top-kernels table besides the name: count, total, mean, share, borders.
 _NUMBERS_WIDTH = 48
@@ -51,8 +51,12 @@ def render_summary(summary: TraceSummary, console: Console, *, top: int) -> None
             )
             for s in dev.streams:
                 table.add_row(
-                    "", str(s.stream), f"{s.activities:,}", f"{s.kernels:,}",
-                    f"{s.busy_ns / 1e6:,.3f}", "",
+                    "",
+                    str(s.stream),
+                    f"{s.activities:,}",
+                    f"{s.kernels:,}",
+                    f"{s.busy_ns / 1e6:,.3f}",
+                    "",
                 )
         console.print(table)
     kernels = summary.kernels[:top]
@@ -64,10 +68,13 @@ def render_summary(summary: TraceSummary, console: Console, *, top: int) -> None
         table.add_column("kernel", overflow="ellipsis", max_width=name_width, no_wrap=True)
         for col in ("count", "total µs", "mean µs", "share"):
             table.add_column(col, justify="right", no_wrap=True)
-        for k in kernels:
+        names = abbreviate_apart([(k.name, name_width) for k in kernels])
+        for k, name in zip(kernels, names, strict=True):
             table.add_row(
-                escape(abbreviate(k.name, name_width)), f"{k.count:,}",
-                _us(k.total_ns), _us(k.mean_ns),
+                escape(name),
+                f"{k.count:,}",
+                _us(k.total_ns),
+                _us(k.mean_ns),
                 f"{k.share:.1%}" if k.share is not None else "-",
             )
         console.print(table)

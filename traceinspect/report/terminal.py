@@ -22,7 +22,7 @@ from rich.table import Table
 from traceinspect.analysis.result import TraceAnalysis
 from traceinspect.report.decision import render_decisions
 from traceinspect.report.json_report import TOP_KERNELS, report_data
-from traceinspect.report.layout import abbreviate
+from traceinspect.report.layout import abbreviate, abbreviate_apart
 from traceinspect.report.summary import render_summary
 from traceinspect.sanitize import SafeConsole
 
@@ -128,13 +128,34 @@ _COLUMNS: Final[Mapping[str, tuple[str, bool]]] = {
     "capture": ("capture", False),
 }
 _IDLE_COLUMNS: Final = {
-    "launch": "host_launch", "sync": "sync", "copy": "copy", "dep": "dependency", "other": "other"
+    "launch": "host_launch",
+    "sync": "sync",
+    "copy": "copy",
+    "dep": "dependency",
+    "other": "other",
 }
 #: Layouts, richest first; the first whose columns leave the region names enough room wins.
 #: Every layout keeps verdict, graphed, saving and capture: they are the answer.
 LAYOUTS: Final = (
-    ("wide", ("verdict", "occ", "wall", "window", "busy", "kernels", "launch", "sync", "copy",
-              "dep", "other", "graphed", "saving", "capture")),
+    (
+        "wide",
+        (
+            "verdict",
+            "occ",
+            "wall",
+            "window",
+            "busy",
+            "kernels",
+            "launch",
+            "sync",
+            "copy",
+            "dep",
+            "other",
+            "graphed",
+            "saving",
+            "capture",
+        ),
+    ),
     ("medium", ("verdict", "occ", "window", "busy", "idle", "graphed", "saving", "capture")),
     ("compact", ("verdict", "busy", "idle", "graphed", "saving", "capture")),
     ("narrow", ("verdict", "busy", "graphed", "saving", "capture")),
@@ -155,9 +176,7 @@ _TITLES: Final = {
 }
 
 
-def choose_layout(
-    regions: list[Mapping[str, Any]], width: int
-) -> tuple[str, tuple[str, ...], int]:
+def choose_layout(regions: list[Mapping[str, Any]], width: int) -> tuple[str, tuple[str, ...], int]:
     """The richest layout that fits ``width``: its name, columns and the region column width."""
     cells = [_cells(r) for r in regions]
     longest = max((len(_region_label(r)) for r in regions), default=6)
@@ -191,23 +210,27 @@ def _regions_table(regions: list[Mapping[str, Any]], width: int) -> tuple[Table,
         table.add_column(
             header, justify="right" if right else "left", no_wrap=True, header_style=style
         )
-    for r in regions:
+    by_label = {region_label(r): r for r in regions}
+    labels = abbreviate_apart(
+        [(region_label(r), max(1, region_width - 2 * int(r["depth"]))) for r in regions],
+        lambda label, width, head: _fitted_label(by_label[label], width, head),
+    )
+    for r, label in zip(regions, labels, strict=True):
         cells = _cells(r)
-        indent = "  " * int(r["depth"])
-        name = indent + _fitted_label(r, max(1, region_width - len(indent)))
+        name = "  " * int(r["depth"]) + label
         table.add_row(escape(name), *(cells[c] for c in columns))
     hidden = [c for c in LAYOUTS[0][1] if c not in columns]
     return table, tuple(hidden)
 
 
-def _fitted_label(r: Mapping[str, Any], width: int) -> str:
+def _fitted_label(r: Mapping[str, Any], width: int, head: int | None = None) -> str:
     """:func:`region_label` in ``width`` characters: the process prefix kept whole while
     the name keeps a few characters beside it (it is what tells two ranks' regions apart),
-    the name shortened."""
+    the name shortened (``head``: as :func:`abbreviate`)."""
     prefix = _process_prefix(r)
     if prefix and width - len(prefix) >= _NAME_BESIDE_PREFIX:
-        return prefix + abbreviate(str(r["name"]), width - len(prefix))
-    return abbreviate(region_label(r), width)
+        return prefix + abbreviate(str(r["name"]), width - len(prefix), head)
+    return abbreviate(region_label(r), width, head)
 
 
 #: Characters of a region's name that must fit beside its process prefix for the prefix to
