@@ -112,15 +112,19 @@ def test_the_regions_table_keeps_each_ranks_process_prefix_whole(
 ) -> None:
     """At 100 columns the FSDP ranges' names do not fit: they are shortened, but the
     ``[pid N]`` prefix that tells the two ranks' ranges apart stays whole (its ``[`` was
-    taken for decoration and dropped: ``pid 111] F…orward (…)``)."""
+    taken for decoration and dropped: ``pid 111] F…orward (…)``), and the cut keeps the
+    layer that tells one rank's ranges apart (every one read ``FSDP:…er.1)`` or ``…er.0)``)."""
     from traceinspect.cli import main
 
     monkeypatch.setenv("COLUMNS", "100")
     assert main(["analyze", str(corpus_file(H100))]) == 0
-    rows = [line.strip() for line in capsys.readouterr().out.splitlines() if "FSDP" in line]
-    table = [row for row in rows if row.startswith(("[pid 111] FSDP", "[pid 112] FSDP"))]
+    rows = [line.strip() for line in capsys.readouterr().out.splitlines()]
+    table = [row for row in rows if row.startswith(("[pid 111] ", "[pid 112] "))]
     assert len(table) >= 40
     assert not [row for row in rows if row.startswith("pid ")]
+    labels = [row.split("  ")[0] for row in table]
+    assert "[pid 111] …4.layer.1)" in labels and "[pid 112] …5.layer.0)" in labels
+    assert len(set(labels)) == len(labels)  # no two ranges read alike
 
 
 def test_library_domains_and_nccl_collectives_are_not_regions(tmp_path: Path) -> None:
