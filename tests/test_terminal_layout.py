@@ -259,3 +259,43 @@ def test_abbreviate_apart_moves_the_cut_where_names_would_read_alike() -> None:
         abbreviate("backward:pos_w", 11),
     ]
     assert abbreviate_apart([(names[0], 11), (names[0], 11)]) == [abbreviate(names[0], 11)] * 2
+
+
+def test_kernels_that_read_alike_show_the_operation_that_tells_them_apart() -> None:
+    # GIVEN PyTorch's elementwise kernels of the corpus's FSDP export: their names differ only
+    # inside template arguments, which a short cell collapses
+    mul = (
+        "void at::native::elementwise_kernel<(int)128, (int)2, void at::native::"
+        "gpu_kernel_impl_nocast<at::native::BinaryFunctor<float, float, float, at::native::"
+        "binary_internal::MulFunctor<float>>>(at::TensorIteratorBase &, const T1 &)::"
+        "[lambda(int) (instance 1)]>(int, T3)"
+    )
+    copy = (
+        "void at::native::elementwise_kernel<(int)128, (int)2, void at::native::"
+        "gpu_kernel_impl_nocast<at::native::direct_copy_kernel_cuda(at::TensorIteratorBase &)"
+        "::[lambda() (instance 3)]::operator ()() const::[lambda(float) (instance 1)]>"
+        "(at::TensorIteratorBase &, const T1 &)::[lambda(int) (instance 1)]>(int, T3)"
+    )
+    add = (
+        "void at::native::vectorized_elementwise_kernel<(int)4, at::native::CUDAFunctor_add"
+        "<float>, std::array<char *, (unsigned long)3>>(int, T2, T3)"
+    )
+    scale = (
+        "void at::native::vectorized_elementwise_kernel<(int)4, at::native::AUnaryFunctor<float,"
+        " float, float, at::native::binary_internal::MulFunctor<float>>, std::array<char *, "
+        "(unsigned long)2>>(int, T2, T3)"
+    )
+    assert abbreviate(mul, 52) == abbreviate(copy, 52) == "at::native::elementwise_kernel<…>(…)"
+    # THEN each shows the word naming its operation, its namespaces dropped where needed
+    assert abbreviate_apart([(n, 52) for n in (mul, copy, add, scale)]) == [
+        "at::native::elementwise_kernel<…MulFunctor…>(…)",
+        "elementwise_kernel<…direct_copy_kernel_cuda…>(…)",
+        "vectorized_elementwise_kernel<…CUDAFunctor_add…>(…)",
+        "vectorized_elementwise_kernel<…MulFunctor…>(…)",
+    ]
+    # AND a name with no room for its word keeps the default cut
+    assert abbreviate_apart([(mul, 30), (copy, 30)]) == [
+        "ele…e_kernel<…MulFunctor…>(…)",
+        abbreviate(copy, 30),
+    ]
+    assert abbreviate_apart([(mul, 20), (copy, 20)]) == [abbreviate(mul, 20)] * 2

@@ -87,10 +87,57 @@ def abbreviate_apart(
         default = len(text) // 2
         heads = sorted(range(len(text)), key=lambda h: abs(h - default))
         best = max(heads, key=lambda h: len({cut(n, w, h) for n, w in members}))
+        chosen = {item: cut(item[0], item[1], best) for item in members}
+        if len(set(chosen.values())) < len({name for name, _ in members}):
+            hinted = _hinted(members, chosen)
+            if len(set(hinted.values())) > len(set(chosen.values())):
+                chosen = hinted
         for i, item in enumerate(names):
             if item in members:
-                short[i] = cut(item[0], item[1], best)
+                short[i] = chosen[item]
     return short
+
+
+_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+#: What names a kernel's operation among its template arguments, best first: PyTorch's
+#: functors and reduction ops (``MulFunctor``, ``CUDAFunctor_add``, ``MeanOps``), then
+#: kernels named in a lambda's scope (``direct_copy_kernel_cuda``).
+_HINT_KINDS = (re.compile(r"(Functor|Ops?)(_\w+)?$"), re.compile(r"(_cuda|_kernel|Kernel)$"))
+_LEADING_NAMESPACES = re.compile(r"^(?:[\w ()]+::)+(?=[^:<]*<)")
+
+
+def _hinted(
+    members: set[tuple[str, int]], chosen: dict[tuple[str, int], str]
+) -> dict[tuple[str, int], str]:
+    """``chosen`` with the word that tells each name's operation apart put into its
+    collapsed template arguments: ``elementwise_kernel<…MulFunctor…>(…)`` beside
+    ``elementwise_kernel<…direct_copy_kernel_cuda…>(…)``, its namespaces dropped where the
+    width needs it. A name with no such word, or no room, keeps what it had."""
+    tokens = {item: _TOKEN.findall(item[0]) for item in members}
+    out = dict(chosen)
+    for item, words in tokens.items():
+        others = [set(tokens[o]) for o in members if o[0] != item[0]]
+        hint = _operation_word(words, others)
+        text = chosen[item]
+        if hint is None or "<…>" not in text:
+            continue
+        text = text.replace("<…>", f"<…{hint}…>", 1)
+        if len(text) > item[1]:
+            text = _LEADING_NAMESPACES.sub("", text, count=1)
+        if len(text) <= item[1]:
+            out[item] = text
+    return out
+
+
+def _operation_word(words: list[str], others: list[set[str]]) -> str | None:
+    """The last word of ``words`` that names an operation (:data:`_HINT_KINDS`, in order)
+    and that no other name has; else one that some other name lacks."""
+    for everywhere in (all, any):
+        for kind in _HINT_KINDS:
+            found = [w for w in words if kind.search(w) and everywhere(w not in o for o in others)]
+            if found:
+                return found[-1]
+    return None
 
 
 def _undecorated(name: str) -> str:
