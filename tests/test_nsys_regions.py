@@ -107,6 +107,28 @@ def test_a_step_whose_gpu_stays_busy_reads_compute_bound_however_long_its_host_w
 
 
 @pytest.mark.corpus
+def test_a_range_whose_work_runs_among_other_work_says_so() -> None:
+    """FSDP's ``pre_forward`` of a block's second layer launches 16 or 17 kernels in about
+    400 µs of host time; the GPU runs them spread over 429.5 ms of the other threads' work on
+    the same stream (launch latency 423 ms). Its own kernels keep the GPU busy 6 % of that
+    window: ``idle`` — and the evidence says the rest was the device busy with other work,
+    not a GPU left waiting."""
+    regions = report_of(corpus_file(H100))["regions"]
+    (pre,) = [
+        r
+        for r in regions
+        if r["name"] == "FSDP::pre_forward (encoder.block.14.layer.1)" and r["process"] == 111
+    ]
+    assert pre["verdict"] == "idle"
+    assert round(pre["window_us"] / 1000, 1) == 429.5
+    assert pre["idle_other_us"]["outside_work"] / pre["window_us"] == pytest.approx(0.942, abs=1e-3)
+    assert (
+        "other gaps 94% of window (the device busy with work outside the region 94%: another"
+        " region, thread, process or stream)"
+    ) in pre["evidence"]
+
+
+@pytest.mark.corpus
 def test_the_regions_table_keeps_each_ranks_process_prefix_whole(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

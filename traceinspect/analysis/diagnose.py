@@ -18,7 +18,7 @@ import pandas as pd
 
 from traceinspect.analysis.arrays import TimelineArrays, index_timeline
 from traceinspect.analysis.capture import CaptureChecker
-from traceinspect.analysis.gaps import CAUSES, OTHER_DETAILS, GroupGaps, group_gaps
+from traceinspect.analysis.gaps import CAUSES, OTHER_DETAILS, OUTSIDE_WORK, GroupGaps, group_gaps
 from traceinspect.analysis.health import HealthWarning, check_health
 from traceinspect.analysis.intervals import IntArray, covered_ns
 from traceinspect.analysis.regions import Region, find_regions, step_region
@@ -282,6 +282,9 @@ def _diagnose_region(
         median_queue_depth=launch.median_queue_depth,
         wall_ns=_median(wall),
         collective_share=_collective_share(arrays, region, occ, rows, gaps.busy),
+        outside_work_share=(
+            _median(gaps.other_detail[used, OUTSIDE_WORK] / safe_span) if used.any() else 0.0
+        ),
     )
     verdict, evidence = decide(shape, launch_cost_ns=launch_cost_ns)
     capture = checker.check(region, graphed=verdict == "already-graphed")

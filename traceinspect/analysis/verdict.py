@@ -134,6 +134,9 @@ class RegionShape:
     wall_ns: float = 0.0
     #: Share of the GPU busy time in collective (NCCL/RCCL) kernels.
     collective_share: float = 0.0
+    #: Share of the window in ``other`` gaps while the device ran work outside the region
+    #: (another region, thread, process or stream: ``outside_work``).
+    outside_work_share: float = 0.0
 
 
 class Unprofiled(Protocol):
@@ -206,6 +209,7 @@ def _rules(
     idle = shape.idle_share
     evidence += [
         f"{prefix}{cause} gaps {idle[cause]:.0%} of window"
+        + (_outside_work(shape) if cause == "other" else "")
         for cause in ("host_launch", "sync", "copy", "dependency", "other")
         if idle.get(cause, 0.0) >= MENTIONED_SHARE
     ]
@@ -272,6 +276,16 @@ def _rules(
     if busy_share < IDLE_BUSY_SHARE:
         return "idle", evidence
     return "mixed", evidence
+
+
+def _outside_work(shape: RegionShape) -> str:
+    """What the ``other`` gaps were, where the device was busy with other work in them."""
+    if shape.outside_work_share < MENTIONED_SHARE:
+        return ""
+    return (
+        f" (the device busy with work outside the region {shape.outside_work_share:.0%}:"
+        " another region, thread, process or stream)"
+    )
 
 
 def _long_gap_evidence(
