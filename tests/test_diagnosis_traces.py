@@ -283,3 +283,60 @@ def test_every_regions_estimate_runs_on_corpus_traces(name: str) -> None:
     result = diagnose(load_trace(corpus_file(name)))
     failed = [w.message for w in result.warnings if w.kind == "estimate_failed"]
     assert failed == []
+
+
+@pytest.mark.corpus
+def test_a_training_loop_whose_host_runs_ahead_is_paced_by_its_gpu() -> None:
+    """HTA's DDP training rank (V100, ResNet-style, 5 profiled steps, no synchronize between
+    them): the host runs 77 ms ahead of the GPU, its launch queue full (median depth 1,011),
+    and the GPU is busy 99 % of every step. Simulated as a synchronized step, each step's
+    host-bound forward could not overlap the previous step's backward: 110.2 ms eager, 14 %
+    saved, `mixed`, and the forward 34 % saved and `launch-bound`. Read as the loop it is,
+    the four steps queued behind their predecessor take the GPU's traced pace: 95.7 ms (the
+    step's GPU window 95.66 ms), replay saves under 1 %, every region `compute-bound`."""
+    report = report_data(
+        diagnose(
+            load_trace(
+                corpus_file("HolisticTraceAnalysis__rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz")
+            )
+        )
+    )
+    by_name = regions(report)
+    step = by_name["ProfilerStep"]
+    assert step["launch"]["median_queue_depth"] == 1011
+    assert step["verdict"] == "compute-bound"
+    assert step["estimate"]["eager_us"] == pytest.approx(95_667.7, abs=0.1)
+    assert step["window_us"] == pytest.approx(95_663, abs=1)
+    assert step["estimate"]["saving_frac"] == pytest.approx(0.0058, abs=1e-4)
+    # the eager time is the GPU's, as traced: the narrower band of an undeflated trace
+    assert (step["estimate"]["saving_low_frac"], step["estimate"]["saving_high_frac"]) == (
+        pytest.approx(-0.244, abs=1e-3),
+        pytest.approx(0.184, abs=1e-3),
+    )
+    assert (
+        "host ahead of the GPU in 4 of 5 occurrences (queued behind earlier GPU work, no sync "
+        "between them): their eager time is the longer of the host's and the GPU's, at the "
+        "GPU's traced pace"
+    ) in step["estimate"]["notes"]
+    # the forward's host (38.4 ms profiled, 32.0 deflated) is a little longer than its GPU
+    # work (30.5 ms): the host paces it, by 4.6 % of its window
+    forward = by_name["## forward ##"]
+    assert forward["verdict"] == "compute-bound"
+    assert forward["estimate"]["eager_us"] == pytest.approx(32_041.8, abs=0.1)
+    assert forward["estimate"]["unprofiled"]["idle_share"]["host_launch"] == pytest.approx(
+        0.0458, abs=1e-4
+    )
+    for name in ("## backward ##", "## optimizer ##"):
+        assert by_name[name]["verdict"] == "compute-bound"
+        assert abs(by_name[name]["estimate"]["saving_frac"]) < 0.01
+
+
+def test_a_loop_that_synchronizes_each_step_is_simulated_synchronized() -> None:
+    # GIVEN the bundled H200 sample, whose steps end with a synchronize
+    report = sample_report("mixed")
+    # THEN no occurrence is read as queued behind its predecessor: the eager times are the
+    # synchronized simulation's (the step 2,833 µs, as the README shows it)
+    for region in report["regions"]:
+        notes = (region.get("estimate") or {}).get("notes", [])
+        assert not any(note.startswith("host ahead of the GPU") for note in notes), region["name"]
+    assert regions(report)["step"]["estimate"]["eager_us"] == pytest.approx(2_833, abs=1)

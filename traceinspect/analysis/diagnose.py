@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 import numpy as np
 import numpy.typing as npt
@@ -20,7 +20,7 @@ from traceinspect.analysis.arrays import TimelineArrays, index_timeline
 from traceinspect.analysis.capture import CaptureChecker
 from traceinspect.analysis.gaps import CAUSES, OTHER_DETAILS, OUTSIDE_WORK, GroupGaps, group_gaps
 from traceinspect.analysis.health import HealthWarning, check_health
-from traceinspect.analysis.intervals import IntArray, covered_ns
+from traceinspect.analysis.intervals import IntArray, covered_ns, merge
 from traceinspect.analysis.regions import Region, find_regions, step_region
 from traceinspect.analysis.result import (
     LaunchStats,
@@ -134,6 +134,7 @@ def _with_estimates(
         return diagnosed, []
     plans: dict[int, RegionPlan | None] = {}
     failed: dict[int, HealthWarning] = {}
+    ahead = host_ahead_spans([d.region for d in diagnosed], timeline.gpu["end_ns"].to_numpy())
     for index, result in enumerate(diagnosed):
         region = result.region
         if result.verdict in ("idle", "already-graphed"):
@@ -149,6 +150,11 @@ def _with_estimates(
                 input_copy_bytes=input_copy_bytes.get(region.name),
                 columns=columns,
                 occurrence_start_ns=[int(s) for s in region.start_ns],
+                occurrence_pipelined=(
+                    _inside(ahead, region)
+                    if (result.launch.median_queue_depth or 0.0) >= THROTTLED_QUEUE_DEPTH
+                    else None
+                ),
             )
         except Exception as exc:  # the estimate is optional: the diagnosis stands without it
             failed[index] = _estimate_failed(region, exc)
@@ -175,6 +181,54 @@ def _with_estimates(
                 warnings.append(_estimate_failed(result.region, exc))
         out[index] = _with_estimate(result, est, launch_cost_ns)
     return out, warnings
+
+
+#: Median launches in flight at each of a region's launches from which its host counts as
+#: held back by the GPU: half the 1,024 launches CUDA queues before a launch call blocks.
+#: A training loop with no synchronize fills the queue (HTA's DDP rank: 1,011; its TorchRec
+#: rank: 820-945), and its host's traced time is then the GPU's pace, not host work to
+#: deflate. A loop that merely runs a few steps ahead does not: the 1,059 validation
+#: recordings, whose profiled steps run back to back though each is timed synchronized,
+#: reach at most 312.5.
+THROTTLED_QUEUE_DEPTH: Final = 512
+
+
+def host_ahead_spans(
+    regions: Sequence[Region], gpu_end: IntArray
+) -> dict[int, tuple[IntArray, IntArray]]:
+    """Per process, the host intervals where the host ran a step ahead of the GPU: the
+    occurrences that began before their region's previous occurrence (in the same process)
+    had finished on the GPU — a loop with no synchronize between its steps. Nested regions
+    inside them run ahead too (a training step's forward, backward and optimizer)."""
+    spans: dict[int, tuple[list[int], list[int]]] = {}
+    for region in regions:
+        for k in range(1, region.occurrences):
+            before = region.rows[k - 1]
+            if (
+                len(before)
+                and region.pid[k] == region.pid[k - 1]
+                and region.start_ns[k] < gpu_end[before].max()
+            ):
+                starts, ends = spans.setdefault(int(region.pid[k]), ([], []))
+                starts.append(int(region.start_ns[k]))
+                ends.append(int(region.end_ns[k]))
+    return {
+        pid: merge(np.array(starts, np.int64), np.array(ends, np.int64))
+        for pid, (starts, ends) in spans.items()
+    }
+
+
+def _inside(spans: Mapping[int, tuple[IntArray, IntArray]], region: Region) -> list[bool]:
+    """Per occurrence of ``region``, whether it began inside one of ``spans``."""
+    out = []
+    for start, pid in zip(region.start_ns, region.pid, strict=True):
+        blocks = spans.get(int(pid))
+        if blocks is None:
+            out.append(False)
+            continue
+        k = int(np.searchsorted(blocks[0], start, side="right")) - 1
+        out.append(k >= 0 and int(blocks[1][k]) > int(start))
+    return out
 
 
 def _estimate_failed(region: Region, exc: Exception) -> HealthWarning:

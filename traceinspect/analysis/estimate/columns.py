@@ -12,6 +12,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
+from traceinspect.analysis.intervals import merge
 from traceinspect.model import Timeline
 
 IntArray = npt.NDArray[np.int64]
@@ -151,6 +152,16 @@ class TimelineColumns:
         if column not in self._host:
             self._host[column] = self.timeline.host[column].to_numpy()
         return self._host[column]
+
+    def device_blocks(self, device: int) -> tuple[IntArray, IntArray]:
+        """The union of every GPU activity on ``device`` (all streams and processes), as
+        :func:`~traceinspect.analysis.intervals.merge` returns it; computed once per device."""
+        key = f"device_blocks:{device}"
+        if key not in self.memo:
+            on = self.gpu("device") == device
+            self.memo[key] = merge(self.gpu("start_ns")[on], self.gpu("end_ns")[on])
+        blocks: tuple[IntArray, IntArray] = self.memo[key]
+        return blocks
 
     def thread_event_starts(
         self, threads: npt.NDArray[np.int64], first_ns: int, last_ns: int

@@ -24,6 +24,26 @@ a sliver of their segment, they share the device as the replay's schedule has th
 kernels. A blocking host call (a synchronize, a synchronous copy) waits for the
 simulated GPU to drain and costs ``sync_ns``; the caller's final synchronize adds
 ``sync_ns`` after the later of the host and the GPU finishing.
+
+**Host ahead of the GPU.** That is a synchronized occurrence, the GPU free when its host
+begins. A loop with no synchronize between its steps (a training loop, its host a queue's
+length ahead) runs otherwise: where an occurrence of some region began before that
+region's previous occurrence had finished on the GPU, it and the regions nested inside it
+ran with the host ahead (:func:`traceinspect.analysis.diagnose.host_ahead_spans`: read
+from the loop, not guessed from a busy device), and where a region's launches found the
+launch queue half full or more
+(:data:`~traceinspect.analysis.diagnose.THROTTLED_QUEUE_DEPTH`), its host was held back
+by the GPU, its traced time the GPU's pace. Such an occurrence whose GPU was still
+busy with earlier work from the moment its host began until its first activity started
+(at least :data:`BACKLOG_BUSY_FRAC` of that lead), and which holds no blocking call, stays
+ahead without the profiler (the host only gets faster): the GPU never waits for its
+launches, so its traced pace is its unprofiled one. It (:attr:`EagerRun.pipelined`) takes
+the longer of its simulated host time and its GPU time fed without pause — the traced
+window less the gaps the host caused (the next activity's launch call still running when
+the GPU went idle) and those the device spent on other work — plus ``sync_ns``, as its
+replay estimate is charged. A loop whose host stays a few steps ahead without filling the
+queue stays synchronized: so are the validation recordings, whose profiled steps run back
+to back while each is timed synchronized.
 """
 
 from __future__ import annotations
@@ -55,6 +75,7 @@ from traceinspect.analysis.estimate.schedule import (
     slows_any,
     solo_durations,
 )
+from traceinspect.analysis.intervals import covered_ns, merge
 from traceinspect.calibration import Calibration, ProfilerCost
 from traceinspect.model import Timeline
 
@@ -90,6 +111,12 @@ MIN_LAUNCHES_FOR_SPEED: Final = 10
 #: ``holdout37``'s lease copied slowly, 6.7-11.4 µs, and read 2.1 % and 1.6 % without it).
 COPY_PER_LAUNCH_CALL: Final = 1.25
 
+#: Share of the lead from an occurrence's first host point to its first GPU activity that
+#: the device must spend busy with earlier work for the occurrence to count as queued
+#: behind it (:attr:`EagerRun.pipelined`): the kernels between queued ones leave gaps of a
+#: few µs, which must not break the backlog.
+BACKLOG_BUSY_FRAC: Final = 0.9
+
 #: Share of the recorded CPU operators that must carry input shapes for a trace to count as
 #: recorded with ``record_shapes=True`` (operators without tensor inputs carry none).
 SHAPES_RECORDED_SHARE: Final = 0.2
@@ -112,6 +139,9 @@ class EagerRun:
     #: Host time of the occurrence as traced and as simulated (its own host work only).
     host_traced_ns: int
     host_ns: int
+    #: Whether the occurrence was queued behind earlier GPU work (the host ahead), and so
+    #: taken at the GPU's traced pace (the module's *Host ahead of the GPU*).
+    pipelined: bool = False
 
 
 def profiler_cost_for(timeline: Timeline, calibration: Calibration) -> ProfilerCost | None:
@@ -242,14 +272,23 @@ def simulate_eager(
     end_ns: int | None = None,
     wall_ns: int | None = None,
     columns: TimelineColumns | None = None,
+    host_ahead: bool = False,
 ) -> EagerRun:
     """Simulate one synchronized occurrence without the profiler.
 
     ``rows`` are the occurrence's GPU activities; ``start_ns``/``end_ns`` its host interval
     (the annotation) — by default from its first launch for ``wall_ns`` (or to the last
-    launch call's end)."""
+    launch call's end). ``host_ahead``: the occurrence ran where the host was a step ahead
+    of the GPU (:func:`traceinspect.analysis.diagnose.host_ahead_spans`); queued behind
+    earlier work (:func:`backlog`), it is then taken at the GPU's pace."""
     prepared = EagerSimulation.of(
-        timeline, rows, start_ns=start_ns, end_ns=end_ns, wall_ns=wall_ns, columns=columns
+        timeline,
+        rows,
+        start_ns=start_ns,
+        end_ns=end_ns,
+        wall_ns=wall_ns,
+        columns=columns,
+        host_ahead=host_ahead,
     )
     return prepared.run(profiler_cost_for(timeline, calibration), calibration.sync_ns)
 
@@ -284,6 +323,9 @@ class EagerSimulation:
     #: beside each other); else None.
     share: FloatArray | None = None
     shared: Callable[[], SharedDevice] | None = None
+    #: Where the occurrence was queued behind earlier GPU work (:func:`backlog`): its GPU
+    #: time fed without pause and its GPU busy time, as traced; else None.
+    fed: tuple[int, int] | None = None
 
     @classmethod
     def of(
@@ -295,6 +337,7 @@ class EagerSimulation:
         end_ns: int | None = None,
         wall_ns: int | None = None,
         columns: TimelineColumns | None = None,
+        host_ahead: bool = False,
     ) -> EagerSimulation:
         """``start_ns``/``end_ns``: the occurrence's host interval; without them it starts at
         its first launch and lasts ``wall_ns`` (else ends with its last launch call)."""
@@ -328,6 +371,11 @@ class EagerSimulation:
         copy_kind = cols.gpu("copy_kind")[rows]
         keys = stream_keys(cols.gpu("device")[rows], cols.gpu("stream")[rows])
         share = cols.room_share(rows) if len(np.unique(keys)) > 1 else None
+        fed = (
+            backlog(cols, rows, t0, launch_end, known)
+            if host_ahead and not len(sync_start)
+            else None
+        )
         return cls(
             launch_end=launch_end,
             known=known,
@@ -349,6 +397,7 @@ class EagerSimulation:
             speed=cols.host_speed,
             share=share,
             shared=None if share is None else cache(partial(SharedDevice.of, cols, rows, share)),
+            fed=fed,
         )
 
     def run(self, cost: ProfilerCost | None, sync_ns: int) -> EagerRun:
@@ -362,6 +411,8 @@ class EagerSimulation:
             self.shapes,
             self.speed,
         )
+        if self.fed is not None:
+            return self._run_pipelined(float(clock.at(self.t1)), self.fed, sync_ns)
         known, launched_at, sync_start = self.known, self.launched_at, self.sync_start
         n = len(self.duration)
         # Which stretch between syncs each launch falls in; unlaunched activities go first.
@@ -412,6 +463,63 @@ class EagerSimulation:
             host_traced_ns=self.t1 - self.t0,
             host_ns=int(round(float(clock.at(self.t1)))),
         )
+
+    def _run_pipelined(self, host_ns: float, fed: tuple[int, int], sync_ns: int) -> EagerRun:
+        """The occurrence queued behind earlier GPU work: the longer of its host time and
+        its GPU time fed without pause (the GPU waits on the host for the difference)."""
+        fed_ns, busy_ns = fed
+        window = int(round(max(host_ns, fed_ns)))
+        return EagerRun(
+            eager_ns=window + sync_ns,
+            busy_ns=busy_ns,
+            window_ns=window,
+            idle_ns={
+                "host_launch": max(window - fed_ns, 0),
+                "sync": 0,
+                "other": max(min(fed_ns, window) - busy_ns, 0),
+            },
+            long_host_ns=0,
+            host_traced_ns=self.t1 - self.t0,
+            host_ns=int(round(host_ns)),
+            pipelined=True,
+        )
+
+
+def backlog(
+    cols: TimelineColumns,
+    rows: IntArray,
+    t0: int,
+    launch_end: IntArray,
+    known: npt.NDArray[np.bool_],
+) -> tuple[int, int] | None:
+    """``(fed_ns, busy_ns)`` of an occurrence (``rows`` sorted by start, host from ``t0``)
+    queued behind earlier GPU work — its device busy for at least :data:`BACKLOG_BUSY_FRAC`
+    of the lead from ``t0`` to its first activity — else None. ``fed_ns``: its traced GPU
+    window less the gaps its host caused (the next activity's launch call, ``launch_end``,
+    still running when the GPU went idle) and those the device spent on other work
+    (``outside_work``, as :mod:`traceinspect.analysis.gaps` tells them); ``busy_ns``: the
+    union of its activities."""
+    from traceinspect.analysis.gaps import OUTSIDE_WORK_SHARE  # gaps imports this module
+
+    starts = cols.gpu("start_ns")[rows]
+    ends = cols.gpu("end_ns")[rows]
+    first = int(starts[0])
+    lead = first - t0
+    if lead <= 0:
+        return None
+    blocks = cols.device_blocks(int(cols.gpu("device")[rows[0]]))
+    before = covered_ns(*blocks, np.array([t0]), np.array([first]))
+    if int(before[0]) < BACKLOG_BUSY_FRAC * lead:
+        return None
+    block_starts, block_ends = merge(starts, ends)
+    gap_start, gap_end = block_ends[:-1], block_starts[1:]
+    nxt = np.searchsorted(starts, gap_end, side="left")  # the activity ending each gap
+    by_host = known[nxt] & (launch_end[nxt] > gap_start)
+    length = gap_end - gap_start
+    elsewhere = covered_ns(*blocks, gap_start, gap_end) >= OUTSIDE_WORK_SHARE * length
+    window = int(block_ends[-1] - block_starts[0])
+    not_its_own = int(length[by_host | elsewhere].sum())
+    return window - not_its_own, int((block_ends - block_starts).sum())
 
 
 #: A segment whose kernels run beside others (a second kernel holding room while one runs)
@@ -473,9 +581,7 @@ class SharedDevice:
         streaming = cols.streaming[rows]
         packing = Packing(blocks, resident, sms, matrix, fp32=fp32, streaming=streaming)
         mixed = matrix if slowing_roles(matrix, share) is not None else None
-        solo = solo_durations(
-            start, end, share, mixed, cover=packing.cover(share), fp32=fp32
-        )
+        solo = solo_durations(start, end, share, mixed, cover=packing.cover(share), fp32=fp32)
         return cls(share=share, matrix=mixed, packing=packing, solo=solo)
 
     def _unshared(self, members: IntArray, starts: FloatArray, ends: FloatArray) -> bool:
@@ -517,9 +623,7 @@ class SharedDevice:
             return
         local = {int(j): k for k, j in enumerate(members.tolist())}
         member_keys = keys[members]
-        not_before = np.maximum(
-            ready, [stream_free.get(int(k), 0.0) for k in member_keys.tolist()]
-        )
+        not_before = np.maximum(ready, [stream_free.get(int(k), 0.0) for k in member_keys.tolist()])
         deps: list[tuple[int, int]] = []
         for j, k in local.items():
             for i in incoming.get(j, ()):

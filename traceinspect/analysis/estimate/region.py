@@ -42,7 +42,9 @@ MAX_ESTIMATED_OCCURRENCES: Final = 48
 #: have a median of 6 % and a 90th percentile of 30 % (34 of 37 inside ±35 %); eager latency
 #: itself moves by more between processes (see the README).
 EAGER_MODEL_SPREAD_FRAC: Final = 0.35
-#: The same for an eager time taken from a trace that is not deflated (Nsight Systems).
+#: The same for an eager time taken from a trace that is not deflated (Nsight Systems), or
+#: from the GPU's traced pace (most occurrences queued behind earlier GPU work, the host
+#: never catching up: :attr:`~traceinspect.analysis.estimate.eager.EagerRun.pipelined`).
 EAGER_TRACE_SPREAD_FRAC: Final = 0.15
 
 
@@ -155,6 +157,7 @@ def estimate_region(
     input_copy_bytes: Sequence[int] | None = None,
     columns: TimelineColumns | None = None,
     occurrence_start_ns: Sequence[int] | None = None,
+    occurrence_pipelined: Sequence[bool] | None = None,
 ) -> RegionEstimate | None:
     """Estimate one region from its occurrences; ``None`` when none launched GPU work.
 
@@ -166,6 +169,9 @@ def estimate_region(
     needs (:func:`estimate_occurrence`).
     ``columns``, when given, is the timeline's :class:`TimelineColumns` shared by the
     calls for every region of one trace (built here otherwise).
+    ``occurrence_pipelined[i]``: whether occurrence ``i`` ran inside a stretch where the host
+    was a step ahead of the GPU (:func:`traceinspect.analysis.diagnose.host_ahead_spans`),
+    so that its eager run may be taken at the GPU's pace.
 
     An occurrence whose activities ran in several processes or on several devices is
     estimated per (process, device) — each rank captures and replays its own graph, side by
@@ -183,6 +189,7 @@ def estimate_region(
         input_copy_bytes=input_copy_bytes,
         columns=columns,
         occurrence_start_ns=occurrence_start_ns,
+        occurrence_pipelined=occurrence_pipelined,
     )
     return None if plan is None else plan.finish([job() for job in plan.jobs])
 
@@ -228,6 +235,7 @@ def plan_region(
     input_copy_bytes: Sequence[int] | None = None,
     columns: TimelineColumns | None = None,
     occurrence_start_ns: Sequence[int] | None = None,
+    occurrence_pipelined: Sequence[bool] | None = None,
 ) -> RegionPlan | None:
     """:func:`estimate_region` (the same arguments) up to its occurrences' estimates, which
     it leaves as jobs; ``None`` when no occurrence launched GPU work."""
@@ -238,9 +246,16 @@ def plan_region(
         if occurrence_start_ns is not None
         else [None] * len(eager_wall_ns)
     )
+    pipelined = (
+        list(occurrence_pipelined)
+        if occurrence_pipelined is not None
+        else [False] * len(eager_wall_ns)
+    )
     kept = [
-        (np.asarray(rows, np.int64), int(wall), start)
-        for rows, wall, start in zip(occurrence_rows, eager_wall_ns, starts, strict=True)
+        (np.asarray(rows, np.int64), int(wall), start, ahead)
+        for rows, wall, start, ahead in zip(
+            occurrence_rows, eager_wall_ns, starts, pipelined, strict=True
+        )
         if len(rows)
     ]
     if not kept:
@@ -251,7 +266,7 @@ def plan_region(
         picked = np.unique(np.linspace(0, len(kept) - 1, MAX_ESTIMATED_OCCURRENCES).round())
         notes.append(f"estimated from {len(picked)} evenly spaced of {len(kept)} occurrences")
         kept = [kept[int(i)] for i in picked]
-    rank_rows = [_by_rank(cols, rows) for rows, _, _ in kept]
+    rank_rows = [_by_rank(cols, rows) for rows, _, _, _ in kept]
     replay_calibration = paced_calibration(timeline, calibration, cols)
     ranks = max(len(r) for r in rank_rows)
     spreads: dict[int, tuple[float, float]] = {}
@@ -274,6 +289,7 @@ def plan_region(
             by_rank,
             wall,
             start,
+            ahead,
             calibration,
             replay_calibration,
             spreads,
@@ -281,12 +297,12 @@ def plan_region(
             assume_input_copy,
             input_copy_bytes,
         )
-        for (_, wall, start), by_rank in zip(kept, rank_rows, strict=True)
+        for (_, wall, start, ahead), by_rank in zip(kept, rank_rows, strict=True)
     )
     setup = _RegionSetup(
         timeline, calibration, replay_calibration, eager_unprofiled_ns, ranks, tuple(notes)
     )
-    return RegionPlan(jobs, tuple(len(rows) for rows, _, _ in kept), setup)
+    return RegionPlan(jobs, tuple(len(rows) for rows, _, _, _ in kept), setup)
 
 
 def _estimate_one(
@@ -294,6 +310,7 @@ def _estimate_one(
     by_rank: Mapping[int, IntArray],
     wall: int,
     start: int | None,
+    ahead: bool,
     calibration: Calibration,
     replay_calibration: Calibration,
     spreads: Mapping[int, tuple[float, float]],
@@ -323,6 +340,7 @@ def _estimate_one(
             end_ns=None if start is None else start + wall,
             wall_ns=wall,
             columns=cols,
+            host_ahead=ahead,
         )
         for rows in by_rank.values()
     ]
@@ -348,12 +366,23 @@ def _finish_region(setup: _RegionSetup, results: Sequence[OccurrenceResult]) -> 
         eager = unprofiled.eager_ns
         deflated = profiler_cost_for(timeline, calibration) is not None
         source = "trace-deflated" if deflated else "trace"
-        band = EAGER_MODEL_SPREAD_FRAC if deflated else EAGER_TRACE_SPREAD_FRAC
+        # Occurrences the GPU paced with the host ahead (pipelined, no host gaps left) take
+        # their eager time as traced: the profiler barely touches the GPU's pace.
+        gpu_paced = sum(run.pipelined and run.idle_ns["host_launch"] == 0 for run in runs)
+        traced = not deflated or 2 * gpu_paced > len(runs)
+        band = EAGER_TRACE_SPREAD_FRAC if traced else EAGER_MODEL_SPREAD_FRAC
         eager_low = int(round(eager * (1.0 - band)))
         eager_high = int(round(eager * (1.0 + band)))
         notes.append(
             "eager time estimated from the profiled trace (no unprofiled measurement given)"
         )
+        pipelined = sum(run.pipelined for run in runs)
+        if pipelined:
+            notes.append(
+                f"host ahead of the GPU in {pipelined} of {len(runs)} occurrences (queued "
+                "behind earlier GPU work, no sync between them): their eager time is the "
+                "longer of the host's and the GPU's, at the GPU's traced pace"
+            )
     parts = {key: _median([e.parts[key] for e in estimates]) for key in estimates[0].parts}
     if replay_calibration is not calibration and parts.get("input_copies", 0) > 0:
         notes.append(
