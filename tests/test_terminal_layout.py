@@ -18,12 +18,8 @@ from traceinspect.report.layout import PIPED_WIDTH, abbreviate, abbreviate_apart
 ANSWER = ("verdict", "graphed", "saving", "capture")
 
 
-def analyze_at(
-    width: int | None,
-    trace: Path,
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
-) -> str:
+def analyze_at(width: int | None, trace: Path, capsys: pytest.CaptureFixture[str],
+               monkeypatch: pytest.MonkeyPatch) -> str:
     if width is None:
         monkeypatch.delenv("COLUMNS", raising=False)
     else:
@@ -48,66 +44,16 @@ def regions_block(out: str) -> list[str]:
     ("width", "columns"),
     [
         (80, ["region", "verdict", "busy", "most idle", "graphed", "saving", "capture"]),
-        (
-            100,
-            [
-                "region",
-                "verdict",
-                "occ",
-                "window",
-                "busy",
-                "most idle",
-                "graphed",
-                "saving",
-                "capture",
-            ],
-        ),
-        (
-            140,
-            [
-                "region",
-                "verdict",
-                "occ",
-                "wall",
-                "window",
-                "busy",
-                "kernels",
-                "launch",
-                "sync",
-                "copy",
-                "dep",
-                "other",
-                "graphed",
-                "saving",
-                "capture",
-            ],
-        ),
-        (
-            200,
-            [
-                "region",
-                "verdict",
-                "occ",
-                "wall",
-                "window",
-                "busy",
-                "kernels",
-                "launch",
-                "sync",
-                "copy",
-                "dep",
-                "other",
-                "graphed",
-                "saving",
-                "capture",
-            ],
-        ),
+        (100, ["region", "verdict", "occ", "window", "busy", "most idle", "graphed", "saving",
+               "capture"]),
+        (140, ["region", "verdict", "occ", "wall", "window", "busy", "kernels", "launch", "sync",
+               "copy", "dep", "other", "graphed", "saving", "capture"]),
+        (200, ["region", "verdict", "occ", "wall", "window", "busy", "kernels", "launch", "sync",
+               "copy", "dep", "other", "graphed", "saving", "capture"]),
     ],
 )
 def test_regions_table_fits_each_width_and_keeps_the_answer(
-    width: int,
-    columns: list[str],
-    capsys: pytest.CaptureFixture[str],
+    width: int, columns: list[str], capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # GIVEN the mixed H200 step; WHEN analyzed at `width` columns (piped, COLUMNS set)
@@ -202,18 +148,9 @@ def test_abbreviate_keeps_what_tells_names_apart() -> None:
 
 def test_subprocess_respects_columns() -> None:
     done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "traceinspect",
-            "analyze",
-            str(sample_file("tiny_mlp.eager.json.gz")),
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
+        [sys.executable, "-m", "traceinspect", "analyze",
+         str(sample_file("tiny_mlp.eager.json.gz"))],
+        cwd=ROOT, capture_output=True, text=True, timeout=120, check=False,
         env={"COLUMNS": "80", "PATH": "/usr/bin:/bin"},
     )
     assert done.returncode == 0, done.stderr
@@ -223,9 +160,7 @@ def test_subprocess_respects_columns() -> None:
 
 @pytest.mark.parametrize("width", [80, 100])
 def test_top_kernels_table_keeps_its_numbers_whole_at_narrow_widths(
-    width: int,
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
+    width: int, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # GIVEN the mixed H200 step, whose kernel names run to 100+ characters
     out = analyze_at(width, sample_file("mixed.eager.json.gz"), capsys, monkeypatch)

@@ -25,7 +25,9 @@ def render_diff(result: TraceDiff, console: Console, *, full_names: bool = False
         f"calibration: {escape(result.calibration.describe())}"
     )
     sim = result.similarity
-    console.print(f"kernel mix alike: {sim.by_count:.0%} by launches, {sim.by_time:.0%} by time")
+    console.print(
+        f"kernel mix alike: {sim.by_count:.0%} by launches, {sim.by_time:.0%} by time"
+    )
     for warning in result.warnings:
         console.print(f"[bold yellow]warning[/]: {escape(warning)}")
     table = Table(

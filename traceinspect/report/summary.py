@@ -51,12 +51,8 @@ def render_summary(summary: TraceSummary, console: Console, *, top: int) -> None
             )
             for s in dev.streams:
                 table.add_row(
-                    "",
-                    str(s.stream),
-                    f"{s.activities:,}",
-                    f"{s.kernels:,}",
-                    f"{s.busy_ns / 1e6:,.3f}",
-                    "",
+                    "", str(s.stream), f"{s.activities:,}", f"{s.kernels:,}",
+                    f"{s.busy_ns / 1e6:,.3f}", "",
                 )
         console.print(table)
     kernels = summary.kernels[:top]
@@ -71,10 +67,8 @@ def render_summary(summary: TraceSummary, console: Console, *, top: int) -> None
         names = abbreviate_apart([(k.name, name_width) for k in kernels])
         for k, name in zip(kernels, names, strict=True):
             table.add_row(
-                escape(name),
-                f"{k.count:,}",
-                _us(k.total_ns),
-                _us(k.mean_ns),
+                escape(name), f"{k.count:,}",
+                _us(k.total_ns), _us(k.mean_ns),
                 f"{k.share:.1%}" if k.share is not None else "-",
             )
         console.print(table)

@@ -128,34 +128,13 @@ _COLUMNS: Final[Mapping[str, tuple[str, bool]]] = {
     "capture": ("capture", False),
 }
 _IDLE_COLUMNS: Final = {
-    "launch": "host_launch",
-    "sync": "sync",
-    "copy": "copy",
-    "dep": "dependency",
-    "other": "other",
+    "launch": "host_launch", "sync": "sync", "copy": "copy", "dep": "dependency", "other": "other"
 }
 #: Layouts, richest first; the first whose columns leave the region names enough room wins.
 #: Every layout keeps verdict, graphed, saving and capture: they are the answer.
 LAYOUTS: Final = (
-    (
-        "wide",
-        (
-            "verdict",
-            "occ",
-            "wall",
-            "window",
-            "busy",
-            "kernels",
-            "launch",
-            "sync",
-            "copy",
-            "dep",
-            "other",
-            "graphed",
-            "saving",
-            "capture",
-        ),
-    ),
+    ("wide", ("verdict", "occ", "wall", "window", "busy", "kernels", "launch", "sync", "copy",
+              "dep", "other", "graphed", "saving", "capture")),
     ("medium", ("verdict", "occ", "window", "busy", "idle", "graphed", "saving", "capture")),
     ("compact", ("verdict", "busy", "idle", "graphed", "saving", "capture")),
     ("narrow", ("verdict", "busy", "graphed", "saving", "capture")),
@@ -176,7 +155,9 @@ _TITLES: Final = {
 }
 
 
-def choose_layout(regions: list[Mapping[str, Any]], width: int) -> tuple[str, tuple[str, ...], int]:
+def choose_layout(
+    regions: list[Mapping[str, Any]], width: int
+) -> tuple[str, tuple[str, ...], int]:
     """The richest layout that fits ``width``: its name, columns and the region column width."""
     cells = [_cells(r) for r in regions]
     longest = max((len(_region_label(r)) for r in regions), default=6)
