@@ -26,7 +26,6 @@ WORKLOAD.py is any validation workload whose step calls ``fork_join`` (``_stream
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import statistics
 import sys
@@ -36,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from _harness import load_workload
 
 REPEATS = 30
 WARMUP = 3
@@ -44,12 +44,8 @@ SLEEP_CYCLES = 8_000_000
 
 
 def load(path: Path) -> Any:
-    """The workload's module (its folder and ../workloads on the import path, as when it is run)."""
-    sys.path.insert(0, str(path.resolve().parent))
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    """The workload's module (:func:`_harness.load_workload`), which must call fork_join."""
+    module = load_workload(path)
     if not hasattr(module, "fork_join"):
         sys.exit(f"{path}: its step does not call fork_join")
     return module
