@@ -185,11 +185,11 @@ def _with_estimates(
 
 #: Median launches in flight at each of a region's launches from which its host counts as
 #: held back by the GPU: half the 1,024 launches CUDA queues before a launch call blocks.
-#: A training loop with no synchronize fills the queue (HTA's DDP rank: 1,011; its TorchRec
-#: rank: 820-945), and its host's traced time is then the GPU's pace, not host work to
-#: deflate. A loop that merely runs a few steps ahead does not: the 1,059 validation
-#: recordings, whose profiled steps run back to back though each is timed synchronized,
-#: reach at most 312.5.
+#: A training loop with no synchronize fills the queue (HTA's DDP rank: 1,011; HTA's
+#: TorchRec rank: 820-945), and its host's traced time is then the GPU's pace, not host work
+#: to deflate. A loop that merely runs a few steps ahead does not: the 1,059 eager traces of
+#: the validation folder, whose profiled steps run back to back though each step is timed
+#: synchronized, reach at most 312.5.
 THROTTLED_QUEUE_DEPTH: Final = 512
 
 
