@@ -581,7 +581,9 @@ class SharedDevice:
         streaming = cols.streaming[rows]
         packing = Packing(blocks, resident, sms, matrix, fp32=fp32, streaming=streaming)
         mixed = matrix if slowing_roles(matrix, share) is not None else None
-        solo = solo_durations(start, end, share, mixed, cover=packing.cover(share), fp32=fp32)
+        solo = solo_durations(
+            start, end, share, mixed, cover=packing.cover(share), fp32=fp32
+        )
         return cls(share=share, matrix=mixed, packing=packing, solo=solo)
 
     def _unshared(self, members: IntArray, starts: FloatArray, ends: FloatArray) -> bool:
@@ -623,7 +625,9 @@ class SharedDevice:
             return
         local = {int(j): k for k, j in enumerate(members.tolist())}
         member_keys = keys[members]
-        not_before = np.maximum(ready, [stream_free.get(int(k), 0.0) for k in member_keys.tolist()])
+        not_before = np.maximum(
+            ready, [stream_free.get(int(k), 0.0) for k in member_keys.tolist()]
+        )
         deps: list[tuple[int, int]] = []
         for j, k in local.items():
             for i in incoming.get(j, ()):
