@@ -13,6 +13,7 @@ import stat
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -186,8 +187,10 @@ def _stop_a_write_with_sigterm(tmp_path: Path, *, blocked: bool) -> None:
     """A child writes through atomic_path and is stopped by SIGTERM mid-write (started with
     SIGTERM in its signal mask where ``blocked``): it exits non-zero and leaves no file."""
     code = (
-        "import signal, time\n"
+        "import faulthandler, signal, time\n"
         "from pathlib import Path\n"
+        # where it hangs, SIGUSR1 makes it print every thread's stack (see below)
+        "faulthandler.register(signal.SIGUSR1, all_threads=True)\n"
         + (
             "assert signal.SIGTERM in signal.pthread_sigmask(signal.SIG_BLOCK, [])\n"
             if blocked
@@ -219,6 +222,13 @@ def _stop_a_write_with_sigterm(tmp_path: Path, *, blocked: bool) -> None:
     child.send_signal(signal.SIGTERM)
     try:
         child.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        # It hung once in a CI run of the whole suite and never in isolation: say where.
+        child.send_signal(signal.SIGUSR1)
+        time.sleep(1)
+        child.kill()
+        _, stderr = child.communicate(timeout=10)
+        pytest.fail(f"the child outlived SIGTERM by 30 s; its threads then:\n{stderr}")
     finally:
         child.kill()
     assert child.returncode != 0
