@@ -132,6 +132,7 @@ def index_timeline(timeline: Timeline) -> TimelineArrays:
             host,
             host["name"].str.contains("StreamWaitEvent", regex=False).to_numpy(bool),
         )
+    device_busy = _unions(device, start, end, np.ones(len(gpu), bool))
     columns = TimelineColumns(timeline)
     columns.preload(
         gpu={
@@ -142,6 +143,7 @@ def index_timeline(timeline: Timeline) -> TimelineArrays:
             "launch_row": launch_row,
         },
         host={"start_ns": host_start, "end_ns": host_end, "pid": host_pid, "tid": host_tid},
+        device_blocks=device_busy.by_key,
     )
     return TimelineArrays(
         timeline=timeline,
@@ -168,7 +170,7 @@ def index_timeline(timeline: Timeline) -> TimelineArrays:
             ~waits,
         ),
         copy_calls=_unions(host_pid, host_start, host_end, host_kind.eq("memcpy").to_numpy()),
-        device_busy=_unions(device, start, end, np.ones(len(gpu), bool)),
+        device_busy=device_busy,
         host_start=host_start,
         host_end=host_end,
         columns=columns,

@@ -93,6 +93,7 @@ class TimelineColumns:
         self._streaming: npt.NDArray[np.bool_] | None = None
         self._name_codes: tuple[npt.NDArray[np.intp], Any] | None = None
         self._shapes_recorded: bool | None = None
+        self._device_blocks: dict[int, tuple[IntArray, IntArray]] = {}
         #: Per-timeline results computed once by the estimate's helpers, by name.
         self.memo: dict[str, Any] = {}
 
@@ -133,11 +134,14 @@ class TimelineColumns:
         self,
         gpu: Mapping[str, npt.NDArray[Any]],
         host: Mapping[str, npt.NDArray[Any]],
+        device_blocks: Mapping[int, tuple[IntArray, IntArray]] | None = None,
     ) -> None:
         """Take columns another index already extracted (the same arrays, not copies), so
-        one timeline is read into numpy once per run."""
+        one timeline is read into numpy once per run; ``device_blocks``, each device's union
+        of GPU activity, where it has them too (:meth:`device_blocks`)."""
         self._gpu.update(gpu)
         self._host.update(host)
+        self._device_blocks.update(device_blocks or {})
 
     @property
     def host_rows(self) -> int:
@@ -155,13 +159,13 @@ class TimelineColumns:
 
     def device_blocks(self, device: int) -> tuple[IntArray, IntArray]:
         """The union of every GPU activity on ``device`` (all streams and processes), as
-        :func:`~traceinspect.analysis.intervals.merge` returns it; computed once per device."""
-        key = f"device_blocks:{device}"
-        if key not in self.memo:
+        :func:`~traceinspect.analysis.intervals.merge` returns it; computed once per device
+        (taken from :attr:`~traceinspect.analysis.arrays.TimelineArrays.device_busy` where
+        that index built these columns)."""
+        if device not in self._device_blocks:
             on = self.gpu("device") == device
-            self.memo[key] = merge(self.gpu("start_ns")[on], self.gpu("end_ns")[on])
-        blocks: tuple[IntArray, IntArray] = self.memo[key]
-        return blocks
+            self._device_blocks[device] = merge(self.gpu("start_ns")[on], self.gpu("end_ns")[on])
+        return self._device_blocks[device]
 
     def thread_event_starts(
         self, threads: npt.NDArray[np.int64], first_ns: int, last_ns: int
