@@ -77,25 +77,24 @@ def abbreviate_apart(
     ``FSDP::pre_forward (encoder.block.14.layer.1)``, one per layer, all read ``FSDP:…er.1)``
     in 11 characters; cut at the head they read ``…14.layer.1)``."""
     cut = shorten or abbreviate
-    short = [cut(name, width, None) for name, width in names]
+    short = {item: cut(item[0], item[1], None) for item in names}
     groups: dict[str, set[tuple[str, int]]] = {}
-    for item, text in zip(names, short, strict=True):
+    for item, text in short.items():
         groups.setdefault(text, set()).add(item)
     for text, members in groups.items():
-        if len({name for name, _ in members}) < 2:
+        distinct = len({name for name, _ in members})
+        if distinct < 2:
             continue
         default = len(text) // 2
         heads = sorted(range(len(text)), key=lambda h: abs(h - default))
         best = max(heads, key=lambda h: len({cut(n, w, h) for n, w in members}))
         chosen = {item: cut(item[0], item[1], best) for item in members}
-        if len(set(chosen.values())) < len({name for name, _ in members}):
+        if len(set(chosen.values())) < distinct:
             hinted = _hinted(members, chosen)
             if len(set(hinted.values())) > len(set(chosen.values())):
                 chosen = hinted
-        for i, item in enumerate(names):
-            if item in members:
-                short[i] = chosen[item]
-    return short
+        short.update(chosen)
+    return [short[item] for item in names]
 
 
 _TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

@@ -476,7 +476,7 @@ class EagerSimulation:
             idle_ns={
                 "host_launch": max(window - fed_ns, 0),
                 "sync": 0,
-                "other": max(min(fed_ns, window) - busy_ns, 0),
+                "other": max(fed_ns - busy_ns, 0),  # the window is never shorter than fed
             },
             long_host_ns=0,
             host_traced_ns=self.t1 - self.t0,
