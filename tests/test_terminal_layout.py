@@ -229,8 +229,42 @@ def test_kernels_that_read_alike_show_the_operation_that_tells_them_apart() -> N
         "vectorized_elementwise_kernel<…MulFunctor…>(…)",
     ]
     # AND a name with no room for its word keeps the default cut
+    # AND a word with too little room keeps its tail; with none, the name keeps the default cut
     assert abbreviate_apart([(mul, 30), (copy, 30)]) == [
         "ele…e_kernel<…MulFunctor…>(…)",
-        abbreviate(copy, 30),
+        "ele…e_kernel<…kernel_cuda…>(…)",
     ]
     assert abbreviate_apart([(mul, 20), (copy, 20)]) == [abbreviate(mul, 20)] * 2
+
+
+def test_kernels_with_no_operation_word_show_the_template_argument_that_differs() -> None:
+    # GIVEN cuDNN's and CUTLASS's kernels of HTA's DDP trace (nccl_data), named apart only
+    # by a generated kernel name or a number among their template arguments
+    def gemm(shape: str) -> str:
+        kernel = f"cutlass_80_tensorop_s1688gemm_{shape}_align4"
+        return f"void cutlass::Kernel<{kernel}>({kernel}::Params)"
+
+    def batch_norm(threads: int) -> str:
+        return (
+            f"void cudnn::bn_bw_1C11_kernel_new<float, float, float2, {threads}, true, 1>(float,"
+            " float, float, float, cudnnTensorStruct, float const*, cudnnTensorStruct, float"
+            " const*, cudnnTensorStruct, float*, float const*, float*, float*, float const*,"
+            " float const*, float)"
+        )
+
+    gemms = [gemm(s) for s in ("256x64_16x4_nn", "256x64_16x4_nt", "64x64_16x6_tn")]
+    norms = [batch_norm(32), batch_norm(128)]
+    assert {abbreviate(n, 52) for n in gemms} == {"cutlass::Kernel<…>(…)"}
+    # THEN each shows the argument that differs: whole where it fits, else its tail, and
+    # without an ellipsis on the side where the argument list ends
+    assert abbreviate_apart([(n, 52) for n in gemms + norms]) == [
+        "Kernel<…tensorop_s1688gemm_256x64_16x4_nn_align4>(…)",
+        "Kernel<…tensorop_s1688gemm_256x64_16x4_nt_align4>(…)",
+        "Kernel<…_tensorop_s1688gemm_64x64_16x6_tn_align4>(…)",
+        "cudnn::bn_bw_1C11_kernel_new<…32…>(…)",
+        "cudnn::bn_bw_1C11_kernel_new<…128…>(…)",
+    ]
+    assert abbreviate_apart([(n, 80) for n in gemms[:2]]) == [
+        "cutlass::Kernel<cutlass_80_tensorop_s1688gemm_256x64_16x4_nn_align4>(…)",
+        "cutlass::Kernel<cutlass_80_tensorop_s1688gemm_256x64_16x4_nt_align4>(…)",
+    ]

@@ -103,6 +103,10 @@ _TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 #: kernels named in a lambda's scope (``direct_copy_kernel_cuda``).
 _HINT_KINDS = (re.compile(r"(Functor|Ops?)(_\w+)?$"), re.compile(r"(_cuda|_kernel|Kernel)$"))
 _LEADING_NAMESPACES = re.compile(r"^(?:[\w ()]+::)+(?=[^:<]*<)")
+#: Template arguments' words, numbers included (``(int)128``, ``float2``).
+_WORD = re.compile(r"[A-Za-z0-9_]+")
+#: The fewest characters of a word cut to fit (its tail, where generated kernel names differ).
+_HINT_TAIL_MIN: Final = 6
 
 
 def _hinted(
@@ -113,19 +117,62 @@ def _hinted(
     ``elementwise_kernel<…direct_copy_kernel_cuda…>(…)``, its namespaces dropped where the
     width needs it. A name with no such word, or no room, keeps what it had."""
     tokens = {item: _TOKEN.findall(item[0]) for item in members}
+    inside = {item: _template_arguments(item[0]).strip() for item in members}
+    arguments = {item: _WORD.findall(inside[item]) for item in members}
     out = dict(chosen)
     for item, words in tokens.items():
+        text = chosen[item]
+        if "<…>" not in text:
+            continue
         others = [set(tokens[o]) for o in members if o[0] != item[0]]
         hint = _operation_word(words, others)
-        text = chosen[item]
-        if hint is None or "<…>" not in text:
+        if hint is None:
+            apart = [set(arguments[o]) for o in members if o[0] != item[0]]
+            hint = _differing_word(arguments[item], apart)
+        if hint is None:
             continue
-        text = text.replace("<…>", f"<…{hint}…>", 1)
-        if len(text) > item[1]:
+        before = "" if inside[item].startswith(hint) else ELLIPSIS
+        after = "" if inside[item].endswith(hint) else ELLIPSIS
+        hinted = text.replace("<…>", f"<{before}{hint}{after}>", 1)
+        if len(hinted) > item[1]:
             text = _LEADING_NAMESPACES.sub("", text, count=1)
-        if len(text) <= item[1]:
-            out[item] = text
+            room = item[1] - len(text) + 1  # what may stand between the text's "<" and ">"
+            if room >= len(before + hint + after):
+                hinted = text.replace("<…>", f"<{before}{hint}{after}>", 1)
+            elif room >= _HINT_TAIL_MIN + 1 + len(after):
+                hinted = text.replace("<…>", f"<…{hint[-(room - 1 - len(after)) :]}{after}>", 1)
+        if len(hinted) <= item[1]:
+            out[item] = hinted
     return out
+
+
+def _differing_word(words: list[str], others: list[set[str]]) -> str | None:
+    """Where no word names an operation: the first of a name's template arguments that no
+    other name has, else one that some other name lacks (``cutlass_80_tensorop_s1688gemm_
+    256x64_16x4_nn_align4`` beside ``…_nt_align4``; ``32`` beside ``128``)."""
+    for everywhere in (all, any):
+        found = [w for w in words if everywhere(w not in o for o in others)]
+        if found:
+            return found[0]
+    return None
+
+
+def _template_arguments(name: str) -> str:
+    """The text inside the first outermost ``<…>`` of ``name`` (after its return type), the
+    span a short cell collapses; empty where there is none or it is unbalanced."""
+    text = _RETURN_TYPE.sub("", name)
+    start = text.find("<")
+    if start < 0:
+        return ""
+    depth = 0
+    for i in range(start, len(text)):
+        if text[i] == "<":
+            depth += 1
+        elif text[i] == ">":
+            depth -= 1
+            if depth == 0:
+                return text[start + 1 : i]
+    return ""
 
 
 def _operation_word(words: list[str], others: list[set[str]]) -> str | None:
