@@ -268,3 +268,29 @@ def test_kernels_with_no_operation_word_show_the_template_argument_that_differs(
         "cutlass::Kernel<cutlass_80_tensorop_s1688gemm_256x64_16x4_nn_align4>(…)",
         "cutlass::Kernel<cutlass_80_tensorop_s1688gemm_256x64_16x4_nt_align4>(…)",
     ]
+
+
+def test_generated_names_that_differ_inside_are_cut_around_the_difference() -> None:
+    # GIVEN two of Tensile's GEMM kernels from TraceLens's vLLM decode trace (MI300), 447
+    # characters each, differing in two fields in the middle
+    tensile = (
+        "Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT32x32x256_MI16x16x1_SN_LDSB1_AFC1_AFEM1"
+        "_AFEM1_ASEM1_CLR1_CADS0_DTVA0_DTVB0_EPS0_FDSI0_GRPM1_GRVWA8_GRVWB8_GSUAMB_GLS0_ISA942"
+        "_IU1_K1_LBSPPA512_LBSPPB512_LBSPPM0_LPA16_LPB16_LPM0_LRVW8_LWPMn1_MIAV0_MIWT1_1_MO40"
+        "_NTn1_NTA0_NTB0_NTC0_NTD4_NTM0_NEPBS8_NLCA1_NLCB1_ONLL1_PGR2_PLR1_PKA1_SIA3_SS1_SPO0"
+        "_SRVW0_SSO0_SVW1_SK0_SKXCCM0_TLDS1_ULSGRO0_USL1_UIOFGRO0_USFGROn1_VSn1_VWA1_VWB1"
+        "_WSGRA0_WSGRB0_WS64_WG32_8_1"
+    )
+    other = tensile.replace("_NTA0_", "_NTA4_").replace("_NEPBS8_", "_NEPBS16_")
+    assert abbreviate(tensile, 52) == abbreviate(other, 52)
+    # THEN each keeps its head and tail and shows the field where it first differs
+    assert abbreviate_apart([(tensile, 52), (other, 52)]) == [
+        "Cijk_Alik_Blj…NTA0_NTB0_NTC0_NTD4_NTM0…WS64_WG32_8_1",
+        "Cijk_Alik_Blj…NTA4_NTB0_NTC0_NTD4_NTM0…WS64_WG32_8_1",
+    ]
+    # AND names whose head or tail tells them apart keep the usual cut
+    third = tensile.replace("WG32_8_1", "WG16_4_4")
+    assert abbreviate_apart([(tensile, 52), (third, 52)]) == [
+        abbreviate(tensile, 52),
+        abbreviate(third, 52),
+    ]

@@ -93,6 +93,10 @@ def abbreviate_apart(
             hinted = _hinted(members, chosen)
             if len(set(hinted.values())) > len(set(chosen.values())):
                 chosen = hinted
+        if len(set(chosen.values())) < distinct and shorten is None:
+            middle = _middle_cut(members, chosen)
+            if len(set(middle.values())) > len(set(chosen.values())):
+                chosen = middle
         short.update(chosen)
     return [short[item] for item in names]
 
@@ -107,6 +111,8 @@ _LEADING_NAMESPACES = re.compile(r"^(?:[\w ()]+::)+(?=[^:<]*<)")
 _WORD = re.compile(r"[A-Za-z0-9_]+")
 #: The fewest characters of a word cut to fit (its tail, where generated kernel names differ).
 _HINT_TAIL_MIN: Final = 6
+#: A field (between underscores) longer than this is cut where names differ, not at its start.
+_FIELD_MAX: Final = 12
 
 
 def _hinted(
@@ -143,6 +149,32 @@ def _hinted(
                 hinted = text.replace("<…>", f"<…{hint[-(room - 1 - len(after)) :]}{after}>", 1)
         if len(hinted) <= item[1]:
             out[item] = hinted
+    return out
+
+
+def _middle_cut(
+    members: set[tuple[str, int]], chosen: dict[tuple[str, int], str]
+) -> dict[tuple[str, int], str]:
+    """``chosen`` with names that differ only inside (no brackets to hint in: generated GEMM
+    names) cut at both ends around the field where each first differs from the name nearest
+    it: ``Cijk_Alik_Blj…MT16x16x256_MI16x16x1_SN_…WS64_WG16_4_4``. A name with too little
+    room, or whose difference lies within its head or tail, keeps what it had."""
+    texts = {item: _undecorated(_RETURN_TYPE.sub("", item[0])) or item[0] for item in members}
+    out = dict(chosen)
+    for item in members:
+        text, width = texts[item], item[1]
+        if "<" in text or "(" in text:
+            continue
+        others = [texts[o] for o in members if o[0] != item[0]]
+        at = max(len(os.path.commonprefix([text, o])) for o in others)
+        start = text.rfind("_", 0, at) + 1
+        if at - start > _FIELD_MAX:
+            start = at
+        head = tail = width // 4
+        middle = width - head - tail - 2
+        if middle < _HINT_TAIL_MIN or start <= head or start + middle >= len(text) - tail:
+            continue
+        out[item] = text[:head] + ELLIPSIS + text[start : start + middle] + ELLIPSIS + text[-tail:]
     return out
 
 
