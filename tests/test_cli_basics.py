@@ -36,6 +36,9 @@ def test_short_help_on_every_command() -> None:
         result = runner.invoke(app, [command, "-h"], env={"COLUMNS": "120"})
         assert result.exit_code == 0
         assert option in result.stdout
+    # AND an extra's name in square brackets reaches the reader whole (not read as markup)
+    shown = runner.invoke(app, ["analyze", "-h"], env={"COLUMNS": "120"}).stdout
+    assert "pip install 'traceinspect[cluster]'" in " ".join(shown.replace("│", " ").split())
 
 
 def test_completion_scripts_and_completions() -> None:

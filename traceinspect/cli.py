@@ -123,8 +123,8 @@ def analyze(
         str | None,
         typer.Option(
             help="For a folder of rank traces: run the ranks on this dask scheduler "
-            "(tcp://host:8786), or 'local' for a local dask cluster. Needs "
-            "traceinspect[cluster].",
+            "(tcp://host:8786), or 'local' for a local dask cluster. Needs the cluster "
+            "extra: pip install 'traceinspect\\[cluster]'.",
         ),
     ] = None,
 ) -> None:
