@@ -37,6 +37,10 @@ def test_terminal_report_shows_regions_verdicts_and_capture() -> None:
     assert "launch-bound" in out
     assert "Capture pre-flight — ProfilerStep: not capturable" in out
     assert "aten::item" in out
+    # AND a nested region kept from capture by the same sync points back to where it is
+    # listed, not to nothing
+    nested = "Capture pre-flight — step: not capturable\n  breaks host_sync: as under ProfilerStep"
+    assert nested in out
 
 
 def test_json_file_written_and_not_overwritten_without_force(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import SAMPLES, sample_file
+from conftest import SAMPLES, corpus_file, sample_file
 
 from traceinspect.analysis.decision import (
     MIN_SAVING_FRAC,
@@ -220,6 +220,23 @@ def test_already_graphed_and_idle_regions() -> None:
     idle = decide_region("s", verdict="idle", capture_verdict="no GPU work", estimate=None)
     assert idle.choice == "do not enable"
     assert idle.reasons == ("no GPU work to replay",)
+
+
+def test_an_idle_region_with_gpu_work_is_not_said_to_have_none() -> None:
+    # GIVEN HTA's DDP trace, whose optimizer step launches kernels (7 % of its window busy)
+    # between host gaps of its own over 200 µs
+    diagnosis = diagnose(load_trace(corpus_file("HolisticTraceAnalysis__nccl_data.json.gz")))
+    step = next(r for r in diagnosis.region_results if r.region.name == "## optimizer ##")
+    assert step.verdict == "idle" and step.estimate is None
+    assert step.capture.verdict != "no GPU work"
+    # THEN it is not enabled, for what its GPU idles on, not for want of GPU work
+    decision = step.decision
+    assert decision.choice == "do not enable"
+    assert decision.reasons[0].startswith("its GPU idles most of the window on what replay")
+    zero_grad = next(
+        r for r in diagnosis.region_results if r.region.name.startswith("Optimizer.zero_grad")
+    )
+    assert zero_grad.decision.reasons == ("no GPU work to replay",)
 
 
 def measured_candidate(workload: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:

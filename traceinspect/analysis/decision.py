@@ -43,6 +43,13 @@ Choice = Literal[
 
 _MIB: Final = 2**20
 _PROFILE_HINT: Final = "`traceinspect profile` measures it"
+#: Why an ``idle`` region that launched GPU work gets no estimate: what keeps its GPU idle
+#: (host work of its own between launches, another thread's or stream's work) is not launch
+#: cost, and would not go away with replay.
+_IDLE_REASON: Final = (
+    "its GPU idles most of the window on what replay does not remove (host work between "
+    "launches, or work outside the region; see its evidence): no saving estimated"
+)
 
 
 @dataclass(frozen=True)
@@ -147,8 +154,10 @@ def decide_region(
             name, "region", "keep graphs", ("its GPU work already runs from CUDA graphs",)
         )
     if estimate is None:
-        if capture_verdict == "no GPU work" or verdict == "idle":
+        if capture_verdict == "no GPU work":
             return GraphDecision(name, "region", "do not enable", ("no GPU work to replay",))
+        if verdict == "idle":
+            return GraphDecision(name, "region", "do not enable", (_IDLE_REASON,))
         return GraphDecision(name, "region", "undecided", ("no replay estimate", unknowns))
     saving_us = Figure(
         estimate.saving_ns / 1000,

@@ -323,16 +323,25 @@ def _saving_range(est: Mapping[str, Any]) -> str:
 
 
 def _blockers(regions: list[Mapping[str, Any]], console: Console) -> None:
-    shown: set[tuple[str, str]] = set()
+    shown: dict[tuple[str, str], str] = {}  # (kind, op) -> the region it was listed under
     for r in regions:
-        # Nested regions repeat their parent's blockers: list each (kind, op) once.
+        # Nested regions repeat their parent's blockers: list each (kind, op) once, and
+        # point back to it where it is what keeps a later region from capture.
         blockers = [b for b in r["capture"]["blockers"] if _key(b) not in shown]
-        if not blockers:
+        before = {
+            (b["severity"], b["kind"]): shown[_key(b)]
+            for b in r["capture"]["blockers"]
+            if _key(b) in shown and b["severity"] != "note"
+        }
+        if not blockers and not before:
             continue
-        name, verdict = escape(region_label(r)), r["capture"]["verdict"]
-        console.print(f"[bold]Capture pre-flight — {name}[/]: {verdict}")
+        label = region_label(r)
+        console.print(f"[bold]Capture pre-flight — {escape(label)}[/]: {r['capture']['verdict']}")
+        for (severity, kind), where in before.items():
+            style = SEVERITY_STYLE.get(severity, "")
+            console.print(f"  [{style}]{severity}[/] {kind}: [dim]as under {escape(where)}[/]")
         for b in blockers[:BLOCKERS_SHOWN]:
-            shown.add(_key(b))
+            shown[_key(b)] = label
             style = SEVERITY_STYLE.get(b["severity"], "")
             console.print(f"  [{style}]{b['severity']}[/] {b['kind']}: {escape(b['what'])}")
             if b.get("fix"):
