@@ -340,3 +340,44 @@ def test_a_loop_that_synchronizes_each_step_is_simulated_synchronized() -> None:
         notes = (region.get("estimate") or {}).get("notes", [])
         assert not any(note.startswith("host ahead of the GPU") for note in notes), region["name"]
     assert regions(report)["step"]["estimate"]["eager_us"] == pytest.approx(2_833, abs=1)
+
+
+@pytest.mark.corpus
+def test_an_idle_region_on_host_work_says_what_its_saving_assumes() -> None:
+    """TorchRec's training rank (HTA's negative-queue trace, A100): its NE metric update
+    launches 248 kernels of about 4 µs between host gaps of its own, 75 % of its simulated
+    17.6 ms window in gaps over 200 µs. The verdict reads that work as staying (`idle`);
+    the prediction has replay skip it (94 % saved), as replay does skip the Python that drives
+    kernels. The two readings must be said together: the range reaches down to the saving
+    with that work kept (19 %), the evidence says which is which, the decision says to
+    measure."""
+    report = report_data(
+        diagnose(
+            load_trace(
+                corpus_file(
+                    "HolisticTraceAnalysis__negative_queue_length_values_check__rank0.json.gz"
+                )
+            )
+        )
+    )
+    metric = regions(report)["## NEMetric:update ##"]
+    assert metric["verdict"] == "idle"
+    est = metric["estimate"]
+    assert est["unprofiled"]["long_host_share"] == pytest.approx(0.749, abs=1e-3)
+    assert est["saving_frac"] == pytest.approx(0.9368, abs=1e-4)
+    # the kept work: 17,710 µs eager - 1,119 µs graphed - 75 % of a 17,603 µs window
+    assert est["saving_low_frac"] == pytest.approx(0.1923, abs=1e-4)
+    assert est["saving_high_frac"] == pytest.approx(0.959, abs=1e-3)
+    assert metric["evidence"][0].startswith(
+        "the GPU idles on the host's own work (75% of the simulated window in host gaps over"
+        " 200 µs), yet replay would save 94%: so much if replay may skip that work (code that"
+        " only drives these kernels), about 19% if the step needs what it computes"
+    )
+    assert metric["decision"]["reasons"][1].startswith(
+        "its GPU idles on the host's own work between launches: the saving holds if replay"
+    )
+    # AND a launch-bound region with long host gaps of its own keeps its range (the verdict
+    # reads its gaps as launches): the metric updates beside it
+    ctr = regions(report)["## CTRMetric:update ##"]
+    assert ctr["verdict"] == "launch-bound"
+    assert not any(n.startswith("saving range down to") for n in ctr["estimate"]["notes"])

@@ -197,7 +197,13 @@ def decide_region(
                 f"under one graph launch ({_us(MIN_SAVING_NS / 1000)}) per occurrence, but "
                 f"{_per_step(step, estimate.saving_ns, step_share)}"
             )
-        if low < MIN_SAVING_FRAC:
+        if verdict == "idle":
+            reasons.append(
+                "its GPU idles on the host's own work between launches: the saving holds if "
+                "replay may skip that work (see the evidence); confirm by measuring both "
+                "modes (`traceinspect profile`, or pass --eager-us)"
+            )
+        elif low < MIN_SAVING_FRAC:
             reasons.append(
                 f"the range reaches {low:.0%}: confirm by measuring both modes "
                 "(`traceinspect profile`, or pass --eager-us)"

@@ -30,7 +30,12 @@ from traceinspect.analysis.result import (
     TraceAnalysis,
 )
 from traceinspect.analysis.summary import summarize
-from traceinspect.analysis.verdict import LAUNCH_COST_NS, RegionShape, decide
+from traceinspect.analysis.verdict import (
+    LAUNCH_COST_NS,
+    RegionShape,
+    decide,
+    host_work_kept_saving,
+)
 from traceinspect.errors import TraceinspectError
 from traceinspect.model import Timeline
 
@@ -290,12 +295,23 @@ def _with_estimate(
     and must agree with the predicted saving (:func:`~traceinspect.analysis.verdict.decide`)."""
     if est is None or result.shape is None:
         return replace(result, estimate=est)
+    unprofiled = getattr(est, "unprofiled", None)
     verdict, evidence = decide(
-        result.shape,
-        launch_cost_ns=launch_cost_ns,
-        unprofiled=getattr(est, "unprofiled", None),
-        saving=est,
+        result.shape, launch_cost_ns=launch_cost_ns, unprofiled=unprofiled, saving=est
     )
+    kept = host_work_kept_saving(est, unprofiled) if verdict == "idle" else None
+    if kept is not None and kept < est.saving_low_frac:
+        # The verdict reads the host's own work as staying; the prediction has replay skip
+        # it. The range covers both.
+        est = replace(
+            est,
+            saving_low_frac=kept,
+            notes=(
+                *est.notes,
+                f"saving range down to {kept:.0%}: the host's own work between launches "
+                "stays if the step needs what it computes",
+            ),
+        )
     return replace(result, estimate=est, verdict=verdict, evidence=evidence)
 
 

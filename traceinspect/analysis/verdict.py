@@ -41,7 +41,10 @@ evidence — the long host gaps of rule 5 too: the profiler stretches every host
 stacks most), so they are weighed against the launch gaps in the same simulated timeline;
 and the verdict must agree with the predicted saving (:func:`agree`): never
 ``launch-bound`` below :data:`LAUNCH_BOUND_MIN_SAVING`, never ``compute-bound`` above
-:data:`COMPUTE_BOUND_MAX_SAVING`, never ``mixed`` from :data:`MIXED_MAX_SAVING`.
+:data:`COMPUTE_BOUND_MAX_SAVING`, never ``mixed`` from :data:`MIXED_MAX_SAVING`. An ``idle``
+region on the host's own work stays ``idle``: its evidence gives the saving with that work
+skipped (the prediction) and kept (:func:`host_work_kept_saving`), and its range reaches the
+latter.
 """
 
 from __future__ import annotations
@@ -265,7 +268,7 @@ def _rules(
     # against: the profiler stretches every host gap (with_stack most), so a profiled gap
     # of 400 µs can be a 150 µs stretch of launches without it.
     long_host = shape.long_host_share if unprofiled is None else unprofiled.long_host_share
-    host_work = long_host >= LONG_GAP_SHARE * launch_idle and launch_idle > 0
+    host_work = _host_work_dominates(long_host, launch_idle)
     evidence += _long_gap_evidence(shape, unprofiled, host_work)
     # With many launches already queued, the host was ahead: short kernels are not waiting on it.
     ahead = (shape.median_queue_depth or 0.0) >= QUEUED_AHEAD_DEPTH
@@ -276,6 +279,29 @@ def _rules(
     if busy_share < IDLE_BUSY_SHARE:
         return "idle", evidence
     return "mixed", evidence
+
+
+def _host_work_dominates(long_host: float, launch_idle: float) -> bool:
+    """Whether the host's gaps longer than 200 µs are at least :data:`LONG_GAP_SHARE` of
+    its launch gaps: the host busy with work of its own, not with launching (rule 5)."""
+    return long_host >= LONG_GAP_SHARE * launch_idle and launch_idle > 0
+
+
+def host_work_kept_saving(saving: Saving, unprofiled: Unprofiled | None) -> float | None:
+    """What replay saves if the host's own work between launches stays in the step: the
+    simulated run's host gaps over 200 µs run beside the replay, one after the other, where
+    they outweigh its launch gaps (rule 5); None where they do not. The prediction itself
+    has replay skip them, as it skips the Python that drives the kernels (an AdamW step
+    over many small tensors: 40 % of its simulated window in such gaps, predicted 92 %
+    saved, measured 89 %); work whose results the step needs (data loading, CPU math)
+    would stay."""
+    if unprofiled is None or saving.eager_ns <= 0:
+        return None
+    launch_idle = unprofiled.idle_share.get("host_launch", 0.0)
+    if not _host_work_dominates(unprofiled.long_host_share, launch_idle):
+        return None
+    kept = unprofiled.long_host_share * unprofiled.window_ns
+    return 1.0 - (saving.graphed_ns + kept) / saving.eager_ns
 
 
 def _outside_work(shape: RegionShape) -> str:
@@ -350,6 +376,16 @@ def agree(
         return "launch-bound", [
             f"{looks} would save {frac:.0%}: the eager run is longer than its GPU work, the"
             f" host sets the pace; {graphed}",
+            *evidence,
+        ]
+    kept = host_work_kept_saving(saving, unprofiled) if verdict == "idle" else None
+    if kept is not None and unprofiled is not None and frac >= MIXED_MAX_SAVING:
+        return "idle", [
+            f"the GPU idles on the host's own work ({unprofiled.long_host_share:.0%} of the"
+            f" simulated window in host gaps over {LONG_HOST_GAP_NS / 1000:g} µs), yet replay"
+            f" would save {frac:.0%}: so much if replay may skip that work (code that only"
+            f" drives these kernels), about {max(kept, 0.0):.0%} if the step needs what it"
+            f" computes (data loading, CPU math), which then stays; {graphed}",
             *evidence,
         ]
     return verdict, evidence
