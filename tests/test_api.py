@@ -137,7 +137,9 @@ def test_regions_of_a_multi_process_export_say_their_process() -> None:
     # AND it is the typed result's process
     assert list(regions["process"]) == [r.region.process for r in analysis.region_results]
     backward = regions[regions["name"] == "backward"].set_index("process")
-    assert backward.loc[751, "verdict"] == backward.loc[752, "verdict"] == "communication-bound"
+    # pid 752 waits in the all-reduce for 751, whose host sets the pace
+    assert backward.loc[752, "verdict"] == "communication-bound"
+    assert backward.loc[751, "verdict"] == "launch-bound"
     assert list(backward["kernels"]) == [65, 65]
     # AND each process's gaps carry it too
     gaps = analysis.gaps

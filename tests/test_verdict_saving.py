@@ -141,10 +141,42 @@ def test_a_mixed_verdict_cannot_save_a_fifth() -> None:
 
 
 def test_collective_dominated_region_is_communication_bound() -> None:
-    comm = shape(busy_share=0.95, gpu_per_activity_ns=50_000.0, collective_share=0.8)
+    comm = shape(
+        busy_share=0.95,
+        idle_share={"host_launch": 0.03, "other": 0.02},
+        gpu_per_activity_ns=50_000.0,
+        collective_share=0.8,
+    )
     verdict, evidence = decide(comm)
     assert verdict == "communication-bound"
     assert "collective kernels 80% of GPU busy time" in evidence
+    # AND a GPU waiting on another stream's collective (dependency gaps) stays so
+    waiting = shape(
+        busy_share=0.06,
+        idle_share={"host_launch": 0.05, "dependency": 0.81, "other": 0.08},
+        gpu_per_activity_ns=80_000.0,
+        collective_share=0.95,
+    )
+    assert decide(waiting)[0] == "communication-bound"
+
+
+def test_collectives_amid_host_gaps_do_not_make_a_region_communication_bound() -> None:
+    # GIVEN TorchRec's sparse-data distribution as HTA's trace shows it: collectives 61 % of
+    # the GPU's busy time, but the GPU busy 6 % of the simulated window, host gaps the rest
+    profiled = shape(
+        busy_share=0.38,
+        idle_share={"host_launch": 0.15, "sync": 0.09, "dependency": 0.32, "other": 0.06},
+        gpu_per_activity_ns=95_900.0,
+        collective_share=0.61,
+    )
+    unprofiled = Unprofiled(153_600_000, 0.06, {"host_launch": 0.94, "sync": 0.0, "other": 0.0})
+    # THEN the host sets its pace: not communication-bound
+    verdict, evidence = decide(profiled, unprofiled=unprofiled)
+    assert verdict == "launch-bound"
+    assert "collective kernels 61% of GPU busy time" in evidence
+    # AND with the host's gaps under half the window it is
+    quiet = Unprofiled(20_000_000, 0.55, {"host_launch": 0.45, "sync": 0.0, "other": 0.0})
+    assert decide(profiled, unprofiled=quiet)[0] == "communication-bound"
 
 
 def test_eager_us_takes_a_step_time_and_region_times() -> None:

@@ -31,7 +31,8 @@ the profiler slows the host (about 2× on launch-bound steps), not the GPU. Firs
 7. ``mixed`` — anything else: some launch gaps, some long kernels.
 
 ``communication-bound`` comes before ``compute-bound``: at least :data:`COLLECTIVE_SHARE`
-of the GPU busy time is collective kernels (NCCL/RCCL), which mostly wait for other ranks.
+of the GPU busy time is collective kernels (NCCL/RCCL), which mostly wait for other ranks,
+unless gaps waiting on the host fill :data:`COLLECTIVE_HOST_IDLE_SHARE` of the window.
 
 The profiled timeline is not the run users see: the profiler inflates every launch, so a
 step that keeps the GPU fed without it can look launch-bound under it. When the replay
@@ -101,6 +102,13 @@ IDLE_BUSY_SHARE: Final = 0.1
 #: Share of the region's GPU busy time in collective (NCCL/RCCL) kernels from which it is
 #: communication-bound: a collective kernel's time is mostly waiting for the other ranks.
 COLLECTIVE_SHARE: Final = 0.5
+#: ... unless gaps waiting on the host's launches fill at least this share of the window
+#: (simulated where the estimate ran): then the host sets its pace, not the other ranks.
+#: TorchRec's sparse-data distribution (HTA's trace) read communication-bound with its GPU
+#: busy 6 % of a simulated 153.6 ms window, host gaps filling the other 94 %, and a
+#: predicted saving of 94 %. A region whose GPU waits on another stream's collective
+#: (dependency gaps) stays communication-bound.
+COLLECTIVE_HOST_IDLE_SHARE: Final = 0.5
 #: A ``launch-bound`` region must be predicted to save at least this share of its eager
 #: time by replay; below, the verdict is ``mixed`` and the evidence says why.
 LAUNCH_BOUND_MIN_SAVING: Final = 0.10
@@ -259,7 +267,7 @@ def _rules(
         shape.host_sync_share >= HOST_SYNC_SHARE and waits_more_than_it_works
     ):
         return "sync-bound", evidence
-    if shape.collective_share >= COLLECTIVE_SHARE:
+    if shape.collective_share >= COLLECTIVE_SHARE and launch_idle < COLLECTIVE_HOST_IDLE_SHARE:
         return "communication-bound", evidence
     short = shape.gpu_per_activity_ns < launch_cost_ns
     if busy_share >= COMPUTE_BUSY_SHARE and not short:
