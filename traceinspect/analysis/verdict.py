@@ -297,8 +297,8 @@ def _host_work_dominates(long_host: float, launch_idle: float) -> bool:
 
 def host_work_kept_saving(saving: Saving, unprofiled: Unprofiled | None) -> float | None:
     """What replay saves if the host's own work between launches stays in the step: the
-    simulated run's host gaps over 200 µs run beside the replay, one after the other, where
-    they outweigh its launch gaps (rule 5); None where they do not. The prediction itself
+    simulated run's host gaps over 200 µs, where they outweigh its launch gaps (rule 5), run
+    before or after the replay, not beside it; None where they do not. The prediction itself
     has replay skip them, as it skips the Python that drives the kernels (an AdamW step
     over many small tensors: 40 % of its simulated window in such gaps, predicted 92 %
     saved, measured 89 %); work whose results the step needs (data loading, CPU math)
@@ -392,7 +392,7 @@ def agree(
             f"the GPU idles on the host's own work ({unprofiled.long_host_share:.0%} of the"
             f" simulated window in host gaps over {LONG_HOST_GAP_NS / 1000:g} µs), yet replay"
             f" would save {frac:.0%}: so much if replay may skip that work (code that only"
-            f" drives these kernels), about {max(kept, 0.0):.0%} if the step needs what it"
+            f" drives these kernels), about {kept:.0%} if the step needs what it"
             f" computes (data loading, CPU math), which then stays; {graphed}",
             *evidence,
         ]
