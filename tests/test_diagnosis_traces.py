@@ -214,6 +214,14 @@ def test_cut_nsys_window_falls_back_to_the_whole_trace_and_warns() -> None:
     )
     assert report["health"][0]["kind"] == "missing_launch_records"
     assert "2,276 of 4,368" in report["health"][0]["message"]
+    # AND its 204 FSDP ranges (102 names in each of two processes) are more regions than are
+    # analyzed: the warning says how many are left out, and how much of their time
+    capped = [h["message"] for h in report["health"] if h["kind"] == "regions_capped"]
+    assert capped == [
+        "204 annotated regions: the 40 with the most time are analyzed, the other 164 (56% of"
+        " the regions' total time) left out"
+    ]
+    assert sum(r["source"] == "nvtx" for r in report["regions"]) == 40
 
 
 @pytest.mark.corpus

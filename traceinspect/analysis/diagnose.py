@@ -21,7 +21,12 @@ from traceinspect.analysis.capture import CaptureChecker
 from traceinspect.analysis.gaps import CAUSES, OTHER_DETAILS, OUTSIDE_WORK, GroupGaps, group_gaps
 from traceinspect.analysis.health import HealthWarning, check_health
 from traceinspect.analysis.intervals import IntArray, covered_ns, merge
-from traceinspect.analysis.regions import Region, find_regions, step_region
+from traceinspect.analysis.regions import (
+    MAX_REGIONS,
+    Region,
+    find_regions_left_out,
+    step_region,
+)
 from traceinspect.analysis.result import (
     LaunchStats,
     OccurrenceGaps,
@@ -68,9 +73,18 @@ def diagnose(
     worker_count`; callers that already run in parallel pass 1).
     """
     arrays = index_timeline(timeline)
-    regions = find_regions(timeline, arrays)
+    regions, left_out = find_regions_left_out(timeline, arrays)
     launch_cost = LAUNCH_COST_NS
     notes: list[HealthWarning] = []
+    if left_out.regions:
+        notes.append(
+            HealthWarning(
+                "regions_capped",
+                f"{MAX_REGIONS + left_out.regions:,} annotated regions: the {MAX_REGIONS} with "
+                f"the most time are analyzed, the other {left_out.regions:,} "
+                f"({left_out.time_share:.0%} of the regions' total time) left out",
+            )
+        )
     if estimate and calibration is None and timeline.has_gpu_activity:
         try:
             from traceinspect.calibration import calibration_for

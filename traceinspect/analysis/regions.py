@@ -107,15 +107,31 @@ class Region:
         return self.end_ns - self.start_ns
 
 
+@dataclass(frozen=True)
+class LeftOut:
+    """Annotated regions beyond :data:`MAX_REGIONS`, not analyzed: how many (a name, source
+    and process each) and their share of all regions' total wall time."""
+
+    regions: int = 0
+    time_share: float = 0.0
+
+
 def find_regions(
     timeline: Timeline, arrays: TimelineArrays, *, max_regions: int = MAX_REGIONS
 ) -> list[Region]:
     """Every region of ``timeline`` in display order (parents before the regions they hold),
     with its occurrences' GPU activities."""
+    return find_regions_left_out(timeline, arrays, max_regions=max_regions)[0]
+
+
+def find_regions_left_out(
+    timeline: Timeline, arrays: TimelineArrays, *, max_regions: int = MAX_REGIONS
+) -> tuple[list[Region], LeftOut]:
+    """:func:`find_regions`, and the regions left out beyond ``max_regions``."""
     ann = timeline.annotations
     ann = ann[ann["source"].isin(REGION_SOURCES) & (ann["end_ns"] > ann["start_ns"])]
     if len(ann) == 0:
-        return _with_detected_steps(timeline, arrays, [_whole_trace(timeline)])
+        return _with_detected_steps(timeline, arrays, [_whole_trace(timeline)]), LeftOut()
     names = ann["name"].to_numpy()
     unique, codes = np.unique(names, return_inverse=True)
     base = np.array([base_name(str(u)) for u in unique], dtype=object)[codes]
@@ -139,6 +155,11 @@ def find_regions(
         key = (source == "profiler_step", total, str(name), process, str(source), occ)
         candidates.append(key)
     candidates.sort(key=lambda c: (not c[0], -c[1], c[2], c[3]))
+    beyond = candidates[max_regions:]
+    all_time = sum(c[1] for c in candidates)
+    left_out = LeftOut(
+        len(beyond), sum(c[1] for c in beyond) / all_time if beyond and all_time else 0.0
+    )
     matcher = _LaunchMatcher(arrays)
     main = main_threads(ann)
     regions = []
@@ -169,7 +190,7 @@ def find_regions(
         # The ranges miss most of the GPU work: the whole trace is the region that matters.
         whole = _whole_trace(timeline)
         regions = [whole, *(replace(r, depth=r.depth + 1) for r in regions)]
-    return _with_detected_steps(timeline, arrays, regions)
+    return _with_detected_steps(timeline, arrays, regions), left_out
 
 
 def _with_detected_steps(
