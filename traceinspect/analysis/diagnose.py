@@ -153,11 +153,19 @@ def _with_estimates(
         return diagnosed, []
     plans: dict[int, RegionPlan | None] = {}
     failed: dict[int, HealthWarning] = {}
-    ahead = host_ahead_spans([d.region for d in diagnosed], timeline.gpu["end_ns"].to_numpy())
+    # Only a region whose host the GPU held back is read as pipelined: the spans (a walk of
+    # every region's occurrences) are built for the first such region, and most traces have
+    # none.
+    ahead: dict[int, tuple[IntArray, IntArray]] | None = None
     for index, result in enumerate(diagnosed):
         region = result.region
         if result.verdict in ("idle", "already-graphed"):
             continue
+        throttled = (result.launch.median_queue_depth or 0.0) >= THROTTLED_QUEUE_DEPTH
+        if throttled and ahead is None:
+            ahead = host_ahead_spans(
+                [d.region for d in diagnosed], timeline.gpu["end_ns"].to_numpy()
+            )
         eager = eager_by_name.get(region.name, eager_unprofiled_ns if region is step else None)
         try:
             plans[index] = plan_region(
@@ -170,9 +178,7 @@ def _with_estimates(
                 columns=columns,
                 occurrence_start_ns=[int(s) for s in region.start_ns],
                 occurrence_pipelined=(
-                    _inside(ahead, region)
-                    if (result.launch.median_queue_depth or 0.0) >= THROTTLED_QUEUE_DEPTH
-                    else None
+                    _inside(ahead, region) if throttled and ahead is not None else None
                 ),
             )
         except Exception as exc:  # the estimate is optional: the diagnosis stands without it
