@@ -53,7 +53,7 @@ def abbreviate(name: str, width: int, head: int | None = None) -> str:
         return ""
     if len(name) <= width:
         return name
-    short = _undecorated(_RETURN_TYPE.sub("", name)) or name
+    short = _bare(name)
     for open_, close in (("(", ")"), ("<", ">")):
         if len(short) > width:
             short = _collapse_brackets(short, open_, close)
@@ -159,7 +159,7 @@ def _middle_cut(
     names) cut at both ends around the field where each first differs from the name nearest
     it: ``Cijk_Alik_Blj…MT16x16x256_MI16x16x1_SN_…WS64_WG16_4_4``. A name with too little
     room, or whose difference lies within its head or tail, keeps what it had."""
-    texts = {item: _undecorated(_RETURN_TYPE.sub("", item[0])) or item[0] for item in members}
+    texts = {item: _bare(item[0]) for item in members}
     out = dict(chosen)
     for item in members:
         text, width = texts[item], item[1]
@@ -216,6 +216,12 @@ def _operation_word(words: list[str], others: list[set[str]]) -> str | None:
             if found:
                 return found[-1]
     return None
+
+
+def _bare(name: str) -> str:
+    """``name`` as a cell shortens it: no return type, no decoration (itself if nothing is
+    left)."""
+    return _undecorated(_RETURN_TYPE.sub("", name)) or name
 
 
 def _undecorated(name: str) -> str:
