@@ -294,3 +294,37 @@ def test_generated_names_that_differ_inside_are_cut_around_the_difference() -> N
         abbreviate(tensile, 52),
         abbreviate(third, 52),
     ]
+
+
+def test_a_nodes_devices_fit_one_line_grouped_by_name() -> None:
+    # GIVEN the 8-GPU A100 trace HTA compares against, and vLLM's ROCm trace that names none
+    from rich.console import Console
+
+    from traceinspect import load
+    from traceinspect.analysis.summary import summarize
+    from traceinspect.report.summary import render_summary
+
+    expected = {
+        "HolisticTraceAnalysis__trace_diff__control.json.gz": "0–7: NVIDIA A100-PG509-200",
+        "TraceLens__vllm_decode_full__graph_execution.json.gz": "0–7: names not recorded",
+    }
+    for name, devices in expected.items():
+        summary = summarize(load(corpus_file(name)))
+        assert len(summary.devices) == 8  # the JSON report keeps one entry per device
+        console = Console(file=io.StringIO(), width=400)
+        render_summary(summary, console, top=3)
+        first = console.file.getvalue().splitlines()[0]  # type: ignore[attr-defined]
+        # THEN the header names them once per run of ids, not eight times over
+        assert first.endswith(f"devices: {devices}")
+
+
+def test_device_groups_join_consecutive_ids_of_one_name_only() -> None:
+    from traceinspect.report.layout import device_groups
+
+    assert device_groups([(0, "NVIDIA H200")]) == ["0: NVIDIA H200"]
+    assert device_groups([(0, "A"), (1, "A"), (2, "B"), (3, "B"), (5, "B"), (6, "")]) == [
+        "0–1: A", "2–3: B", "5: B", "6: name not recorded"
+    ]
+    assert device_groups([(0, None), (1, None)]) == ["0–1: names not recorded"]
+    assert device_groups([("x", "A"), ("y", "A")]) == ["x: A", "y: A"]  # ids not numbers
+    assert device_groups([]) == []

@@ -30,7 +30,7 @@ from traceinspect.analysis.result import TraceAnalysis
 from traceinspect.analysis.summary import summarize
 from traceinspect.model import Timeline
 from traceinspect.report.html_tables import (
-    device_text,
+    device_texts,
     health_groups,
     regions_table,
     summary_section,
@@ -147,7 +147,7 @@ def page_data(
             "path": str(trace.get("path") or meta.path),
             "format": str(trace.get("format") or meta.format),
             "generation": str(summary.get("generation") or meta.generation),
-            "devices": [device_text(d) for d in devices],
+            "devices": device_texts(devices),
         },
         "health": health_groups(report.get("health"), summary),
         "regions": regions,

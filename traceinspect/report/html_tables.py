@@ -13,6 +13,8 @@ from typing import Any, Final, TypeGuard
 
 import numpy as np
 
+from traceinspect.report.layout import device_groups
+
 #: Idle causes of a region, in column order, with their column labels.
 IDLE_CAUSES: Final = (
     ("host_launch", "launch"),
@@ -408,8 +410,13 @@ def _css_word(text: str) -> str:
     return _CSS_CLASS_UNSAFE.sub("-", text.lower()).strip("-")
 
 
-def device_text(device: Any) -> str:
-    if isinstance(device, Mapping):
-        name = device.get("name")
-        return f"{device.get('id', '?')}: {name}" if name else str(device.get("id", "?"))
-    return str(device)
+def device_texts(devices: Any) -> list[str]:
+    """The report's devices (``{"id", "name"}`` objects) as :func:`device_groups` gives them."""
+    pairs: list[tuple[object, str | None]] = []
+    for device in _list(devices):
+        if isinstance(device, Mapping):
+            name = device.get("name")
+            pairs.append((device.get("id", "?"), name if isinstance(name, str) else None))
+        else:
+            pairs.append((str(device), None))
+    return device_groups(pairs)

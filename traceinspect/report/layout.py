@@ -37,6 +37,32 @@ def render_width(stream: TextIO, environ: dict[str, str] | None = None) -> int |
     return PIPED_WIDTH
 
 
+def device_groups(devices: Sequence[tuple[object, str | None]]) -> list[str]:
+    """The trace's devices as ``(id, name)`` pairs, as text: consecutive ids of one name in
+    one item (``0–7: NVIDIA A100-SXM4-80GB``), a device whose name the trace leaves out
+    ``name not recorded`` — an eight-GPU node's list fits a line."""
+    runs: list[tuple[object, object, str]] = []  # first id, last id, name
+    for device_id, name in devices:
+        text = name or ""
+        if runs:
+            first, last, prev = runs[-1]
+            if (
+                prev == text
+                and isinstance(last, int)
+                and isinstance(device_id, int)
+                and device_id == last + 1
+            ):
+                runs[-1] = (first, device_id, text)
+                continue
+        runs.append((device_id, device_id, text))
+    out = []
+    for first, last, text in runs:
+        ids = str(first) if first == last else f"{first}–{last}"
+        unnamed = "name not recorded" if first == last else "names not recorded"
+        out.append(f"{ids}: {text or unnamed}")
+    return out
+
+
 def abbreviate(name: str, width: int, head: int | None = None) -> str:
     """``name`` in at most ``width`` characters, keeping what tells names apart.
 

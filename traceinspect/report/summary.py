@@ -10,7 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from traceinspect.analysis.summary import TraceSummary
-from traceinspect.report.layout import abbreviate_apart
+from traceinspect.report.layout import abbreviate_apart, device_groups
 
 #: Cells taken by the top-kernels table besides the name: count, total, mean, share, borders.
 _NUMBERS_WIDTH = 48
@@ -22,7 +22,7 @@ def _us(ns: int | float) -> str:
 
 def render_summary(summary: TraceSummary, console: Console, *, top: int) -> None:
     """Print ``summary`` on ``console``, listing the ``top`` kernels by total time."""
-    devices = ", ".join(f"{d.id}: {d.name or '?'}" for d in summary.devices) or "none listed"
+    devices = ", ".join(device_groups([(d.id, d.name) for d in summary.devices])) or "none listed"
     console.print(
         f"[bold]{escape(summary.path)}[/bold]  {summary.format} ({summary.generation})  "
         f"devices: {escape(devices)}"
