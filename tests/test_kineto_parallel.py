@@ -25,25 +25,34 @@ from traceinspect.parse.kineto import read_kineto
 VALIDATION = SAMPLES / "validation"
 
 
+#: Validation traces the split read is checked on per kind of recording (card, eager or
+#: graphed, one stream or several), spread evenly over the kind's sizes.
+SPLIT_READ_PER_KIND = 8
+
+
 def split_read_traces() -> list[Path]:
-    """The real traces the split read is checked on: every bundled sample and corpus trace,
-    and from each validation set the median-sized eager and graphed trace, plus the largest
-    of each kind over all sets. The ~2,000 validation recordings come from one recorder, a
-    few torch builds and a few kinds of step; the median of each set's kind keeps every
-    set's build and workloads in the sweep at an eighth of its bytes. Setting
-    ``TRACEINSPECT_SPLIT_READ_ALL=1`` checks every trace (about 10 min on two cores)."""
+    """The real traces the split read is checked on: every bundled sample and corpus trace
+    (each format generation), and of the ~2,000 validation recordings, for each kind of
+    recording (H200 or H100, eager or graphed, one stream or several) eight spread evenly
+    over the kind's sizes, the largest included. They come from one recorder and one torch
+    build (2.11), so what tells them apart for a split is their size and what a step holds,
+    not their set: a median per set (313 traces, every one read alike split and whole) took
+    three minutes of CI's two cores. Setting ``TRACEINSPECT_SPLIT_READ_ALL=1`` checks every
+    trace (about 10 min on two cores)."""
     samples = sorted(p for p in SAMPLES.glob("**/*.json.gz") if VALIDATION not in p.parents)
     recorded = sorted(VALIDATION.glob("**/*.json.gz"))
     if os.environ.get("TRACEINSPECT_SPLIT_READ_ALL") == "1":
         return samples + recorded + sorted(CORPUS.glob("*.json.gz"))
-    groups: dict[tuple[str, bool], list[Path]] = {}
+    kinds: dict[tuple[bool, bool, bool], list[Path]] = {}
     for p in sorted(recorded, key=lambda p: (p.stat().st_size, p)):
-        key = (p.relative_to(VALIDATION).parts[0], ".graphed." in p.name)
-        groups.setdefault(key, []).append(p)
-    chosen = {g[len(g) // 2] for g in groups.values()}
-    for kind in (False, True):
-        tops = [g[-1] for (_, graphed), g in groups.items() if graphed == kind]
-        chosen |= {max(tops, key=lambda p: p.stat().st_size)} if tops else set()
+        parts = p.relative_to(VALIDATION).parts
+        key = (parts[0].startswith("h100"), ".graphed." in p.name, "streams" in str(parts[1:]))
+        kinds.setdefault(key, []).append(p)
+    chosen: set[Path] = set()
+    for group in kinds.values():
+        last = len(group) - 1
+        count = min(SPLIT_READ_PER_KIND, len(group))
+        chosen |= {group[round(i * last / max(count - 1, 1))] for i in range(count)}
     return samples + sorted(chosen) + sorted(CORPUS.glob("*.json.gz"))
 
 
