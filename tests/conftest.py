@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Iterable, Sequence
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +13,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT.parent / "shared" / "corpus"
 SAMPLES = ROOT / "sample_traces"
+#: Traces a test process keeps read (the validation tests predict each recording several
+#: times: built in, with its probes, under a test's patches, diagnosed for its verdict).
+LOADED_TRACES = 48
 
 
 @pytest.fixture(scope="session")
@@ -37,22 +40,39 @@ def sample_file(name: str) -> Path:
     return path
 
 
+@lru_cache(maxsize=LOADED_TRACES)
+def load_trace_once(path: Path) -> Any:
+    """``load_trace(path)``, kept for the next call with the same path. The tests patch the
+    estimator, never the readers, and nothing writes into a timeline."""
+    from traceinspect.parse import load_trace
+
+    return load_trace(path)
+
+
+def validation_table() -> Any:
+    """``bench/validation_table.py``, reading each trace once per test process."""
+    import sys
+
+    if str(ROOT / "bench") not in sys.path:
+        sys.path.insert(0, str(ROOT / "bench"))
+    import validation_table as module
+
+    module.load_trace = load_trace_once
+    return module
+
+
 def fresh_row(workload: Any, probe: bool = False, calibration: str = "") -> Any:
     """``bench/validation_table.py``'s row of one workload (``validation_table.Workload``),
     predicted with the model as it stands at the call (a test's patches included), with the
     copy host cost its probes measured (``probe``) or from the trace alone, with the
     built-in profile named ``calibration`` or the trace's own."""
-    import sys
     from dataclasses import replace
-
-    sys.path.insert(0, str(ROOT / "bench"))
-    from validation_table import evaluate, prepare
 
     from traceinspect.calibration import builtin_calibrations, calibration_for
 
-    prepared = prepare(workload if probe else replace(workload, host_costs=None))
+    prepared = validation_table().prepare(workload if probe else replace(workload, host_costs=None))
     cal = builtin_calibrations()[calibration] if calibration else calibration_for(prepared.timeline)
-    return evaluate(prepared, cal)
+    return validation_table().evaluate(prepared, cal)
 
 
 @cache
@@ -106,9 +126,8 @@ def step_read(workload: Any) -> tuple[str, float | None]:
     asserting on the way that no region of its trace reads a verdict its predicted saving
     contradicts."""
     from traceinspect.analysis.diagnose import diagnose
-    from traceinspect.parse import load_trace
 
-    analysis = diagnose(load_trace(workload.trace))
+    analysis = diagnose(load_trace_once(workload.trace))
     assert_no_verdict_contradicts_its_saving(analysis, workload.trace)
     step = analysis.region(workload.region)
     return step.verdict, step.estimate.saving_frac if step.estimate is not None else None
