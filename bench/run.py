@@ -18,7 +18,10 @@ runs in its own subprocess after the file has been read once (page cache warm):
   only a link to the file, when ``--hta-python`` names an interpreter that has it (keep it
   in its own virtualenv; it is not a dependency of this project).
 
-Wall time is measured around the subprocess (interpreter start included, for every tool).
+With ``--repeat N`` the tools take turns, N rounds of one run each, and each tool's
+fastest run is kept: on a shared host whose speed drifts over minutes, every tool meets
+the same drift. Wall time is measured around the subprocess (interpreter start included,
+for every tool).
 Peak RSS is exact, not sampled: ``os.wait4`` returns the child's ``ru_maxrss``, which the
 kernel keeps as the high-water mark of the child and of every descendant it waited for
 (the largest single process, not their sum). CPU is user + system seconds of the same.
@@ -171,53 +174,20 @@ def json_bytes(path: Path) -> int:
 def measure_file(path: Path, args: argparse.Namespace, workdir: Path) -> list[Measure]:
     size = path.stat().st_size
     json_size = json_bytes(path)
-    results: list[Measure] = []
-
-    def record(tool: str, cmd: list[str], env: dict[str, str] | None = None) -> None:
-        # `python -m`/`-c` put the working folder first on sys.path: run from the measured
-        # tree so that its traceinspect is the one imported.
-        best: Measure | None = None
-        for _ in range(args.repeat):
-            warm(path)
-            load = os.getloadavg()[0]
-            wall, cpu, rss, code, tail = run_measured(
-                cmd, timeout_s=args.timeout, env=env, cwd=args.tree
-            )
-            error = "" if code == 0 else tail
-            m = Measure(tool, path.name, size, json_size, wall, cpu, rss, code, error, load)
-            print(
-                f"  {tool:<10} {path.name}: {wall:7.2f} s  {rss / 2**20:8,.0f} MiB"
-                + ("" if code == 0 else f"  FAILED ({code}): {tail.splitlines()[-1:]}"),
-                flush=True,
-            )
-            if best is None or (m.ok and (not best.ok or m.wall_s < best.wall_s)):
-                best = m
-            if not m.ok:
-                break
-        assert best is not None
-        results.append(best)
-
+    tools: list[tuple[str, list[str], dict[str, str] | None]] = []
     report = workdir / f"{path.name}.report.json"
-    record(
+    tools.append((
         "analyze",
-        [
-            sys.executable,
-            "-m",
-            "traceinspect",
-            "analyze",
-            str(path),
-            "--json",
-            str(report),
-            "--force",
-        ],
-        env={**os.environ, "PYTHONPATH": str(args.tree), "COLUMNS": "120"},
-    )
-    record(
+        [sys.executable, "-m", "traceinspect", "analyze", str(path), "--json", str(report),
+         "--force"],
+        {**os.environ, "PYTHONPATH": str(args.tree), "COLUMNS": "120"},
+    ))  # fmt: skip
+    tools.append((
         "read",
         [sys.executable, "-c", READ_ONLY, str(path)],
-        env={**os.environ, "PYTHONPATH": str(args.tree)},
-    )
-    record("json.load", [sys.executable, "-c", JSON_LOAD, str(path)])
+        {**os.environ, "PYTHONPATH": str(args.tree)},
+    ))  # fmt: skip
+    tools.append(("json.load", [sys.executable, "-c", JSON_LOAD, str(path)], None))
     if args.hta_python is None:
         pass
     elif size > args.hta_max_bytes and not path.name.endswith(".gz"):
@@ -230,7 +200,37 @@ def measure_file(path: Path, args: argparse.Namespace, workdir: Path) -> list[Me
         shutil.rmtree(folder, ignore_errors=True)
         folder.mkdir()
         (folder / path.name).symlink_to(path)
-        record("hta", [str(args.hta_python), "-c", HTA_LOAD, str(folder)])
+        tools.append(("hta", [str(args.hta_python), "-c", HTA_LOAD, str(folder)], None))
+
+    # Round by round, every tool once a round: a machine that slows for a minute (other
+    # tenants' load on a shared host) slows every tool's run of that round alike, where
+    # all of one tool's runs back to back would take the slow minute for one tool alone.
+    best: dict[str, Measure] = {}
+    failed: set[str] = set()
+    for _ in range(args.repeat):
+        for tool, cmd, env in tools:
+            if tool in failed:
+                continue
+            warm(path)
+            load = os.getloadavg()[0]
+            # `python -m`/`-c` put the working folder first on sys.path: run from the
+            # measured tree so that its traceinspect is the one imported.
+            wall, cpu, rss, code, tail = run_measured(
+                cmd, timeout_s=args.timeout, env=env, cwd=args.tree
+            )
+            error = "" if code == 0 else tail
+            m = Measure(tool, path.name, size, json_size, wall, cpu, rss, code, error, load)
+            print(
+                f"  {tool:<10} {path.name}: {wall:7.2f} s  {rss / 2**20:8,.0f} MiB"
+                + ("" if code == 0 else f"  FAILED ({code}): {tail.splitlines()[-1:]}"),
+                flush=True,
+            )
+            kept = best.get(tool)
+            if kept is None or (m.ok and (not kept.ok or m.wall_s < kept.wall_s)):
+                best[tool] = m
+            if not m.ok:
+                failed.add(tool)
+    results = [best[tool] for tool, _, _ in tools if tool in best]
     return results
 
 
