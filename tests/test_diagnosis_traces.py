@@ -389,3 +389,35 @@ def test_an_idle_region_on_host_work_says_what_its_saving_assumes() -> None:
     ctr = regions(report)["## CTRMetric:update ##"]
     assert ctr["verdict"] == "launch-bound"
     assert not any(n.startswith("saving range down to") for n in ctr["estimate"]["notes"])
+
+
+@pytest.mark.corpus
+def test_the_profiler_step_the_profiler_stopped_in_is_left_out() -> None:
+    """HTA's MI250 toy training loop: `prof.step()` after the second step opened a third
+    ProfilerStep that the profiler's exit closed 49 µs later with no GPU work in it. Counted
+    as a step, its empty kernel sequence made the step `not capturable` (the sequence
+    "changes" at kernel 1) and its shapes "change"; left out, the step holds what ran."""
+    trace = corpus_file("HolisticTraceAnalysis__mi250_minitoy_train_ROCm6_2_kineto.json.gz")
+    result = diagnose(load_trace(trace))
+    step = result.region("ProfilerStep")
+    assert step.region.occurrences == 1
+    assert step.region.cut_last_ns == 49_073
+    assert step.activities == 16  # 14 kernels and 2 copies, all in the step that ran
+    report = regions(report_data(result))["ProfilerStep"]
+    assert report["capture"]["verdict"] == "capturable as-is"
+    kinds = {b["kind"] for b in report["capture"]["blockers"]}
+    assert kinds == {"cpu_work", "host_to_device_copy"}
+    cut = [w.message for w in result.warnings if w.kind == "last_step_cut"]
+    assert cut == [
+        "the last ProfilerStep (49.1 µs) holds no GPU work, where the others do: the profiler "
+        "stopped in it; left out"
+    ]
+
+
+def test_a_last_profiler_step_with_gpu_work_is_kept() -> None:
+    # The bundled H200 sample's five ProfilerSteps each ran the step: none is left out.
+    result = diagnose(load_trace(sample_file("mixed.eager.json.gz")))
+    step = result.region("ProfilerStep")
+    assert step.region.cut_last_ns == 0
+    assert all(len(rows) for rows in step.region.rows)
+    assert not [w for w in result.warnings if w.kind == "last_step_cut"]

@@ -108,6 +108,14 @@ def check_health(
                         "it)",
                     )
                 )
+        if r.region.cut_last_ns:
+            out.append(
+                HealthWarning(
+                    "last_step_cut",
+                    f"the last {r.region.name} ({r.region.cut_last_ns / 1000:,.1f} µs) holds no "
+                    "GPU work, where the others do: the profiler stopped in it; left out",
+                )
+            )
         if r.region.overlap_matched:
             out.append(
                 HealthWarning(

@@ -97,6 +97,9 @@ class Region:
     process: int = -1
     #: For regions found by step detection (source ``detected``): what was found.
     detection: StepDetection | None = None
+    #: The wall time (ns) of a last profiler step left out: one with no GPU work where the
+    #: others have some, the step the profiler stopped in (0: none left out).
+    cut_last_ns: int = 0
 
     @property
     def occurrences(self) -> int:
@@ -170,6 +173,12 @@ def find_regions_left_out(
         pid = occ["pid"].to_numpy(np.int64)
         tid = occ["tid"].to_numpy(np.int64)
         rows, overlap = matcher.rows(start, end, pid, tid, main)
+        cut = 0
+        if source == "profiler_step" and _stopped_in_last(rows):
+            # ``prof.step()`` after the last step opens one more, which the profiler's exit
+            # closes a moment later with nothing in it: not a step of the workload.
+            cut = int(end[-1] - start[-1])
+            start, end, pid, tid, rows = start[:-1], end[:-1], pid[:-1], tid[:-1], rows[:-1]
         regions.append(
             Region(
                 name=name,
@@ -182,6 +191,7 @@ def find_regions_left_out(
                 rows=rows,
                 overlap_matched=overlap,
                 process=process if several else -1,
+                cut_last_ns=cut,
             )
         )
     regions.sort(key=lambda r: (int(r.start_ns[0]), r.depth, -int(r.wall_ns[0])))
@@ -191,6 +201,11 @@ def find_regions_left_out(
         whole = _whole_trace(timeline)
         regions = [whole, *(replace(r, depth=r.depth + 1) for r in regions)]
     return _with_detected_steps(timeline, arrays, regions), left_out
+
+
+def _stopped_in_last(rows: list[IntArray]) -> bool:
+    """The last of several profiler steps holds no GPU activity and the others do."""
+    return len(rows) >= 2 and len(rows[-1]) == 0 and all(len(r) for r in rows[:-1])
 
 
 def _with_detected_steps(
