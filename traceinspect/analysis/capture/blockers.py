@@ -73,13 +73,16 @@ def sequence_blockers(lookups: TraceLookups, region: Region) -> list[Blocker]:
         occ, only_first = change
         ref = 1 if only_first else 0
         pos = _first_difference(codes[ref], codes[occ])
-        other = str(uniques[codes[occ][pos]]) if pos < len(codes[occ]) else "(end)"
+        if pos < len(codes[occ]):
+            differs = f"differs at kernel {pos + 1}: {short(str(uniques[codes[occ][pos]]))}"
+        else:
+            differs = f"ends after {pos} kernels, where occurrence {ref + 1} goes on"
         severity: Severity = "note" if only_first else "breaks"
         kind = "warmup_kernel_sequence" if only_first else "kernel_sequence_changes"
         distinct = len({c.tobytes() for c in codes})
         what = (
             f"{distinct} different kernel sequences over {region.occurrences} occurrences; "
-            f"occurrence {occ + 1} differs at kernel {pos + 1}: {short(other)}"
+            f"occurrence {occ + 1} {differs}"
         )
         blockers.append(Blocker(kind, severity, what, distinct, FIXES[kind], {}))
     shapes = shape_blocker(lookups, region)
@@ -111,14 +114,15 @@ def shape_blocker(lookups: TraceLookups, region: Region) -> Blocker | None:
     if only_first:
         return None
     pos = _first_difference(per_occ[0], per_occ[o])
-    shown = "(end)"
+    differs = f"ends after {pos} ops with shapes, where occurrence 1 goes on"
     if pos < len(per_occ[o]):
         name, shapes = divmod(int(per_occ[o][pos]), max(len(lookups._shape_texts), 1))
         shown = f"{lookups._shape_names[name]} {lookups._shape_texts[shapes]}"
+        differs = f"differs at op {pos + 1}: {short(shown)}"
     distinct = len({c.tobytes() for c in per_occ})
     what = (
         f"{distinct} different input-shape signatures over {region.occurrences} occurrences;"
-        f" occurrence {o + 1} differs at op {pos + 1}: {short(shown)}"
+        f" occurrence {o + 1} {differs}"
     )
     return Blocker("shapes_change", "change", what, distinct, FIXES["shapes_change"], {})
 
