@@ -421,3 +421,15 @@ def test_a_last_profiler_step_with_gpu_work_is_kept() -> None:
     assert step.region.cut_last_ns == 0
     assert all(len(rows) for rows in step.region.rows)
     assert not [w for w in result.warnings if w.kind == "last_step_cut"]
+
+
+@pytest.mark.corpus
+def test_a_sequence_that_stops_short_says_so() -> None:
+    # HTA's A100 control trace: the fourth `## forward:bottom_mlp ##` records fewer shaped
+    # ops than the first (it read "differs at op 107: (end)")
+    result = diagnose(load_trace(corpus_file("HolisticTraceAnalysis__trace_diff__control.json.gz")))
+    blockers = {b.kind: b for b in result.region("## forward:bottom_mlp ##").capture.blockers}
+    assert blockers["shapes_change"].what == (
+        "2 different input-shape signatures over 6 occurrences; occurrence 4 ends after 106 "
+        "ops with shapes, where occurrence 1 goes on"
+    )
