@@ -22,7 +22,8 @@ from traceinspect.report.ranks import STRAGGLER_STEP_RATIO, ranks_report
 CONTROL = "HolisticTraceAnalysis__trace_diff__control.json.gz"
 # Rank 0 of a 2-rank A100 NCCL job: 2,700 kernels, 3 steps of 222.44 ms median.
 NCCL = "HolisticTraceAnalysis__nccl_data.json.gz"
-# Tiny traces without distributedInfo: ROCm MI250 (14 kernels, 2 steps) and a Triton kernel.
+# Tiny traces without distributedInfo: ROCm MI250 (14 kernels, one step of 9.29 ms and an
+# empty second that the profiler stopped in) and a Triton kernel.
 MI250 = "HolisticTraceAnalysis__mi250_minitoy_train_ROCm6_2_kineto.json.gz"
 TRITON = "HolisticTraceAnalysis__triton_example.json.gz"
 
@@ -81,7 +82,9 @@ def test_rows_hold_each_ranks_real_numbers(report: dict[str, Any]) -> None:
     # NCCL kernels: 42.1 % of rank 3's busy GPU time.
     assert control["collective_share"] == pytest.approx(0.421, abs=1e-3)
     assert ranks[2]["kernels"] == 14
-    assert ranks[2]["step_wall_median_ns"] == 4_668_682
+    # one step: the 49 µs ProfilerStep the profiler stopped in is not a step (it halved the
+    # median to 4.67 ms)
+    assert (ranks[2]["steps"], ranks[2]["step_wall_median_ns"]) == (1, 9_288_291)
 
 
 @pytest.mark.corpus
@@ -144,11 +147,12 @@ def test_rank_falls_back_to_the_file_name(tmp_path: Path) -> None:
         (5, "file name", 14),
         (None, "", 1),
     ]
-    # Two ROCm steps of 4.67 ms median; one Triton step of 1.67 ms (written as 13.34 s: it
-    # was still open when recording stopped, and is cut there). With two ranks the median is
-    # their mean (3.17 ms), and the ROCm rank at 1.47x of it is flagged.
+    # One ROCm step of 9.29 ms (its empty second, 49 µs, left out); one Triton step of 1.67
+    # ms (written as 13.34 s: it was still open when recording stopped, and is cut there).
+    # With two ranks the median is their mean (5.48 ms), and the ROCm rank at 1.69x of it is
+    # flagged.
     assert [(r["steps"], r["step_wall_median_ns"]) for r in ranks] == [
-        (2, 4_668_682),
+        (1, 9_288_291),
         (1, 1_673_183),
     ]
     assert [r["straggler"] for r in ranks] == [True, False]

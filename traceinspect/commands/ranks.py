@@ -54,7 +54,7 @@ def analyze_one(path: str) -> dict[str, Any]:
     from traceinspect.analysis.diagnose import diagnose
     from traceinspect.analysis.summary import summarize
     from traceinspect.parse import load_trace
-    from traceinspect.report.ranks import rank_row, step_diagnosis
+    from traceinspect.report.ranks import profiler_step_walls, rank_row, step_diagnosis
 
     name = Path(path).name
     try:
@@ -74,7 +74,13 @@ def analyze_one(path: str) -> dict[str, Any]:
     except Exception as exc:  # the row's own numbers still stand without the diagnosis
         error = {"error": _internal(exc)}
         return {"row": rank_row(timeline, summarize(timeline), name, diagnosis=error)}
-    row = rank_row(timeline, analysis.summary, name, diagnosis=step_diagnosis(analysis))
+    row = rank_row(
+        timeline,
+        analysis.summary,
+        name,
+        diagnosis=step_diagnosis(analysis),
+        step_walls_ns=profiler_step_walls(analysis),
+    )
     return {"row": row}
 
 

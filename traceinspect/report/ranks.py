@@ -90,6 +90,16 @@ def step_diagnosis(analysis: TraceAnalysis) -> dict[str, Any] | None:
     }
 
 
+def profiler_step_walls(analysis: TraceAnalysis) -> Any:
+    """The wall times (ns) of the rank's profiler steps as its regions hold them (an empty
+    last step the profiler stopped in left out: :attr:`Region.cut_last_ns`); ``None`` where
+    no region comes from profiler steps."""
+    walls = [
+        r.region.wall_ns for r in analysis.region_results if r.region.source == "profiler_step"
+    ]
+    return np.concatenate(walls) if walls else None
+
+
 def _saving_frac(estimate: Any) -> float | None:
     """The replay estimate's saving as a share of the eager step (JSON-ready)."""
     saving = getattr(estimate, "saving_frac", None)
@@ -102,10 +112,12 @@ def rank_row(
     file_name: str,
     *,
     diagnosis: Mapping[str, Any] | None = None,
+    step_walls_ns: Any = None,
 ) -> dict[str, Any]:
     """One rank's numbers, JSON-ready: busy time from the trace ``summary``; ``diagnosis``
-    (verdict and idle causes) is passed through as given; times are integer ns, shares in
-    [0, 1] or ``None`` when undefined."""
+    (verdict and idle causes) is passed through as given; the steps' wall times are
+    ``step_walls_ns`` (:func:`profiler_step_walls`) where given, else the trace's profiler
+    step ranges; times are integer ns, shares in [0, 1] or ``None`` when undefined."""
     rank, rank_source = rank_of(timeline, file_name)
     gpu = timeline.gpu
     names = {d.id: d.name for d in summary.devices}
@@ -119,8 +131,11 @@ def rank_row(
         kernels["end_ns"].to_numpy()[collective.to_numpy()],
     )
     ann = timeline.annotations
-    steps = ann[ann["source"] == "profiler_step"]
-    step_walls = (steps["end_ns"] - steps["start_ns"]).to_numpy()
+    if step_walls_ns is None:
+        steps = ann[ann["source"] == "profiler_step"]
+        step_walls = (steps["end_ns"] - steps["start_ns"]).to_numpy()
+    else:
+        step_walls = np.asarray(step_walls_ns, np.int64)
     world = timeline.meta.profiler.get(PROFILER_WORLD_KEY, "")
     return {
         "file": file_name,
