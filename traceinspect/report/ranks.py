@@ -21,7 +21,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from traceinspect.analysis.intervals import union_ns
+from traceinspect.analysis.intervals import IntArray, union_ns
 from traceinspect.analysis.result import TraceAnalysis
 from traceinspect.analysis.summary import TraceSummary
 from traceinspect.model import Timeline
@@ -90,7 +90,7 @@ def step_diagnosis(analysis: TraceAnalysis) -> dict[str, Any] | None:
     }
 
 
-def profiler_step_walls(analysis: TraceAnalysis) -> Any:
+def profiler_step_walls(analysis: TraceAnalysis) -> IntArray | None:
     """The wall times (ns) of the rank's profiler steps as its regions hold them (an empty
     last step the profiler stopped in left out: :attr:`Region.cut_last_ns`); ``None`` where
     no region comes from profiler steps."""
@@ -112,7 +112,7 @@ def rank_row(
     file_name: str,
     *,
     diagnosis: Mapping[str, Any] | None = None,
-    step_walls_ns: Any = None,
+    step_walls_ns: IntArray | None = None,
 ) -> dict[str, Any]:
     """One rank's numbers, JSON-ready: busy time from the trace ``summary``; ``diagnosis``
     (verdict and idle causes) is passed through as given; the steps' wall times are
@@ -130,12 +130,12 @@ def rank_row(
         kernels["start_ns"].to_numpy()[collective.to_numpy()],
         kernels["end_ns"].to_numpy()[collective.to_numpy()],
     )
-    ann = timeline.annotations
     if step_walls_ns is None:
+        ann = timeline.annotations
         steps = ann[ann["source"] == "profiler_step"]
         step_walls = (steps["end_ns"] - steps["start_ns"]).to_numpy()
     else:
-        step_walls = np.asarray(step_walls_ns, np.int64)
+        step_walls = step_walls_ns
     world = timeline.meta.profiler.get(PROFILER_WORLD_KEY, "")
     return {
         "file": file_name,
