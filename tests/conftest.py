@@ -70,9 +70,10 @@ def fresh_row(workload: Any, probe: bool = False, calibration: str = "") -> Any:
 
     from traceinspect.calibration import builtin_calibrations, calibration_for
 
-    prepared = validation_table().prepare(workload if probe else replace(workload, host_costs=None))
+    table = validation_table()
+    prepared = table.prepare(workload if probe else replace(workload, host_costs=None))
     cal = builtin_calibrations()[calibration] if calibration else calibration_for(prepared.timeline)
-    return validation_table().evaluate(prepared, cal)
+    return table.evaluate(prepared, cal)
 
 
 @cache
@@ -81,14 +82,10 @@ def recording_rows(recording: str, probe: bool, calibration: str = "") -> dict[s
     RECORDING``, predicted with the copy host cost its probes measured (``probe``) or from
     the trace alone, with the built-in profile named ``calibration`` or the trace's own
     (:func:`fresh_row`, cached: the built-in model's)."""
-    import sys
-
-    sys.path.insert(0, str(ROOT / "bench"))
-    from validation_table import VALIDATION_DIR, validation_workloads
-
+    table = validation_table()
     return {
         w.name: fresh_row(w, probe, calibration)
-        for w in validation_workloads(VALIDATION_DIR / recording)
+        for w in table.validation_workloads(table.VALIDATION_DIR / recording)
     }
 
 
@@ -155,12 +152,8 @@ def assert_one_step_reads(
     """In ``sample_traces/validation/RECORDING``, every step but ``name`` reads as replay did
     (``others``: their verdicts), and ``name``, where replay saved ``saving``, reads
     ``verdict`` at a predicted saving of ``predicted``."""
-    import sys
-
-    sys.path.insert(0, str(ROOT / "bench"))
-    from validation_table import VALIDATION_DIR, validation_workloads
-
-    workloads = validation_workloads(VALIDATION_DIR / recording)
+    table = validation_table()
+    workloads = table.validation_workloads(table.VALIDATION_DIR / recording)
     odd = next(w for w in workloads if w.name == name)
     rest = [w for w in workloads if w is not odd]
     assert step_verdicts_agreeing_with_replay(rest) == others
