@@ -308,6 +308,34 @@ def test_launchless_activities_join_by_time_and_are_counted() -> None:
     assert region.overlap_matched == 1
 
 
+def test_work_queued_before_the_recording_joins_no_range() -> None:
+    # GIVEN a stream whose first two activities have no launch record and run before its first
+    # launched one (the host had launched them before the recording began), a third without a
+    # record after it, and a second stream with no launch record at all
+    t = timeline(
+        [
+            (1000, 2000, -1),
+            (1500, 2500, -1),
+            (2000, 3000, -1),
+            (3000, 4000, 0),
+            (5000, 6000, -1),
+        ],
+        [(100, 200, "launch")],
+        annotations=[("fwd", 0, 9000)],
+        gpu_extra={"stream": [7, 9, 7, 7, 7]},
+    )
+    arrays = index_timeline(t)
+    # THEN only the first two of the first stream are marked queued before the recording
+    assert arrays.queued_before.tolist() == [True, False, True, False, False]
+    # AND the range gets its launch, and by time the two others without a record
+    (region,) = find_regions(t, arrays)
+    assert region.rows[0].tolist() == [1, 3, 4]
+    assert region.overlap_matched == 2
+    summary = diagnose(t, estimate=False).summary
+    assert (summary.without_launch_record, summary.queued_before_recording) == (4, 2)
+    assert summary.queued_before_recording_ns == 2000  # the first GPU start to their last end
+
+
 def test_no_annotations_gives_the_whole_trace() -> None:
     t = timeline([(1000, 2000, 0), (5000, 6000, 1)], [(0, 500, "launch"), (4000, 4500, "launch")])
     (region,) = find_regions(t, index_timeline(t))

@@ -212,8 +212,17 @@ def test_cut_nsys_window_falls_back_to_the_whole_trace_and_warns() -> None:
         "whole_trace",
         4368,
     )
-    assert report["health"][0]["kind"] == "missing_launch_records"
-    assert "2,276 of 4,368" in report["health"][0]["message"]
+    # Its 2,276 activities without a launch record all ran before the first launched one of
+    # their stream: the two processes' hosts were 424 ms ahead of their GPUs when the 1 s window
+    # opened. They join no range; the reader's note says the window cut their launches.
+    summary = report["summary"]
+    assert (summary["without_launch_record"], summary["queued_before_recording"]) == (2276, 2276)
+    assert summary["queued_before_recording_us"] == pytest.approx(423_852.667)
+    kinds = [h["kind"] for h in report["health"]]
+    assert "missing_launch_records" not in kinds
+    assert "overlap_matched" not in kinds
+    note = next(h["message"] for h in report["health"] if h["kind"] == "reader_note")
+    assert "2276 of 4368 GPU activities have no launching API call" in note
     # AND its 204 FSDP ranges (102 names in each of two processes) are more regions than are
     # analyzed: the warning says how many are left out, and how much of their time
     capped = [h["message"] for h in report["health"] if h["kind"] == "regions_capped"]

@@ -569,36 +569,25 @@ def test_a100_trace_with_graph_launches_and_host_syncs() -> None:
     # 3 host-to-device input copies (the batch) stay eager
     assert (est.nodes, est.streams, est.graphs, est.host_syncs) == (1366, 6, 16, 15)
     assert est.input_copies == 3
-    # 75.1 ms of GPU work as the six streams' nodes are scheduled (NCCL waits included; a
+    # AND every step holds its own 1,375 activities: the 872 the GPU ran at the start from
+    # work launched before the recording began (no launch record, before the first launched
+    # activity of their stream) join no step; they had joined the first by time (2,247)
+    assert [len(r) for r in steps.rows] == [1375] * 5
+    # 70.8 ms of GPU work as the six streams' nodes are scheduled (NCCL waits included; a
     # node starts when the device has room for it, NCCL kernels taking none) + 3.9 ms of
     # input copies + 0.56 ms of node overhead (0.19-0.42 µs per node as calibrated + 0.1 µs
     # graph_node_extra_ns, and at least 2 µs for a kernel after a memset node or a copy node
-    # other than device-to-device: 0.83 ms while the step's 1,280 device-to-device copies
-    # were charged it too, 0.65 ms with 0.2 µs and no such floor);
-    # the replays' host cost is small beside it (71 µs of launches, 80 µs of host syncs)
-    # (75.113 ms while no kernel made room in its last wave, or a one-wave kernel at 80 or
-    # 90 % of its run; 75.111 ms while matrix kernels side by side did not slow each other;
-    # 75.112 ms while light kernels waited for all their room; 75.109 ms before a light kernel
-    # beside another stream's was charged LIGHT_BESIDE_NS)
-    assert est.parts["gpu_work"] == 75_131_505
+    # other than device-to-device); the replays' host cost is small beside it (71 µs of
+    # launches, 81 µs of host syncs). 75.1 ms of GPU work, 0.563 ms of node overhead and
+    # 79.49 ms in all while the queued work joined the first step (the median step of five
+    # then gained from the first's extra nodes)
+    assert est.parts["gpu_work"] == 70_768_560
     assert est.parts["input_copies"] == 3_872_398
-    # (568,777 ns while timing coincidences beside the waits were kept as dependencies: the
-    # total is the same, the launch part 966 ns more; 570,175 ns before LIGHT_BESIDE_NS)
-    assert est.parts["node_overhead"] == 562_627
-    assert est.graphed_ns == 79_492_981  # 79,489,742 before LIGHT_BESIDE_NS
-    # the high end, the 90th percentile of the five steps' own, is pulled up by the first
-    # step's (155.0 ms; 174.5 ms while a 23.8 ms NCCL SendRecv kernel holding 0.15 of the
-    # device kept its full-device GEMMs waiting for room): predicted 121.8 ms, 116.6 ms of
-    # it GPU work against 132.7 ms of nodes end to end (136.6 and 131.3 ms then); the
-    # communication kernel, written to overlap compute, now takes no room. 68.80 and 134.0 ms
-    # while timing coincidences beside the trace's waits were kept as dependencies; 68,795,709
-    # and 125,589,326 ns before LIGHT_BESIDE_NS; the high end 125,591,269 ns before light
-    # kernels streaming memory shared its bandwidth (the prediction and low end unchanged),
-    # 125,776,809 ns while the slowdown read the total demand alone (a lone streaming kernel
-    # with company was slowed by its own); the low end 68,797,511 ns before it reached 10 %
-    # of the multi-stream schedule's path below the prediction (SCHEDULE_LOW_FRAC); the high
-    # end 125,600,093 ns while timing coincidences stood in where the waits gave no dependency
-    assert est.low_ns == 65_812_278 and est.high_ns == 125_589_623
+    assert est.parts["node_overhead"] == 561_566
+    assert est.graphed_ns == 75_491_544
+    # the high end, the 90th percentile of the five steps' own: 93.4 ms; 125.6 ms while the
+    # first step carried the queued work (its own prediction 155.0 ms)
+    assert est.low_ns == 65_609_978 and est.high_ns == 93_371_050
 
 
 def test_many_occurrences_are_estimated_from_an_even_sample() -> None:

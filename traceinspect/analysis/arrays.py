@@ -62,6 +62,9 @@ class TimelineArrays:
     queue_depth: IntArray
     #: First activity launched on its stream after a stream-wait-event on that stream.
     after_wait: BoolArray
+    #: Activities without a launch record that ran before the first activity with one on
+    #: their stream (:func:`queued_before_recording`): launched before the recording began.
+    queued_before: BoolArray
     #: Host calls blocking on the GPU (``host.kind == "sync"``), as unions per pid.
     sync_calls: Blocks
     #: Device-side synchronization records (``syncs`` other than stream waits), per device.
@@ -162,6 +165,7 @@ def index_timeline(timeline: Timeline) -> TimelineArrays:
         launch_latency=launch_latency,
         queue_depth=_queue_depth(launch_start, end, pid, device, has_launch),
         after_wait=after_wait,
+        queued_before=queued_before_recording(device, stream, start, has_launch),
         sync_calls=_unions(host_pid, host_start, host_end, host_kind.eq("sync").to_numpy()),
         sync_records=_unions(
             syncs["device"].to_numpy(np.int64),
@@ -175,6 +179,29 @@ def index_timeline(timeline: Timeline) -> TimelineArrays:
         host_end=host_end,
         columns=columns,
     )
+
+
+def queued_before_recording(
+    device: IntArray, stream: IntArray, start: IntArray, has_launch: BoolArray
+) -> BoolArray:
+    """Activities without a launch record that started before the first activity with one on
+    the same stream. A stream runs its work in the order it was issued, so these were issued
+    before any launch the trace recorded there: the host ran ahead of the GPU before the
+    recording began (a queue of work already launched, often hundreds of ms on a pipelined
+    training loop) and the GPU was still working through it. They belong to no region — a
+    region's range cannot have launched them. On a stream with no launch record at all
+    (a trace without host calls), nothing is marked: there time overlap is all there is."""
+    out = np.zeros(len(start), bool)
+    if not has_launch.any() or has_launch.all():
+        return out
+    _, key = np.unique(np.stack([device, stream], axis=1), axis=0, return_inverse=True)
+    key = key.reshape(-1)
+    first = np.full(int(key.max()) + 1, np.iinfo(np.int64).min, np.int64)
+    launched_keys = np.unique(key[has_launch])
+    first[launched_keys] = np.iinfo(np.int64).max
+    np.minimum.at(first, key[has_launch], start[has_launch])
+    out = ~has_launch & (start < first[key])
+    return out
 
 
 def _unions(key: IntArray, starts: IntArray, ends: IntArray, keep: BoolArray) -> Blocks:

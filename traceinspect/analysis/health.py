@@ -53,7 +53,8 @@ def check_health(
     if n == 0:
         out.append(HealthWarning("no_gpu_activity", "the trace holds no GPU activity"))
         return out + _reader_notes(timeline)
-    unlaunched = int(np.count_nonzero(arrays.launch_row < 0))
+    # Work launched before the recording began lacks a record by nature, and joins no region.
+    unlaunched = int(np.count_nonzero((arrays.launch_row < 0) & ~arrays.queued_before))
     if unlaunched > UNLAUNCHED_SHARE * n:
         out.append(
             HealthWarning(

@@ -20,7 +20,9 @@ all-reduce from there too). The main threads of a process are those running the 
 steps, or, where the process has none (Nsight Systems, NVTX ranges), the thread whose
 outermost regions take the most time; the others work for them. Activities without a launch
 record fall back to time: those starting on the GPU inside the interval, in the same process
-(``Region.overlap_matched`` counts them, and trace health says so).
+(``Region.overlap_matched`` counts them, and trace health says so) — except those that ran
+before the first launched activity of their stream, which were queued before the recording
+began (:func:`~traceinspect.analysis.arrays.queued_before_recording`) and join no range.
 
 Where no profiler step marks the steps, :func:`~traceinspect.analysis.steps.detect_steps`
 looks for the repeating launch sequence; when it finds one that no annotated region already
@@ -362,7 +364,9 @@ class _LaunchMatcher:
         self._launched = launched[order]
         self._launch_time = arrays.launch_start[self._launched]
         self._threads = _slices(arrays.pid[self._launched], arrays.tid[self._launched])
-        unlaunched = np.flatnonzero(arrays.launch_row < 0)
+        # Work queued before the recording began belongs to no range (and would otherwise
+        # join whatever range the host was in while the GPU worked through it).
+        unlaunched = np.flatnonzero((arrays.launch_row < 0) & ~arrays.queued_before)
         order = np.lexsort((arrays.start[unlaunched], arrays.pid[unlaunched]))
         self._unlaunched = unlaunched[order]
         self._gpu_start = arrays.start[self._unlaunched]

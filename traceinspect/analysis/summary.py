@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from traceinspect.analysis.arrays import queued_before_recording
 from traceinspect.analysis.intervals import union_ns
 from traceinspect.analysis.regions import base_name
 from traceinspect.model import Timeline
@@ -105,6 +106,11 @@ class TraceSummary:
     annotations: tuple[AnnotationCount, ...]
     without_launch_record: int  # GPU activities whose launch call is unknown
     from_graph: int  # GPU activities launched by a graph launch
+    #: Of ``without_launch_record``, those launched before the recording began (their stream
+    #: ran them before any launch it recorded: :func:`queued_before_recording`), and how long
+    #: the GPU worked through them: from the first GPU activity to the last of their ends.
+    queued_before_recording: int = 0
+    queued_before_recording_ns: int = 0
 
 
 def summarize(timeline: Timeline) -> TraceSummary:
@@ -128,7 +134,25 @@ def summarize(timeline: Timeline) -> TraceSummary:
         annotations=_annotation_counts(timeline),
         without_launch_record=int((gpu["launch_row"].to_numpy() == -1).sum()) if len(gpu) else 0,
         from_graph=int(np.count_nonzero(gpu["from_graph"].to_numpy())) if len(gpu) else 0,
+        **_queued_before(timeline),
     )
+
+
+def _queued_before(timeline: Timeline) -> dict[str, int]:
+    gpu = timeline.gpu
+    if len(gpu) == 0:
+        return {}
+    start = gpu["start_ns"].to_numpy(np.int64)
+    queued = queued_before_recording(
+        gpu["device"].to_numpy(np.int64),
+        gpu["stream"].to_numpy(np.int64),
+        start,
+        gpu["launch_row"].to_numpy(np.int64) >= 0,
+    )
+    if not queued.any():
+        return {}
+    span = int(gpu["end_ns"].to_numpy(np.int64)[queued].max() - start.min())
+    return {"queued_before_recording": int(queued.sum()), "queued_before_recording_ns": span}
 
 
 def _device_busy(timeline: Timeline) -> tuple[DeviceBusy, ...]:

@@ -263,9 +263,16 @@ def summary_section(summary: Mapping[str, Any]) -> dict[str, Any]:
     if summary.get("from_graph"):
         facts.append(f"{_count(summary.get('from_graph'))} GPU activities from graph launches")
     if summary.get("without_launch_record"):
-        facts.append(
-            f"{_count(summary.get('without_launch_record'))} GPU activities without a launch record"
-        )
+        unlaunched = _count(summary.get("without_launch_record"))
+        text = f"{unlaunched} GPU activities without a launch record"
+        queued = summary.get("queued_before_recording")
+        if queued:
+            ms = float(summary.get("queued_before_recording_us") or 0.0) / 1000
+            text += (
+                f" ({_count(queued)} launched before the recording began: the GPU's first "
+                f"{ms:,.1f} ms; they join no region)"
+            )
+        facts.append(text)
     busy_rows = []
     for dev in _list(summary.get("gpu")):
         if not isinstance(dev, Mapping):

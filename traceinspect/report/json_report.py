@@ -118,6 +118,8 @@ def summary_json(summary: TraceSummary, *, top: int = TOP_KERNELS) -> dict[str, 
             {"name": a.name, "source": a.source, "count": a.count} for a in summary.annotations
         ],
         "without_launch_record": summary.without_launch_record,
+        "queued_before_recording": summary.queued_before_recording,
+        "queued_before_recording_us": ns_to_us(summary.queued_before_recording_ns),
         "from_graph": summary.from_graph,
     }
 

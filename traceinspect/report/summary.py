@@ -76,11 +76,28 @@ def render_summary(summary: TraceSummary, console: Console, *, top: int) -> None
         apis = ", ".join(f"{a.name} ({a.api}) ×{a.count:,}" for a in summary.launch_apis)
         console.print(escape(f"Launch APIs: {apis}"))
     if summary.without_launch_record:
-        console.print(
-            f"[yellow]{summary.without_launch_record:,} GPU activities have no launch record[/]"
-        )
+        console.print(f"[yellow]{escape(without_launch_text(summary))}[/]")
     if summary.annotations:
         shown = summary.annotations[:12]
         text = ", ".join(f"{a.name} ({a.source}) ×{a.count:,}" for a in shown)
         more = len(summary.annotations) - len(shown)
         console.print(escape(f"Annotations: {text}" + (f" (+{more} more)" if more > 0 else "")))
+
+
+def without_launch_text(summary: TraceSummary) -> str:
+    """The GPU activities without a launch record, and how many of them the GPU was still
+    working through from before the recording began."""
+    text = f"{summary.without_launch_record:,} GPU activities have no launch record"
+    queued = summary.queued_before_recording
+    if not queued:
+        return text
+    span = f"{summary.queued_before_recording_ns / 1e6:,.1f} ms"
+    if queued == summary.without_launch_record:
+        return (
+            f"{text}: all launched before the recording began (the GPU spent its first {span} "
+            "on work queued earlier); they join no region"
+        )
+    return (
+        f"{text}; {queued:,} of them launched before the recording began (the GPU spent its "
+        f"first {span} on work queued earlier) and join no region"
+    )
