@@ -336,6 +336,41 @@ def test_work_queued_before_the_recording_joins_no_range() -> None:
     assert summary.queued_before_recording_ns == 2000  # the first GPU start to their last end
 
 
+def test_ranges_whose_work_ran_after_the_recording_ended_are_left_out() -> None:
+    # GIVEN a host ahead of its GPU: launches at 100, 300 (none ran: a launch of nothing),
+    # 1000 and 5000 ran; those at 7000 and 8000 come after the last that ran, and did not
+    t = timeline(
+        [(2000, 3000, 0), (4000, 5000, 2), (9000, 9500, 3)],
+        [
+            (100, 200, "launch"),
+            (300, 400, "launch"),
+            (1000, 1100, "launch"),
+            (5000, 5100, "launch"),
+            (7000, 7100, "launch"),
+            (8000, 8100, "launch"),
+        ],
+        annotations=[
+            ("fwd", 0, 500),  # its second launch has no activity, but the trace goes on
+            ("fwd", 900, 1200),
+            ("fwd", 6900, 7200),  # launched work the GPU ran after the recording
+            ("opt", 7900, 8200),  # its only occurrence did so too
+            ("cpu", 8300, 8400),  # launched nothing
+        ],
+    )
+    analysis = diagnose(t, estimate=False)
+    regions = {r.region.name: r.region for r in analysis.region_results}
+    # THEN fwd keeps its two recorded occurrences and says it lost one; opt is gone; cpu stays
+    assert regions["fwd"].occurrences == 2 and regions["fwd"].cut_unrecorded == 1
+    assert "opt" not in regions
+    assert regions["cpu"].occurrences == 1
+    (note,) = [w.message for w in analysis.warnings if w.kind == "recording_ended"]
+    assert note == (
+        "the recording ended before the GPU ran the last 2 launches (the host was ahead of "
+        "it): 1 range that made them left out (opt); the last occurrence of 1 other region "
+        "left out"
+    )
+
+
 def test_no_annotations_gives_the_whole_trace() -> None:
     t = timeline([(1000, 2000, 0), (5000, 6000, 1)], [(0, 500, "launch"), (4000, 4500, "launch")])
     (region,) = find_regions(t, index_timeline(t))

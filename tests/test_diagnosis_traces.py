@@ -230,7 +230,8 @@ def test_cut_nsys_window_falls_back_to_the_whole_trace_and_warns() -> None:
         "204 annotated regions: the 40 with the most time are analyzed, the other 164 (56% of"
         " the regions' total time) left out"
     ]
-    assert sum(r["source"] == "nvtx" for r in report["regions"]) == 40
+    # (9 of the 40 launched only work the GPU ran after the window closed: left out)
+    assert sum(r["source"] == "nvtx" for r in report["regions"]) == 31
 
 
 @pytest.mark.corpus

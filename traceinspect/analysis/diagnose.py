@@ -23,6 +23,7 @@ from traceinspect.analysis.health import HealthWarning, check_health
 from traceinspect.analysis.intervals import IntArray, covered_ns, merge
 from traceinspect.analysis.regions import (
     MAX_REGIONS,
+    LeftOut,
     Region,
     find_regions_left_out,
     step_region,
@@ -85,6 +86,7 @@ def diagnose(
                 f"({left_out.time_share:.0%} of the regions' total time) left out",
             )
         )
+    notes += _unrecorded_notes(regions, left_out)
     if estimate and calibration is None and timeline.has_gpu_activity:
         try:
             from traceinspect.calibration import calibration_for
@@ -481,3 +483,36 @@ def _stream_idle(arrays: TimelineArrays, occ: IntArray, rows: IntArray, n: int) 
 def _median(values: npt.ArrayLike) -> float:
     values = np.asarray(values)
     return float(np.median(values)) if values.size else 0.0
+
+
+def _unrecorded_notes(regions: list[Region], left_out: LeftOut) -> list[HealthWarning]:
+    """What the recording's end cut: ranges and occurrences whose launches the GPU ran after
+    it (:class:`~traceinspect.analysis.regions.Region.cut_unrecorded`)."""
+    cut = [r for r in regions if r.cut_unrecorded]
+    if not cut and not left_out.unrecorded:
+        return []
+    parts = []
+    if left_out.unrecorded:
+        names = left_out.unrecorded
+        shown = ", ".join(names[:3]) + (f" (+{len(names) - 3} more)" if len(names) > 3 else "")
+        parts.append(f"{_count(len(names), 'range')} that made them left out ({shown})")
+    if cut:
+        n = sum(r.cut_unrecorded for r in cut)
+        others = _count(len(cut), "other region")
+        parts.append(
+            f"the last occurrence of {others}" if n == len(cut)
+            else f"the last {n:,} occurrences of {others}"
+        )
+        parts[-1] += " left out"
+    launches = _count(left_out.unrecorded_launches, "launch", "launches")
+    return [
+        HealthWarning(
+            "recording_ended",
+            f"the recording ended before the GPU ran the last {launches} (the host was ahead "
+            "of it): " + "; ".join(parts),
+        )
+    ]
+
+
+def _count(n: int, one: str, many: str | None = None) -> str:
+    return f"{n:,} {one if n == 1 else many or one + 's'}"

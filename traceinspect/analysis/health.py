@@ -83,7 +83,7 @@ def check_health(
         )
     out += _launch_inflation(timeline)
     single = [
-        r.region.name
+        r.region.label
         for r in regions
         if r.region.occurrences == 1 and r.activities and r.region.source != "whole_trace"
     ]
@@ -103,7 +103,7 @@ def check_health(
                 out.append(
                     HealthWarning(
                         "warmup_included",
-                        f"first occurrence of {r.region.name} took {wall[0] / 1000:,.1f} µs, "
+                        f"first occurrence of {r.region.label} took {wall[0] / 1000:,.1f} µs, "
                         f"{wall[0] / rest:.1f}× the median of the others "
                         f"({rest / 1000:,.1f} µs): warm-up is in the trace (medians discount "
                         "it)",
@@ -113,7 +113,7 @@ def check_health(
             out.append(
                 HealthWarning(
                     "last_step_cut",
-                    f"the last {r.region.name} ({r.region.cut_last_ns / 1000:,.1f} µs) holds no "
+                    f"the last {r.region.label} ({r.region.cut_last_ns / 1000:,.1f} µs) holds no "
                     "GPU work, where the others do: the profiler stopped in it; left out",
                 )
             )
@@ -121,7 +121,7 @@ def check_health(
             out.append(
                 HealthWarning(
                     "overlap_matched",
-                    f"{r.region.overlap_matched:,} activities of {r.region.name} joined it by "
+                    f"{r.region.overlap_matched:,} activities of {r.region.label} joined it by "
                     "time overlap (no launch record)",
                 )
             )
@@ -139,7 +139,7 @@ def _unmatched_gpu_ranges(
     if len(projected) == 0:
         return []
     names = set(projected["name"].map(base_name))
-    missed = [r.region.name for r in regions if not r.activities and r.region.name in names]
+    missed = [r.region.label for r in regions if not r.activities and r.region.name in names]
     if not missed:
         return []
     return [

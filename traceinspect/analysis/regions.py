@@ -44,7 +44,7 @@ from typing import Final
 import numpy as np
 import pandas as pd
 
-from traceinspect.analysis.arrays import TimelineArrays
+from traceinspect.analysis.arrays import LAUNCH_KINDS, BoolArray, TimelineArrays
 from traceinspect.analysis.intervals import IntArray
 from traceinspect.analysis.steps import MIN_REPEATS, StepDetection, detect_steps
 from traceinspect.model import Timeline
@@ -102,10 +102,19 @@ class Region:
     #: The wall time (ns) of a last profiler step left out: one with no GPU work where the
     #: others have some, the step the profiler stopped in (0: none left out).
     cut_last_ns: int = 0
+    #: Occurrences left out because they launched work the GPU ran only after the recording
+    #: ended (:class:`_UnrecordedLaunches`): their GPU work is not in the trace.
+    cut_unrecorded: int = 0
 
     @property
     def occurrences(self) -> int:
         return len(self.start_ns)
+
+    @property
+    def label(self) -> str:
+        """The name, after ``[pid N]`` where the trace's regions span several processes (two
+        processes' regions of one name read apart)."""
+        return self.name if self.process < 0 else f"[pid {self.process}] {self.name}"
 
     @property
     def wall_ns(self) -> IntArray:
@@ -119,6 +128,11 @@ class LeftOut:
 
     regions: int = 0
     time_share: float = 0.0
+    #: Regions none of whose occurrences' GPU work was recorded (each occurrence launched
+    #: work the GPU ran after the recording ended), by name; and the launch calls the
+    #: trace holds with no GPU activity after the last one with some, per process.
+    unrecorded: tuple[str, ...] = ()
+    unrecorded_launches: int = 0
 
 
 def find_regions(
@@ -166,8 +180,10 @@ def find_regions_left_out(
         len(beyond), sum(c[1] for c in beyond) / all_time if beyond and all_time else 0.0
     )
     matcher = _LaunchMatcher(arrays)
+    unrecorded = _UnrecordedLaunches(timeline, arrays)
     main = main_threads(ann)
     regions = []
+    dropped: list[str] = []
     for _, _, name, process, source, occ in candidates[:max_regions]:
         occ = occ.sort_values("start", kind="stable")
         start = occ["start"].to_numpy(np.int64)
@@ -175,6 +191,16 @@ def find_regions_left_out(
         pid = occ["pid"].to_numpy(np.int64)
         tid = occ["tid"].to_numpy(np.int64)
         rows, overlap = matcher.rows(start, end, pid, tid, main)
+        # An occurrence that launched work the GPU ran after the recording ended is missing
+        # that work: its timings would be wrong, and "no GPU work" would be a lie.
+        recorded = ~unrecorded.within(start, end, pid, tid, main)
+        late = int(np.count_nonzero(~recorded))
+        if late:
+            if not recorded.any():
+                dropped.append(f"[pid {process}] {name}" if several else name)
+                continue
+            start, end, pid, tid = start[recorded], end[recorded], pid[recorded], tid[recorded]
+            rows = [r for r, keep in zip(rows, recorded.tolist(), strict=True) if keep]
         cut = 0
         if source == "profiler_step" and _stopped_in_last(rows):
             # ``prof.step()`` after the last step opens one more, which the profiler's exit
@@ -194,8 +220,12 @@ def find_regions_left_out(
                 overlap_matched=overlap,
                 process=process if several else -1,
                 cut_last_ns=cut,
+                cut_unrecorded=late,
             )
         )
+    left_out = replace(
+        left_out, unrecorded=tuple(dropped), unrecorded_launches=unrecorded.launches
+    )
     regions.sort(key=lambda r: (int(r.start_ns[0]), r.depth, -int(r.wall_ns[0])))
     covered = len(np.unique(np.concatenate([np.concatenate(r.rows) for r in regions])))
     if covered < MIN_COVERED_SHARE * len(timeline.gpu):
@@ -353,6 +383,51 @@ def _outermost(occ: pd.DataFrame) -> pd.DataFrame:
     return occ[keep]
 
 
+class _UnrecordedLaunches:
+    """Launch calls whose GPU work the recording ended before: calls that launch GPU work
+    (kernels, graphs, copies, memsets) with no activity in the trace, made after the last
+    such call of their process that has one. A host that runs ahead of its GPU (a training
+    loop hundreds of ms ahead, the queue full) launches work in a recording's last moments
+    that the GPU runs after the recording stopped; an Nsight Systems export of a fixed
+    window cuts both ends so (the two-process FSDP one: 1,140 such calls per process, the
+    host 424 ms ahead). Calls without activity earlier in the trace are left alone (a launch
+    that failed, a copy of nothing)."""
+
+    def __init__(self, timeline: Timeline, arrays: TimelineArrays) -> None:
+        host = timeline.host
+        launching = host["kind"].isin(LAUNCH_KINDS).to_numpy(bool)
+        pid = host["pid"].to_numpy(np.int64)
+        tid = host["tid"].to_numpy(np.int64)
+        start = arrays.host_start
+        ran = np.zeros(len(host), bool)
+        ran[arrays.launch_row[arrays.launch_row >= 0]] = True
+        late = np.zeros(len(host), bool)
+        for p in np.unique(pid[launching & ran]).tolist():
+            mine = launching & (pid == p)
+            late |= mine & ~ran & (start > start[mine & ran].max())
+        rows = np.flatnonzero(late)
+        order = np.lexsort((start[rows], tid[rows], pid[rows]))
+        rows = rows[order]
+        self.launches = len(rows)
+        self._start = start[rows]
+        self._threads = _slices(pid[rows], tid[rows])
+
+    def within(
+        self,
+        start: IntArray,
+        end: IntArray,
+        pid: IntArray,
+        tid: IntArray,
+        main: set[tuple[int, int]],
+    ) -> BoolArray:
+        """Per occurrence: whether it made such a call (by the launch matching's threads)."""
+        out = np.zeros(len(start), bool)
+        if self.launches:
+            for i, _, _ in _thread_spans(self._threads, self._start, start, end, pid, tid, main):
+                out[i] = True
+        return out
+
+
 class _LaunchMatcher:
     """Finds the activities launched from a thread inside given intervals."""
 
@@ -388,22 +463,9 @@ class _LaunchMatcher:
         """
         n = len(start)
         extra: list[list[IntArray]] = [[] for _ in range(n)]
-        helped = np.array(
-            [(q, u) in main for q, u in zip(pid.tolist(), tid.tolist(), strict=True)], bool
-        )
-        for (p, t), (a, b) in self._threads.items():
-            same = (pid == p) & (tid == t)
-            if len(main) and (p, t) not in main:
-                same |= (pid == p) & helped
-            mine = np.flatnonzero(same)
-            if len(mine) == 0:
-                continue
-            times = self._launch_time[a:b]
-            lo = a + np.searchsorted(times, start[mine], side="left")
-            hi = a + np.searchsorted(times, end[mine], side="left")
-            for i, l0, l1 in zip(mine.tolist(), lo.tolist(), hi.tolist(), strict=True):
-                if l1 > l0:
-                    extra[i].append(self._launched[l0:l1])
+        spans = _thread_spans(self._threads, self._launch_time, start, end, pid, tid, main)
+        for i, l0, l1 in spans:
+            extra[i].append(self._launched[l0:l1])
         matched = [len(e) for e in extra]
         # Activities without a launch record, by GPU start time, in the same process (or any
         # process when the trace does not say which launched them).
@@ -426,6 +488,40 @@ class _LaunchMatcher:
             overlap += int(sum(len(e) for e in extra[i][matched[i] :]))
             rows.append(np.sort(np.concatenate(extra[i])))
         return rows, overlap
+
+
+def _thread_spans(
+    threads: dict[tuple[int, int], tuple[int, int]],
+    times: IntArray,
+    start: IntArray,
+    end: IntArray,
+    pid: IntArray,
+    tid: IntArray,
+    main: set[tuple[int, int]],
+) -> list[tuple[int, int, int]]:
+    """(occurrence, lo, hi): the non-empty ``[lo, hi)`` of ``times`` (host calls sorted by
+    process, thread and start; ``threads`` their runs per (pid, tid)) that start inside each
+    occurrence, on its own thread — or, where that thread is a ``main`` one, on any thread of
+    its process that is not (the autograd engine's, which launches ``loss.backward()``)."""
+    helped = np.array(
+        [(q, u) in main for q, u in zip(pid.tolist(), tid.tolist(), strict=True)], bool
+    )
+    out = []
+    for (p, t), (a, b) in threads.items():
+        same = (pid == p) & (tid == t)
+        if len(main) and (p, t) not in main:
+            same |= (pid == p) & helped
+        mine = np.flatnonzero(same)
+        if len(mine) == 0:
+            continue
+        lo = a + np.searchsorted(times[a:b], start[mine], side="left")
+        hi = a + np.searchsorted(times[a:b], end[mine], side="left")
+        out += [
+            (i, l0, l1)
+            for i, l0, l1 in zip(mine.tolist(), lo.tolist(), hi.tolist(), strict=True)
+            if l1 > l0
+        ]
+    return out
 
 
 def _slices(pid: IntArray, tid: IntArray | None) -> dict[tuple[int, int], tuple[int, int]]:
