@@ -78,17 +78,22 @@ def test_every_fsdp_range_name_is_a_region_per_process() -> None:
     timeline = load_trace(corpus_file(H100))
     regions = find_regions(timeline, index_timeline(timeline), max_regions=1000)
     # 102 names × 2 processes, plus `whole trace` (the ranges launched < half the GPU work),
-    # plus `startup` and `step (detected)`: no range marks the 23 repeats of a 78-call launch
-    # sequence of process 111 — less 44 (name, process) pairs whose every occurrence made
-    # copies or launches the GPU ran only after the window closed (207 while they stayed)
-    assert len(regions) == 163
+    # plus each process's `startup` and `step (detected)`: no range marks the 23 repeats of a
+    # 78-call launch sequence in either (only process 111's, the busier, were looked for
+    # before) — less 44 (name, process) pairs whose every occurrence made copies or launches
+    # the GPU ran only after the window closed (207 while they stayed)
+    assert len(regions) == 165
     detected = [r for r in regions if r.source == "detected"]
-    assert [(r.name, r.occurrences, r.pid[0]) for r in detected] == [
-        ("startup", 1, 111),
-        ("step (detected)", 23, 111),
+    assert [(r.name, r.occurrences, r.pid[0], r.process) for r in detected] == [
+        ("startup", 1, 111, 111),
+        ("step (detected)", 23, 111, 111),
+        ("startup", 1, 112, 112),
+        ("step (detected)", 23, 112, 112),
     ]
+    # each process's regions listed together, the step before the ranges inside it
+    assert [r.process for r in regions[1:]] == sorted(r.process for r in regions[1:])
     root = [r for r in regions if r.name == "FSDP::root_pre_forward"]
-    assert [(r.process, r.wall_ns.tolist()) for r in root] == [(112, [196_370]), (111, [213_139])]
+    assert [(r.process, r.wall_ns.tolist()) for r in root] == [(111, [213_139]), (112, [196_370])]
 
 
 @pytest.mark.corpus
@@ -110,10 +115,12 @@ def test_a_step_whose_gpu_stays_busy_reads_compute_bound_however_long_its_host_w
     the whole step (100 % of its 29.3 ms wall), while the step's own kernels keep the GPU
     busy 99 % of it. The GPU sets its pace: compute-bound, the wait kept as evidence (it
     read sync-bound, the wait 1 % longer than the work)."""
-    (step,) = [r for r in report_of(corpus_file(H100))["regions"] if r["name"] == "step (detected)"]
-    assert step["verdict"] == "compute-bound"
-    assert "host blocked in syncs 100% of wall" in step["evidence"]
-    assert step["gpu_busy_share"] >= 0.99
+    steps = [r for r in report_of(corpus_file(H100))["regions"] if r["name"] == "step (detected)"]
+    assert [r["process"] for r in steps] == [111, 112]  # each rank's own steps
+    for step in steps:
+        assert step["verdict"] == "compute-bound"
+        assert "host blocked in syncs 100% of wall" in step["evidence"]
+        assert step["gpu_busy_share"] >= 0.99
 
 
 @pytest.mark.corpus
@@ -157,7 +164,7 @@ def test_the_regions_table_keeps_each_ranks_process_prefix_whole(
     assert len(table) >= 40
     assert not [row for row in rows if row.startswith("pid ")]
     labels = [row.split("  ")[0] for row in table]
-    assert "[pid 111] …4.layer.1)" in labels and "[pid 112] …5.layer.0)" in labels
+    assert "[pid 111] …4.layer.1)" in labels and "[pid 112] …5.layer.1)" in labels
     assert len(set(labels)) == len(labels)  # no two ranges read alike
     # AND the summary says what the activities without a launch record were
     text = " ".join(" ".join(rows).split())

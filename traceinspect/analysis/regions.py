@@ -46,7 +46,7 @@ import pandas as pd
 
 from traceinspect.analysis.arrays import LAUNCH_KINDS, BoolArray, TimelineArrays
 from traceinspect.analysis.intervals import IntArray
-from traceinspect.analysis.steps import MIN_REPEATS, StepDetection, detect_steps
+from traceinspect.analysis.steps import MIN_REPEATS, StepDetection, detect_steps, gpu_processes
 from traceinspect.model import Timeline
 
 #: Annotation sources that make regions.
@@ -226,13 +226,19 @@ def find_regions_left_out(
     left_out = replace(
         left_out, unrecorded=tuple(dropped), unrecorded_launches=unrecorded.launches
     )
-    regions.sort(key=lambda r: (int(r.start_ns[0]), r.depth, -int(r.wall_ns[0])))
+    regions.sort(key=_display_order)
     covered = len(np.unique(np.concatenate([np.concatenate(r.rows) for r in regions])))
     if covered < MIN_COVERED_SHARE * len(timeline.gpu):
         # The ranges miss most of the GPU work: the whole trace is the region that matters.
         whole = _whole_trace(timeline)
         regions = [whole, *(replace(r, depth=r.depth + 1) for r in regions)]
     return _with_detected_steps(timeline, arrays, regions), left_out
+
+
+def _display_order(region: Region) -> tuple[int, int, int, int]:
+    """Regions in the order they are listed: by process (one process's regions together,
+    where there are several), then by start; a parent before the regions it holds."""
+    return (region.process, int(region.start_ns[0]), region.depth, -int(region.wall_ns[0]))
 
 
 def _stopped_in_last(rows: list[IntArray]) -> bool:
@@ -244,12 +250,45 @@ def _with_detected_steps(
     timeline: Timeline, arrays: TimelineArrays, regions: list[Region]
 ) -> list[Region]:
     """``regions`` plus ``startup`` and ``step (detected)`` when the trace repeats a launch
-    sequence that neither profiler steps nor an annotated region mark."""
+    sequence that neither profiler steps nor an annotated region mark — per process where
+    the trace holds several processes' GPU work (an Nsight Systems export of ``torchrun``:
+    each rank's steps, never mixed)."""
     if any(r.source == "profiler_step" for r in regions):
         return regions
-    detection = detect_steps(timeline, arrays)
-    if detection is None or any(_marks_steps(r, detection) for r in regions):
+    processes = gpu_processes(arrays)
+    several = len(processes) > 1
+    found = []
+    for pid in processes if several else [None]:
+        detection = detect_steps(timeline, arrays, pid)
+        mine = [r for r in regions if not several or r.process in (pid, -1)]
+        if detection is not None and not any(_marks_steps(r, detection) for r in mine):
+            found.append(detection)
+    if not found:
         return regions
+    added = [
+        region
+        for detection in found
+        for region in _detected_regions(detection, detection.pid if several else -1)
+    ]
+    whole = next((r for r in regions if r.source == "whole_trace"), None)
+    others = [r for r in regions if r.source != "whole_trace"]
+    if whole is None:
+        whole = _whole_trace(timeline)
+        others = [replace(r, depth=r.depth + 1) for r in others]
+    # Annotated ranges inside the steps (of their own process) sit under the step.
+    others = [
+        replace(r, depth=r.depth + 1)
+        if any(_inside(r, d) for d in found if not several or r.process in (d.pid, -1))
+        else r
+        for r in others
+    ]
+    ordered = sorted([*added, *others], key=_display_order)
+    return [whole, *ordered]
+
+
+def _detected_regions(detection: StepDetection, process: int) -> list[Region]:
+    """``startup`` (where the process launched anything before its first step) and
+    ``step (detected)`` of one detection."""
     n = detection.occurrences
     step = Region(
         name=DETECTED_STEP,
@@ -260,35 +299,24 @@ def _with_detected_steps(
         pid=np.full(n, detection.pid, np.int64),
         tid=np.full(n, detection.tid, np.int64),
         rows=list(detection.rows),
+        process=process,
         detection=detection,
     )
-    added = [step]
-    if len(detection.startup_rows):
-        added.insert(
-            0,
-            Region(
-                name=STARTUP,
-                source="detected",
-                depth=1,
-                start_ns=np.array([detection.startup_start_ns], np.int64),
-                end_ns=np.array([detection.startup_end_ns], np.int64),
-                pid=np.array([detection.pid], np.int64),
-                tid=np.array([detection.tid], np.int64),
-                rows=[detection.startup_rows],
-                detection=detection,
-            ),
-        )
-    whole = next((r for r in regions if r.source == "whole_trace"), None)
-    others = [r for r in regions if r.source != "whole_trace"]
-    if whole is None:
-        whole = _whole_trace(timeline)
-        others = [replace(r, depth=r.depth + 1) for r in others]
-    # Annotated ranges inside the steps sit under the step.
-    others = [replace(r, depth=r.depth + 1) if _inside(r, detection) else r for r in others]
-    ordered = sorted(
-        [*added, *others], key=lambda r: (int(r.start_ns[0]), r.depth, -int(r.wall_ns[0]))
+    if not len(detection.startup_rows):
+        return [step]
+    startup = Region(
+        name=STARTUP,
+        source="detected",
+        depth=1,
+        start_ns=np.array([detection.startup_start_ns], np.int64),
+        end_ns=np.array([detection.startup_end_ns], np.int64),
+        pid=np.array([detection.pid], np.int64),
+        tid=np.array([detection.tid], np.int64),
+        rows=[detection.startup_rows],
+        process=process,
+        detection=detection,
     )
-    return [whole, *ordered]
+    return [startup, step]
 
 
 def _inside(region: Region, detection: StepDetection) -> bool:

@@ -147,10 +147,23 @@ class _Items:
     gpu_item: IntArray
 
 
-def detect_steps(timeline: Timeline, arrays: TimelineArrays) -> StepDetection | None:
-    """The repeating unit of work of ``timeline`` and its repeats, or ``None`` when the
-    launch sequence does not repeat at least :data:`MIN_REPEATS` times."""
-    items = _items(timeline, arrays)
+def gpu_processes(arrays: TimelineArrays) -> list[int]:
+    """The processes whose GPU work the trace holds, busiest (summed activity time) first."""
+    if len(arrays.pid) == 0:
+        return []
+    pids, inverse = np.unique(arrays.pid, return_inverse=True)
+    busy = np.bincount(inverse, weights=(arrays.end - arrays.start).astype(np.float64))
+    order = np.argsort(-busy, kind="stable")
+    return [int(pids[i]) for i in order]
+
+
+def detect_steps(
+    timeline: Timeline, arrays: TimelineArrays, pid: int | None = None
+) -> StepDetection | None:
+    """The repeating unit of work of process ``pid`` (by default the one with the most GPU
+    time) and its repeats, or ``None`` when its launch sequence does not repeat at least
+    :data:`MIN_REPEATS` times."""
+    items = _items(timeline, arrays, pid)
     if items is None:
         return None
     found = _find_period(items.tokens, items.weight)
@@ -209,16 +222,17 @@ def _one_of(codes: IntArray, texts: npt.NDArray[np.object_], wanted: tuple[str, 
     return hit[codes] if len(codes) else np.zeros(0, bool)
 
 
-def _items(timeline: Timeline, arrays: TimelineArrays) -> _Items | None:
+def _items(timeline: Timeline, arrays: TimelineArrays, pid: int | None) -> _Items | None:
     gpu, host = timeline.gpu, timeline.host
     if len(gpu) == 0:
         return None
     computes = arrays.is_kernel | arrays.is_graph  # kernels and whole-graph records
     kernel_ns = np.where(computes, arrays.end - arrays.start, 0).astype(np.float64)
-    pids, inverse = np.unique(arrays.pid, return_inverse=True)
-    busy = np.bincount(inverse, weights=(arrays.end - arrays.start).astype(np.float64))
-    pid = int(pids[int(np.argmax(busy))])
+    if pid is None:
+        pid = gpu_processes(arrays)[0]
     mine = np.flatnonzero(arrays.pid == pid)
+    if len(mine) == 0:
+        return None
     launched = arrays.launch_row[mine] >= 0
     name_codes = _string_codes(gpu["name"].to_numpy())[0]
     kind_codes, kinds = _string_codes(host["kind"].to_numpy())
