@@ -360,6 +360,20 @@ def test_downsampling_keeps_lanes_and_kinds_apart() -> None:
 # ------------------------------------------------------------------------------- report tables
 
 
+def test_regions_of_several_processes_carry_their_pid() -> None:
+    # GIVEN a report whose regions span two processes (two ranks' ranges of one name)
+    regions = [
+        {**REPORT["regions"][0], "name": "step (detected)", "process": 111},
+        {**REPORT["regions"][0], "name": "step (detected)", "process": 112},
+    ]
+    table = page_data(small_timeline(), {**REPORT, "regions": regions})["regions"]
+    # THEN the table tells them apart, as the terminal does
+    assert [row[0]["text"] for row in table["rows"]] == [
+        "[pid 111] step (detected)",
+        "[pid 112] step (detected)",
+    ]
+
+
 def test_regions_table_shows_the_report_values() -> None:
     data = page_data(small_timeline(), REPORT)
     table = data["regions"]

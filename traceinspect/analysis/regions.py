@@ -258,11 +258,27 @@ def _with_detected_steps(
     processes = gpu_processes(arrays)
     several = len(processes) > 1
     found = []
+    marking: set[str] = set()  # names of ranges that mark a process's steps
     for pid in processes if several else [None]:
         detection = detect_steps(timeline, arrays, pid)
+        if detection is None:
+            continue
         mine = [r for r in regions if not several or r.process in (pid, -1)]
-        if detection is not None and not any(_marks_steps(r, detection) for r in mine):
+        marks = {r.name for r in mine if _marks_steps(r, detection)}
+        if marks:
+            marking |= marks
+        else:
             found.append(detection)
+    # Ranks run one program: where a range marks one process's steps, the same range of
+    # another marks its steps too, even where that one's detection cut its loop otherwise.
+    found = [
+        d
+        for d in found
+        if not any(
+            r.name in marking and r.process == d.pid and r.occurrences >= MIN_REPEATS
+            for r in regions
+        )
+    ]
     if not found:
         return regions
     added = [

@@ -13,7 +13,7 @@ from typing import Any, Final, TypeGuard
 
 import numpy as np
 
-from traceinspect.report.layout import device_groups
+from traceinspect.report.layout import device_groups, region_label
 
 #: Idle causes of a region, in column order, with their column labels.
 IDLE_CAUSES: Final = (
@@ -62,7 +62,7 @@ def regions_table(regions: Any) -> dict[str, Any]:
         rows.append(
             [
                 {
-                    "text": str(region.get("name", "")),
+                    "text": region_label(region) if "name" in region else "",
                     "cls": "region-name",
                     "indent": _depth(region.get("depth")),
                 },

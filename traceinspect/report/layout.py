@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Sequence
-from typing import Final, TextIO
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Final, TextIO
 
 #: Width when the output is not a terminal and ``COLUMNS`` is not set: wide enough for the
 #: medium regions layout, narrow enough for a CI log viewer.
@@ -284,3 +284,15 @@ def _collapse_brackets(text: str, open_: str, close: str) -> str:
         elif depth == 0:
             out.append(char)
     return text if depth else "".join(out)
+
+
+def region_label(region: Mapping[str, Any]) -> str:
+    """A region's name (of the JSON report), with its process where the trace's regions span
+    several: two processes' regions of one name read apart."""
+    return process_prefix(region) + str(region["name"])
+
+
+def process_prefix(region: Mapping[str, Any]) -> str:
+    """``[pid N] `` where the trace's regions span several processes, else nothing."""
+    process = region.get("process")
+    return "" if process is None else f"[pid {process}] "

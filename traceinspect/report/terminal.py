@@ -22,7 +22,12 @@ from rich.table import Table
 from traceinspect.analysis.result import TraceAnalysis
 from traceinspect.report.decision import render_decisions
 from traceinspect.report.json_report import TOP_KERNELS, report_data
-from traceinspect.report.layout import abbreviate, abbreviate_apart
+from traceinspect.report.layout import (
+    abbreviate,
+    abbreviate_apart,
+    process_prefix,
+    region_label,
+)
 from traceinspect.report.summary import render_summary
 from traceinspect.sanitize import SafeConsole
 
@@ -208,7 +213,7 @@ def _fitted_label(r: Mapping[str, Any], width: int, head: int | None = None) -> 
     """:func:`region_label` in ``width`` characters: the process prefix kept whole while
     the name keeps a few characters beside it (it is what tells two ranks' regions apart),
     the name shortened (``head``: as :func:`abbreviate`)."""
-    prefix = _process_prefix(r)
+    prefix = process_prefix(r)
     if prefix and width - len(prefix) >= _NAME_BESIDE_PREFIX:
         return prefix + abbreviate(str(r["name"]), width - len(prefix), head)
     return abbreviate(region_label(r), width, head)
@@ -373,12 +378,3 @@ def _share(us: float | None, window_us: float) -> str:
     return f"{us / window_us:.0%}" if us else "·"
 
 
-def region_label(region: Mapping[str, Any]) -> str:
-    """A region's name, with its process where the trace's regions span several."""
-    return _process_prefix(region) + str(region["name"])
-
-
-def _process_prefix(region: Mapping[str, Any]) -> str:
-    """``[pid N] `` where the trace's regions span several processes, else nothing."""
-    process = region.get("process")
-    return "" if process is None else f"[pid {process}] "
