@@ -258,27 +258,18 @@ def _with_detected_steps(
     processes = gpu_processes(arrays)
     several = len(processes) > 1
     found = []
-    marking: set[str] = set()  # names of ranges that mark a process's steps
     for pid in processes if several else [None]:
+        mine = [r for r in regions if not several or r.process in (pid, -1)]
+        if several and _covered_share(arrays, mine, pid) >= MIN_COVERED_SHARE:
+            # Its own ranges hold most of its GPU work: they tell its steps, where a search
+            # may cut its loop elsewhere (a gloo DDP rank beside its 12 train_step ranges:
+            # 4 repeats of 151 calls, each starting at the optimizer).
+            continue
         detection = detect_steps(timeline, arrays, pid)
         if detection is None:
             continue
-        mine = [r for r in regions if not several or r.process in (pid, -1)]
-        marks = {r.name for r in mine if _marks_steps(r, detection)}
-        if marks:
-            marking |= marks
-        else:
+        if not any(_marks_steps(r, detection) for r in mine):
             found.append(detection)
-    # Ranks run one program: where a range marks one process's steps, the same range of
-    # another marks its steps too, even where that one's detection cut its loop otherwise.
-    found = [
-        d
-        for d in found
-        if not any(
-            r.name in marking and r.process == d.pid and r.occurrences >= MIN_REPEATS
-            for r in regions
-        )
-    ]
     if not found:
         return regions
     added = [
@@ -300,6 +291,15 @@ def _with_detected_steps(
     ]
     ordered = sorted([*added, *others], key=_display_order)
     return [whole, *ordered]
+
+
+def _covered_share(arrays: TimelineArrays, regions: Sequence[Region], pid: int | None) -> float:
+    """The share of process ``pid``'s GPU activities that ``regions`` launched."""
+    total = int(np.count_nonzero(arrays.pid == pid))
+    held = [np.concatenate(r.rows) for r in regions if r.source != "whole_trace" and r.rows]
+    if not total or not held:
+        return 0.0
+    return len(np.unique(np.concatenate(held))) / total
 
 
 def _detected_regions(detection: StepDetection, process: int) -> list[Region]:
