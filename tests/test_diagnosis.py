@@ -8,8 +8,10 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from traceinspect.analysis.arrays import index_timeline
+from traceinspect.analysis.arrays import index_timeline, queued_before_recording
 from traceinspect.analysis.diagnose import diagnose
 from traceinspect.analysis.gaps import CAUSES, OTHER_DETAILS, group_gaps
 from traceinspect.analysis.intervals import covered_ns, grouped_union
@@ -584,3 +586,27 @@ def test_region_with_gpu_ranges_but_no_linked_activity_is_a_health_warning() -> 
     t = Timeline(meta=t.meta, gpu=t.gpu, host=t.host, annotations=ann)
     warnings = {h.kind: h.message for h in diagnose(t, estimate=False).warnings}
     assert warnings["unmatched_gpu_ranges"].startswith("fwd: the trace shows GPU work")
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 2), st.integers(0, 10_000), st.booleans()),
+        min_size=1,
+        max_size=40,
+    )
+)
+def test_queued_before_marks_exactly_what_precedes_a_streams_first_launch(
+    activities: list[tuple[int, int, bool]],
+) -> None:
+    # GIVEN activities (stream, start, has a launch record) on three streams
+    stream = np.array([a[0] for a in activities], np.int64)
+    start = np.array([a[1] for a in activities], np.int64)
+    launched = np.array([a[2] for a in activities], bool)
+    queued = queued_before_recording(np.zeros_like(stream), stream, start, launched)
+    for i in range(len(activities)):
+        firsts = start[(stream == stream[i]) & launched]
+        # THEN an activity is marked exactly when it has no record and its stream has
+        # launched ones, all of which start after it
+        expected = not launched[i] and len(firsts) > 0 and start[i] < firsts.min()
+        assert bool(queued[i]) == expected
