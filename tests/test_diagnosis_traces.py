@@ -443,3 +443,38 @@ def test_a_sequence_that_stops_short_says_so() -> None:
         "2 different input-shape signatures over 6 occurrences; occurrence 4 ends after 106 "
         "ops with shapes, where occurrence 1 goes on"
     )
+
+
+@pytest.mark.corpus
+def test_a_range_wider_than_the_eager_time_says_why() -> None:
+    """TorchRec's forward all-to-all (HTA's negative-queue trace): 10 occurrences, most
+    around 110 µs, its NCCL kernel waiting on the other ranks for up to 2 ms in some. The
+    saving's range reaches -833 % — a loss no single occurrence could show — and the
+    decision says where it comes from."""
+    report = report_data(
+        diagnose(
+            load_trace(
+                corpus_file(
+                    "HolisticTraceAnalysis__negative_queue_length_values_check__rank0.json.gz"
+                )
+            )
+        )
+    )
+    (region,) = [r for r in report["regions"] if r["name"] == "## alltoall_fwd_single ##"]
+    assert region["verdict"] == "communication-bound"
+    assert region["estimate"]["saving_low_frac"] == pytest.approx(-8.3299, abs=1e-4)
+    assert (
+        "the range is that wide because its occurrences differ (its collectives wait on other "
+        "ranks): replay predicted at 308 µs for the median one, up to 2,038 µs, against an "
+        "eager time of 336 µs"
+    ) in region["decision"]["reasons"]
+    # a range that stays above -100 % says nothing more
+    narrow = [
+        r
+        for r in report["regions"]
+        if r["estimate"] and -1.0 <= r["estimate"]["saving_low_frac"] < 0.05
+    ]
+    assert narrow
+    assert not any(
+        "that wide" in reason for r in narrow for reason in r["decision"]["reasons"]
+    )

@@ -208,6 +208,20 @@ def decide_region(
                 f"the range reaches {low:.0%}: confirm by measuring both modes "
                 "(`traceinspect profile`, or pass --eager-us)"
             )
+            if low < -1.0:
+                # A loss larger than the whole eager time is no one occurrence's: the
+                # occurrences differ (a collective that waits on other ranks).
+                waits = (
+                    " (its collectives wait on other ranks)"
+                    if verdict == "communication-bound"
+                    else ""
+                )
+                reasons.append(
+                    f"the range is that wide because its occurrences differ{waits}: replay "
+                    f"predicted at {_us(estimate.graphed_ns / 1000)} for the median one, up to "
+                    f"{_us(estimate.high_ns / 1000)}, against an eager time of "
+                    f"{_us(estimate.eager_ns / 1000)}"
+                )
         if estimate.streams > 1 and estimate.dependencies > 0:
             reasons.append(
                 f"its graph runs kernels of {_streams_said(estimate)} side by side, which "
