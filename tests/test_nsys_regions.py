@@ -229,3 +229,19 @@ def test_a_range_owns_the_work_another_thread_of_its_process_launched(tmp_path: 
     assert regions["mlp"]["kernels"] == original["mlp"]["kernels"] == 7
     assert regions["mlp"]["verdict"] == original["mlp"]["verdict"] == "compute-bound"
     assert regions["step"]["kernels"] == original["step"]["kernels"]
+
+
+@pytest.mark.corpus
+def test_a_measured_step_applies_to_each_processs_step() -> None:
+    """``--eager-us 29500`` (one step, measured without the profiler) is each rank's step
+    time: both processes' detected steps take it, and nothing else does."""
+    analysis = diagnose(load_trace(corpus_file(H100)), eager_unprofiled_ns=29_500_000)
+    measured = {
+        r.region.label: r.estimate.eager_ns
+        for r in analysis.region_results
+        if r.estimate is not None and r.estimate.eager_source == "measured"
+    }
+    assert measured == {
+        "[pid 111] step (detected)": 29_500_000,
+        "[pid 112] step (detected)": 29_500_000,
+    }

@@ -65,7 +65,8 @@ def diagnose(
     ``calibration`` (a :class:`traceinspect.calibration.Calibration`) feeds the replay
     estimate; by default the built-in profile matching the trace's GPU.
     ``eager_unprofiled_ns``, an unprofiled measurement of one step, applies to the
-    outermost step region (the profiler steps, else the longest top-level region);
+    outermost step region (the profiler steps, else the longest top-level region; each
+    process's, where the trace holds several);
     ``eager_by_name`` gives measured eager times (ns) of regions by name;
     ``input_copy_bytes`` the sizes of the copies into a region's static inputs that each
     replay needs, by region name, where they are known (``traceinspect profile``);
@@ -168,7 +169,10 @@ def _with_estimates(
             ahead = host_ahead_spans(
                 [d.region for d in diagnosed], timeline.gpu["end_ns"].to_numpy()
             )
-        eager = eager_by_name.get(region.name, eager_unprofiled_ns if region is step else None)
+        # A measured step applies to every process's step (ranks run one program), as a
+        # measured region does to every process's region of its name.
+        is_step = step is not None and (region.name, region.source) == (step.name, step.source)
+        eager = eager_by_name.get(region.name, eager_unprofiled_ns if is_step else None)
         try:
             plans[index] = plan_region(
                 timeline,
