@@ -373,6 +373,21 @@ def test_ranges_whose_work_ran_after_the_recording_ended_are_left_out() -> None:
     )
 
 
+def test_a_trace_whose_only_range_ran_after_the_recording_is_the_whole_trace() -> None:
+    # GIVEN one range, whose only launch ran on the GPU after the recording ended
+    t = timeline(
+        [(1000, 2000, 0)],
+        [(100, 200, "launch"), (3000, 3100, "launch")],
+        annotations=[("fwd", 2900, 3200)],
+    )
+    analysis = diagnose(t, estimate=False)
+    # THEN the whole trace is the region, and health says why the range is gone
+    assert [r.region.name for r in analysis.region_results] == [WHOLE_TRACE]
+    assert [w.kind for w in analysis.warnings if w.kind == "recording_ended"] == [
+        "recording_ended"
+    ]
+
+
 def test_no_annotations_gives_the_whole_trace() -> None:
     t = timeline([(1000, 2000, 0), (5000, 6000, 1)], [(0, 500, "launch"), (4000, 4500, "launch")])
     (region,) = find_regions(t, index_timeline(t))

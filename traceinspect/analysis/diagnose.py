@@ -79,14 +79,16 @@ def diagnose(
     launch_cost = LAUNCH_COST_NS
     notes: list[HealthWarning] = []
     if left_out.regions:
-        notes.append(
-            HealthWarning(
-                "regions_capped",
-                f"{MAX_REGIONS + left_out.regions:,} annotated regions: the {MAX_REGIONS} with "
-                f"the most time are analyzed, the other {left_out.regions:,} "
-                f"({left_out.time_share:.0%} of the regions' total time) left out",
-            )
+        missed = len(left_out.unrecorded)
+        total = MAX_REGIONS + left_out.regions + missed
+        message = (
+            f"{total:,} annotated regions: the {MAX_REGIONS} with the most time are analyzed, "
+            f"the other {left_out.regions:,} ({left_out.time_share:.0%} of the regions' total "
+            "time) left out"
         )
+        if missed:
+            message += f", and {missed:,} whose GPU work the recording missed (recording_ended)"
+        notes.append(HealthWarning("regions_capped", message))
     notes += _unrecorded_notes(regions, left_out)
     if estimate and calibration is None and timeline.has_gpu_activity:
         try:

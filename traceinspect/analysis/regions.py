@@ -174,17 +174,16 @@ def find_regions_left_out(
         key = (source == "profiler_step", total, str(name), process, str(source), occ)
         candidates.append(key)
     candidates.sort(key=lambda c: (not c[0], -c[1], c[2], c[3]))
-    beyond = candidates[max_regions:]
-    all_time = sum(c[1] for c in candidates)
-    left_out = LeftOut(
-        len(beyond), sum(c[1] for c in beyond) / all_time if beyond and all_time else 0.0
-    )
     matcher = _LaunchMatcher(arrays)
     unrecorded = _UnrecordedLaunches(timeline, arrays)
     main = main_threads(ann)
-    regions = []
+    regions: list[Region] = []
     dropped: list[str] = []
-    for _, _, name, process, source, occ in candidates[:max_regions]:
+    taken = 0  # candidates looked at: the first max_regions whose GPU work was recorded
+    for _, _, name, process, source, occ in candidates:
+        if len(regions) == max_regions:
+            break
+        taken += 1
         occ = occ.sort_values("start", kind="stable")
         start = occ["start"].to_numpy(np.int64)
         end = occ["end"].to_numpy(np.int64)
@@ -223,12 +222,18 @@ def find_regions_left_out(
                 cut_unrecorded=late,
             )
         )
-    left_out = replace(
-        left_out, unrecorded=tuple(dropped), unrecorded_launches=unrecorded.launches
+    beyond = candidates[taken:]
+    all_time = sum(c[1] for c in candidates)
+    left_out = LeftOut(
+        len(beyond),
+        sum(c[1] for c in beyond) / all_time if beyond and all_time else 0.0,
+        unrecorded=tuple(dropped),
+        unrecorded_launches=unrecorded.launches,
     )
     regions.sort(key=_display_order)
-    covered = len(np.unique(np.concatenate([np.concatenate(r.rows) for r in regions])))
-    if covered < MIN_COVERED_SHARE * len(timeline.gpu):
+    held = [np.concatenate(r.rows) for r in regions]
+    covered = len(np.unique(np.concatenate(held))) if held else 0
+    if covered < MIN_COVERED_SHARE * len(timeline.gpu) or not regions:
         # The ranges miss most of the GPU work: the whole trace is the region that matters.
         whole = _whole_trace(timeline)
         regions = [whole, *(replace(r, depth=r.depth + 1) for r in regions)]
