@@ -625,3 +625,31 @@ def test_queued_before_marks_exactly_what_precedes_a_streams_first_launch(
         # launched ones, all of which start after it
         expected = not launched[i] and len(firsts) > 0 and start[i] < firsts.min()
         assert bool(queued[i]) == expected
+
+
+def test_a_dataloader_fetch_inside_a_step_stays_on_replay() -> None:
+    # GIVEN two steps, each fetching its batch through a DataLoader (a CPU operator in one,
+    # a user annotation in the other, as torch records it now) before launching two kernels
+    fetch = "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"
+    t = timeline(
+        [(60_000, 70_000, 0), (70_000, 80_000, 1), (160_000, 170_000, 2), (170_000, 180_000, 3)],
+        [
+            (55_000, 56_000, "launch"),
+            (56_000, 57_000, "launch"),
+            (155_000, 156_000, "launch"),
+            (156_000, 157_000, "launch"),
+        ],
+        annotations=[("ProfilerStep#1", 0, 90_000), ("ProfilerStep#2", 100_000, 190_000)],
+        ops=[(fetch, 1_000, 51_000, 0)],
+    )
+    from traceinspect.analysis.estimate.region import data_loading_ns
+
+    # THEN the fetch is found in its step only, by the step's process
+    assert data_loading_ns(t, 0, 90_000, {PID}) == 50_000
+    assert data_loading_ns(t, 100_000, 190_000, {PID}) == 0
+    assert data_loading_ns(t, 0, 90_000, {PID + 1}) == 0
+    # AND the first step's replay keeps it, at the unprofiled host's pace, and says so
+    (step,) = [r for r in diagnose(t).region_results if r.region.name == "ProfilerStep"]
+    assert step.estimate is not None
+    assert 0 < step.estimate.parts["data_loading"] <= 50_000
+    assert any("DataLoader fetch" in note for note in step.estimate.notes)

@@ -308,6 +308,12 @@ def _estimates(regions: list[Mapping[str, Any]], console: Console) -> None:
             + _saving_range(est)
             + ")"
         )
+        loading = (est.get("parts") or {}).get("data_loading")
+        if loading:
+            console.print(
+                f"  of which {_num(loading)} a DataLoader fetch inside the region, which no "
+                "graph captures: it stays on replay"
+            )
     if any(r["estimate"].get("eager_source") != "measured" for r in estimated):
         console.print(
             "[dim]Eager times above are simulated from the trace with the profiler's cost per "

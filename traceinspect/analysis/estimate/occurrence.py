@@ -101,8 +101,9 @@ class OccurrenceEstimate:
     graphed_ns: int
     low_ns: int
     high_ns: int
-    #: ``input_copies``, ``launch``, ``gpu_work``, ``node_overhead``, ``completion`` sum to
-    #: ``graphed_ns``; ``gpu_busy`` (all node durations summed) is informational.
+    #: ``input_copies``, ``launch``, ``gpu_work``, ``node_overhead``, ``completion`` (and,
+    #: where a DataLoader fetch sits inside the region, ``data_loading``: it stays on replay)
+    #: sum to ``graphed_ns``; ``gpu_busy`` (all node durations summed) is informational.
     parts: Mapping[str, int]
     nodes: int = 0
     streams: int = 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -18,6 +19,7 @@ from traceinspect.analysis.estimate.eager import (
     simulate_eager,
 )
 from traceinspect.analysis.estimate.occurrence import OccurrenceEstimate, estimate_occurrence
+from traceinspect.analysis.intervals import union_ns
 from traceinspect.calibration import Calibration
 from traceinspect.model import Timeline
 from traceinspect.units import ns_to_us
@@ -344,7 +346,51 @@ def _estimate_one(
         )
         for rows in by_rank.values()
     ]
-    return _slowest(per_rank), max(simulated, key=lambda run: run.eager_ns)
+    estimate = _slowest(per_rank)
+    run = max(simulated, key=lambda run: run.eager_ns)
+    if start is not None:
+        pids = {int(p) for rows in by_rank.values() for p in np.unique(cols.gpu("pid")[rows])}
+        loading = data_loading_ns(timeline, start, start + wall, pids)
+        if loading:
+            # A DataLoader fetch inside the region stays on replay: it is host work no
+            # graph captures, and the replay waits for the batch it brings. At the pace the
+            # eager simulation gives the occurrence's host work.
+            kept = int(round(loading * run.host_ns / max(run.host_traced_ns, 1)))
+            estimate = replace(
+                estimate,
+                graphed_ns=estimate.graphed_ns + kept,
+                low_ns=estimate.low_ns + kept,
+                high_ns=estimate.high_ns + kept,
+                parts={**estimate.parts, "data_loading": kept},
+            )
+    return estimate, run
+
+
+#: The CPU operator a ``torch.utils.data.DataLoader`` iteration records:
+#: ``enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__`` (or
+#: ``_MultiProcessingDataLoaderIter``, which waits there for its workers).
+DATA_LOADER_OP: Final = re.compile(r"^enumerate\(DataLoader\)#.*__next__$")
+
+
+def data_loading_ns(timeline: Timeline, start: int, end: int, pids: set[int]) -> int:
+    """Traced time (ns) of the DataLoader fetches that start in ``[start, end)`` in one of
+    ``pids``, a CPU operator in older traces, a ``user_annotation`` since (their union: a
+    fetch inside a fetch counts once)."""
+    starts, ends = [], []
+    for table in (timeline.cpu_ops, timeline.annotations):
+        if len(table) == 0:
+            continue
+        begin = table["start_ns"].to_numpy(np.int64)
+        inside = (begin >= start) & (begin < end) & table["pid"].isin(list(pids)).to_numpy(bool)
+        if not inside.any():
+            continue
+        chosen = table[inside]
+        fetch = chosen["name"].map(lambda n: bool(DATA_LOADER_OP.match(str(n)))).to_numpy(bool)
+        starts.append(chosen["start_ns"].to_numpy(np.int64)[fetch])
+        ends.append(chosen["end_ns"].to_numpy(np.int64)[fetch])
+    if not starts:
+        return 0
+    return union_ns(np.concatenate(starts), np.concatenate(ends))
 
 
 def _finish_region(setup: _RegionSetup, results: Sequence[OccurrenceResult]) -> RegionEstimate:
@@ -383,7 +429,13 @@ def _finish_region(setup: _RegionSetup, results: Sequence[OccurrenceResult]) -> 
                 "behind earlier GPU work, no sync between them): their eager time is the "
                 "longer of the host's and the GPU's, at the GPU's traced pace"
             )
-    parts = {key: _median([e.parts[key] for e in estimates]) for key in estimates[0].parts}
+    keys = dict.fromkeys(key for e in estimates for key in e.parts)  # data_loading: some
+    parts = {key: _median([e.parts.get(key, 0) for e in estimates]) for key in keys}
+    if parts.get("data_loading", 0) > 0:
+        notes.append(
+            f"a DataLoader fetch inside the region ({parts['data_loading'] / 1e6:,.1f} ms per "
+            "occurrence, at the unprofiled host's pace) stays on replay: no graph captures it"
+        )
     if replay_calibration is not calibration and parts.get("input_copies", 0) > 0:
         notes.append(
             f"input copies charged {replay_calibration.warm_copy_host_ns / 1000:.1f} µs of host "
