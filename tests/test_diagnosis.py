@@ -383,9 +383,7 @@ def test_a_trace_whose_only_range_ran_after_the_recording_is_the_whole_trace() -
     analysis = diagnose(t, estimate=False)
     # THEN the whole trace is the region, and health says why the range is gone
     assert [r.region.name for r in analysis.region_results] == [WHOLE_TRACE]
-    assert [w.kind for w in analysis.warnings if w.kind == "recording_ended"] == [
-        "recording_ended"
-    ]
+    assert [w.kind for w in analysis.warnings if w.kind == "recording_ended"] == ["recording_ended"]
 
 
 def test_no_annotations_gives_the_whole_trace() -> None:
@@ -642,12 +640,14 @@ def test_a_dataloader_fetch_inside_a_step_stays_on_replay() -> None:
         annotations=[("ProfilerStep#1", 0, 90_000), ("ProfilerStep#2", 100_000, 190_000)],
         ops=[(fetch, 1_000, 51_000, 0)],
     )
-    from traceinspect.analysis.estimate.region import data_loading_ns
+    from traceinspect.analysis.estimate.region import data_loader_fetches, data_loading_ns
 
     # THEN the fetch is found in its step only, by the step's process
-    assert data_loading_ns(t, 0, 90_000, {PID}) == 50_000
-    assert data_loading_ns(t, 100_000, 190_000, {PID}) == 0
-    assert data_loading_ns(t, 0, 90_000, {PID + 1}) == 0
+    fetches = data_loader_fetches(t)
+    assert fetches.tolist() == [[1_000, 51_000, PID]]
+    assert data_loading_ns(fetches, 0, 90_000, {PID}) == 50_000
+    assert data_loading_ns(fetches, 100_000, 190_000, {PID}) == 0
+    assert data_loading_ns(fetches, 0, 90_000, {PID + 1}) == 0
     # AND the first step's replay keeps it, at the unprofiled host's pace, and says so
     (step,) = [r for r in diagnose(t).region_results if r.region.name == "ProfilerStep"]
     assert step.estimate is not None

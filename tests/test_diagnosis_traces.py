@@ -477,9 +477,7 @@ def test_a_range_wider_than_the_eager_time_says_why() -> None:
         if r["estimate"] and -1.0 <= r["estimate"]["saving_low_frac"] < 0.05
     ]
     assert narrow
-    assert not any(
-        "that wide" in reason for r in narrow for reason in r["decision"]["reasons"]
-    )
+    assert not any("that wide" in reason for r in narrow for reason in r["decision"]["reasons"])
 
 
 @pytest.mark.corpus

@@ -506,7 +506,8 @@ def _unrecorded_notes(regions: list[Region], left_out: LeftOut) -> list[HealthWa
         n = sum(r.cut_unrecorded for r in cut)
         others = _count(len(cut), "other region")
         parts.append(
-            f"the last occurrence of {others}" if n == len(cut)
+            f"the last occurrence of {others}"
+            if n == len(cut)
             else f"the last {n:,} occurrences of {others}"
         )
         parts[-1] += " left out"

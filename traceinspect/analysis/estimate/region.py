@@ -284,6 +284,7 @@ def plan_region(
         notes.append(
             f"{ranks} processes/devices replay side by side: the slowest rank's graph sets the time"
         )
+    fetches = data_loader_fetches(timeline, cols)  # before the jobs fork: found once
     jobs = tuple(
         partial(
             _estimate_one,
@@ -298,6 +299,7 @@ def plan_region(
             cols,
             assume_input_copy,
             input_copy_bytes,
+            fetches,
         )
         for (_, wall, start, ahead), by_rank in zip(kept, rank_rows, strict=True)
     )
@@ -319,8 +321,10 @@ def _estimate_one(
     cols: TimelineColumns,
     assume_input_copy: bool,
     input_copy_bytes: Sequence[int] | None,
+    fetches: IntArray,
 ) -> OccurrenceResult:
-    """One occurrence's replay (its slowest rank's) and its simulated eager run."""
+    """One occurrence's replay (its slowest rank's) and its simulated eager run; the
+    DataLoader ``fetches`` (:func:`data_loader_fetches`) inside it stay on replay."""
     per_rank = [
         estimate_occurrence(
             timeline,
@@ -348,9 +352,9 @@ def _estimate_one(
     ]
     estimate = _slowest(per_rank)
     run = max(simulated, key=lambda run: run.eager_ns)
-    if start is not None:
+    if start is not None and len(fetches):
         pids = {int(p) for rows in by_rank.values() for p in np.unique(cols.gpu("pid")[rows])}
-        loading = data_loading_ns(timeline, start, start + wall, pids)
+        loading = data_loading_ns(fetches, start, start + wall, pids)
         if loading:
             # A DataLoader fetch inside the region stays on replay: it is host work no
             # graph captures, and the replay waits for the batch it brings. At the pace the
@@ -372,25 +376,46 @@ def _estimate_one(
 DATA_LOADER_OP: Final = re.compile(r"^enumerate\(DataLoader\)#.*__next__$")
 
 
-def data_loading_ns(timeline: Timeline, start: int, end: int, pids: set[int]) -> int:
-    """Traced time (ns) of the DataLoader fetches that start in ``[start, end)`` in one of
-    ``pids``, a CPU operator in older traces, a ``user_annotation`` since (their union: a
-    fetch inside a fetch counts once)."""
-    starts, ends = [], []
+def data_loader_fetches(timeline: Timeline, cols: TimelineColumns | None = None) -> IntArray:
+    """The DataLoader fetches of ``timeline`` as ``[start_ns, end_ns, pid]`` rows: a CPU
+    operator in older traces, a ``user_annotation`` since. Found once per timeline (memoized
+    on ``cols``): their names are matched once each, not once per row."""
+    if cols is not None and "data_loader_fetches" in cols.memo:
+        found: IntArray = cols.memo["data_loader_fetches"]
+        return found
+    rows = []
     for table in (timeline.cpu_ops, timeline.annotations):
         if len(table) == 0:
             continue
-        begin = table["start_ns"].to_numpy(np.int64)
-        inside = (begin >= start) & (begin < end) & table["pid"].isin(list(pids)).to_numpy(bool)
-        if not inside.any():
+        names = table["name"]
+        wanted = [n for n in pd.unique(names) if DATA_LOADER_OP.match(str(n))]
+        if not wanted:
             continue
-        chosen = table[inside]
-        fetch = chosen["name"].map(lambda n: bool(DATA_LOADER_OP.match(str(n)))).to_numpy(bool)
-        starts.append(chosen["start_ns"].to_numpy(np.int64)[fetch])
-        ends.append(chosen["end_ns"].to_numpy(np.int64)[fetch])
-    if not starts:
+        fetch = table[names.isin(wanted).to_numpy(bool)]
+        rows.append(
+            np.column_stack(
+                [
+                    fetch["start_ns"].to_numpy(np.int64),
+                    fetch["end_ns"].to_numpy(np.int64),
+                    fetch["pid"].to_numpy(np.int64),
+                ]
+            )
+        )
+    found = np.concatenate(rows) if rows else np.empty((0, 3), np.int64)
+    if cols is not None:
+        cols.memo["data_loader_fetches"] = found
+    return found
+
+
+def data_loading_ns(fetches: IntArray, start: int, end: int, pids: set[int]) -> int:
+    """Traced time (ns) of the ``fetches`` (:func:`data_loader_fetches`) that start in
+    ``[start, end)`` in one of ``pids`` (their union: a fetch inside a fetch counts once)."""
+    if len(fetches) == 0:
         return 0
-    return union_ns(np.concatenate(starts), np.concatenate(ends))
+    inside = (fetches[:, 0] >= start) & (fetches[:, 0] < end) & np.isin(fetches[:, 2], list(pids))
+    if not inside.any():
+        return 0
+    return union_ns(fetches[inside, 0], fetches[inside, 1])
 
 
 def _finish_region(setup: _RegionSetup, results: Sequence[OccurrenceResult]) -> RegionEstimate:
