@@ -32,6 +32,17 @@ def sample_report(workload: str) -> dict[str, Any]:
     return report_data(sample(workload))
 
 
+@cache
+def corpus_analysis(name: str) -> TraceAnalysis:
+    """A corpus trace's analysis, made once for the tests of this file that read it."""
+    return diagnose(load_trace(corpus_file(name)))
+
+
+@cache
+def corpus_report(name: str) -> dict[str, Any]:
+    return report_data(corpus_analysis(name))
+
+
 def regions(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {r["name"]: r for r in report["regions"]}
 
@@ -300,7 +311,7 @@ def test_every_regions_estimate_runs_on_corpus_traces(name: str) -> None:
     # that raised on a real trace (a wait on a thread that recorded no event, indexed into
     # its empty records) left the 200 MB eight-rank trace's regions without an estimate and
     # turned a verdict; every corpus trace with GPU work estimates every region.
-    result = diagnose(load_trace(corpus_file(name)))
+    result = corpus_analysis(name)
     failed = [w.message for w in result.warnings if w.kind == "estimate_failed"]
     assert failed == []
 
@@ -314,13 +325,7 @@ def test_a_training_loop_whose_host_runs_ahead_is_paced_by_its_gpu() -> None:
     saved, `mixed`, and the forward 34 % saved and `launch-bound`. Read as the loop it is,
     the four steps queued behind their predecessor take the GPU's traced pace: 95.7 ms (the
     step's GPU window 95.66 ms), replay saves under 1 %, every region `compute-bound`."""
-    report = report_data(
-        diagnose(
-            load_trace(
-                corpus_file("HolisticTraceAnalysis__rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz")
-            )
-        )
-    )
+    report = corpus_report("HolisticTraceAnalysis__rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz")
     by_name = regions(report)
     step = by_name["ProfilerStep"]
     assert step["launch"]["median_queue_depth"] == 1011
@@ -371,14 +376,8 @@ def test_an_idle_region_on_host_work_says_what_its_saving_assumes() -> None:
     kernels. The two readings must be said together: the range reaches down to the saving
     with that work kept (19 %), the evidence says which is which, the decision says to
     measure."""
-    report = report_data(
-        diagnose(
-            load_trace(
-                corpus_file(
-                    "HolisticTraceAnalysis__negative_queue_length_values_check__rank0.json.gz"
-                )
-            )
-        )
+    report = corpus_report(
+        "HolisticTraceAnalysis__negative_queue_length_values_check__rank0.json.gz"
     )
     metric = regions(report)["## NEMetric:update ##"]
     assert metric["verdict"] == "idle"
@@ -453,14 +452,8 @@ def test_a_range_wider_than_the_eager_time_says_why() -> None:
     around 110 µs, its NCCL kernel waiting on the other ranks for up to 2 ms in some. The
     saving's range reaches -833 % — a loss no single occurrence could show — and the
     decision says where it comes from."""
-    report = report_data(
-        diagnose(
-            load_trace(
-                corpus_file(
-                    "HolisticTraceAnalysis__negative_queue_length_values_check__rank0.json.gz"
-                )
-            )
-        )
+    report = corpus_report(
+        "HolisticTraceAnalysis__negative_queue_length_values_check__rank0.json.gz"
     )
     (region,) = [r for r in report["regions"] if r["name"] == "## alltoall_fwd_single ##"]
     assert region["verdict"] == "communication-bound"
@@ -487,14 +480,8 @@ def test_a_step_that_fetches_its_batch_keeps_the_fetch_on_replay() -> None:
     kernel. Replay skipped it, reading a 31 % saving into a step the GPU keeps busy 100 % of
     its simulated window (`launch-bound`). No graph captures a fetch: it stays, 36.0 ms at the
     unprofiled host's pace, and the step reads compute-bound, 7 %."""
-    report = report_data(
-        diagnose(
-            load_trace(
-                corpus_file(
-                    "kineto__tb_plugin_resnet50_num_workers_0__worker0.1623143089861.pt.trace.json.gz"
-                )
-            )
-        )
+    report = corpus_report(
+        "kineto__tb_plugin_resnet50_num_workers_0__worker0.1623143089861.pt.trace.json.gz"
     )
     (step,) = [r for r in report["regions"] if r["name"] == "ProfilerStep"]
     est = step["estimate"]
