@@ -19,7 +19,7 @@ import pandas as pd
 from traceinspect.analysis.arrays import TimelineArrays, index_timeline
 from traceinspect.analysis.capture import CaptureChecker
 from traceinspect.analysis.gaps import CAUSES, OTHER_DETAILS, OUTSIDE_WORK, GroupGaps, group_gaps
-from traceinspect.analysis.health import HealthWarning, check_health
+from traceinspect.analysis.health import HealthWarning, check_health, listed
 from traceinspect.analysis.intervals import IntArray, covered_ns, merge
 from traceinspect.analysis.regions import (
     MAX_REGIONS,
@@ -125,7 +125,7 @@ def diagnose(
     health = check_health(timeline, arrays, diagnosed) + notes
     return TraceAnalysis(
         timeline=timeline,
-        summary=summarize(timeline),
+        summary=summarize(timeline, arrays.queued_before),
         region_results=tuple(diagnosed),
         warnings=tuple(health),
         calibration=calibration,
@@ -500,8 +500,7 @@ def _unrecorded_notes(regions: list[Region], left_out: LeftOut) -> list[HealthWa
     parts = []
     if left_out.unrecorded:
         names = left_out.unrecorded
-        shown = ", ".join(names[:3]) + (f" (+{len(names) - 3} more)" if len(names) > 3 else "")
-        parts.append(f"{_count(len(names), 'range')} that made them left out ({shown})")
+        parts.append(f"{_count(len(names), 'range')} that made them left out ({listed(names, 3)})")
     if cut:
         n = sum(r.cut_unrecorded for r in cut)
         others = _count(len(cut), "other region")

@@ -38,6 +38,12 @@ CLOCK_SKEW_SHARE: Final = 0.01
 WARMUP_FACTOR: Final = 1.5
 
 
+def listed(names: Sequence[str], shown: int) -> str:
+    """The first ``shown`` of ``names``, comma-separated, and how many more there are."""
+    more = f" (+{len(names) - shown} more)" if len(names) > shown else ""
+    return ", ".join(names[:shown]) + more
+
+
 @dataclass(frozen=True)
 class HealthWarning:
     kind: str
@@ -88,7 +94,7 @@ def check_health(
         if r.region.occurrences == 1 and r.activities and r.region.source != "whole_trace"
     ]
     if single:
-        shown = ", ".join(single[:5]) + (f" (+{len(single) - 5} more)" if len(single) > 5 else "")
+        shown = listed(single, 5)
         out.append(
             HealthWarning(
                 "single_occurrence",

@@ -114,11 +114,17 @@ class Region:
     def label(self) -> str:
         """The name, after ``[pid N]`` where the trace's regions span several processes (two
         processes' regions of one name read apart)."""
-        return self.name if self.process < 0 else f"[pid {self.process}] {self.name}"
+        return labelled(self.name, self.process)
 
     @property
     def wall_ns(self) -> IntArray:
         return self.end_ns - self.start_ns
+
+
+def labelled(name: str, process: int) -> str:
+    """:attr:`Region.label` of a region ``name`` of ``process`` (-1: the trace's regions
+    come from one process)."""
+    return name if process < 0 else f"[pid {process}] {name}"
 
 
 @dataclass(frozen=True)
@@ -196,7 +202,7 @@ def find_regions_left_out(
         late = int(np.count_nonzero(~recorded))
         if late:
             if not recorded.any():
-                dropped.append(f"[pid {process}] {name}" if several else name)
+                dropped.append(labelled(name, process if several else -1))
                 continue
             start, end, pid, tid = start[recorded], end[recorded], pid[recorded], tid[recorded]
             rows = [r for r, keep in zip(rows, recorded.tolist(), strict=True) if keep]
@@ -231,9 +237,7 @@ def find_regions_left_out(
         unrecorded_launches=unrecorded.launches,
     )
     regions.sort(key=_display_order)
-    held = [np.concatenate(r.rows) for r in regions]
-    covered = len(np.unique(np.concatenate(held))) if held else 0
-    if covered < MIN_COVERED_SHARE * len(timeline.gpu) or not regions:
+    if len(_launched_by(regions)) < MIN_COVERED_SHARE * len(timeline.gpu) or not regions:
         # The ranges miss most of the GPU work: the whole trace is the region that matters.
         whole = _whole_trace(timeline)
         regions = [whole, *(replace(r, depth=r.depth + 1) for r in regions)]
@@ -298,13 +302,16 @@ def _with_detected_steps(
     return [whole, *ordered]
 
 
+def _launched_by(regions: Sequence[Region]) -> IntArray:
+    """The GPU activities (rows) ``regions`` launched, each once; ``whole trace`` left out."""
+    held = [np.concatenate(r.rows) for r in regions if r.source != "whole_trace" and r.rows]
+    return np.unique(np.concatenate(held)) if held else np.empty(0, np.int64)
+
+
 def _covered_share(arrays: TimelineArrays, regions: Sequence[Region], pid: int | None) -> float:
     """The share of process ``pid``'s GPU activities that ``regions`` launched."""
     total = int(np.count_nonzero(arrays.pid == pid))
-    held = [np.concatenate(r.rows) for r in regions if r.source != "whole_trace" and r.rows]
-    if not total or not held:
-        return 0.0
-    return len(np.unique(np.concatenate(held))) / total
+    return len(_launched_by(regions)) / total if total else 0.0
 
 
 def _detected_regions(detection: StepDetection, process: int) -> list[Region]:

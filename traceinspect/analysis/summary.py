@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from traceinspect.analysis.arrays import queued_before_recording
+from traceinspect.analysis.arrays import BoolArray, queued_before_recording
 from traceinspect.analysis.intervals import union_ns
 from traceinspect.analysis.regions import base_name
 from traceinspect.model import Timeline
@@ -113,8 +113,11 @@ class TraceSummary:
     queued_before_recording_ns: int = 0
 
 
-def summarize(timeline: Timeline) -> TraceSummary:
-    """Devices, streams, activity counts, GPU busy share, kernels, launch APIs, annotations."""
+def summarize(timeline: Timeline, queued_before: BoolArray | None = None) -> TraceSummary:
+    """Devices, streams, activity counts, GPU busy share, kernels, launch APIs, annotations.
+    ``queued_before``, where the caller has it (the timeline's index holds it:
+    :attr:`~traceinspect.analysis.arrays.TimelineArrays.queued_before`), spares finding the
+    work queued before the recording again."""
     gpu = timeline.gpu
     meta = timeline.meta
     kinds = gpu["kind"].value_counts()
@@ -134,21 +137,22 @@ def summarize(timeline: Timeline) -> TraceSummary:
         annotations=_annotation_counts(timeline),
         without_launch_record=int((gpu["launch_row"].to_numpy() == -1).sum()) if len(gpu) else 0,
         from_graph=int(np.count_nonzero(gpu["from_graph"].to_numpy())) if len(gpu) else 0,
-        **_queued_before(timeline),
+        **_queued_before(timeline, queued_before),
     )
 
 
-def _queued_before(timeline: Timeline) -> dict[str, int]:
+def _queued_before(timeline: Timeline, queued: BoolArray | None) -> dict[str, int]:
     gpu = timeline.gpu
     if len(gpu) == 0:
         return {}
     start = gpu["start_ns"].to_numpy(np.int64)
-    queued = queued_before_recording(
-        gpu["device"].to_numpy(np.int64),
-        gpu["stream"].to_numpy(np.int64),
-        start,
-        gpu["launch_row"].to_numpy(np.int64) >= 0,
-    )
+    if queued is None:
+        queued = queued_before_recording(
+            gpu["device"].to_numpy(np.int64),
+            gpu["stream"].to_numpy(np.int64),
+            start,
+            gpu["launch_row"].to_numpy(np.int64) >= 0,
+        )
     if not queued.any():
         return {}
     span = int(gpu["end_ns"].to_numpy(np.int64)[queued].max() - start.min())
