@@ -149,6 +149,55 @@ def test_a_region_saving_less_than_a_graph_launch_is_not_worth_a_graph() -> None
     ) in often.reasons
 
 
+def test_occurrences_that_differ_decide_by_what_each_would_save() -> None:
+    # GIVEN mixed's attention (enable, 5 occurrences, each saving 80-83 %) with its saving
+    # range stretched below -100 %, as when one occurrence's collective waited on another
+    # rank
+    attention = next(
+        r
+        for r in diagnose(load_trace(sample_file("mixed.eager.json.gz"))).region_results
+        if r.region.name == "attention"
+    )
+    assert attention.estimate is not None
+    spread = attention.estimate.occurrence_saving_spread()
+    assert spread is not None and 0.80 < spread[0] <= spread[1] <= spread[2] < 0.83
+    wide = replace(attention.estimate, saving_low_frac=-3.0)
+    n = len(wide.occurrence_saving_fracs)
+    assert n == attention.estimate.occurrences == 5
+
+    def decided(fracs: tuple[float, ...]) -> GraphDecision:
+        return decide_region(
+            "attention",
+            verdict=attention.verdict,
+            capture_verdict=attention.capture.verdict,
+            estimate=replace(wide, occurrence_saving_fracs=fracs),
+        )
+
+    # THEN where every occurrence saves, the decision stands and says so
+    kept = decided(wide.occurrence_saving_fracs)
+    assert kept.choice == "enable"
+    assert any(f"at least 5% on {n} of {n}" in r for r in kept.reasons)
+    # AND where half save at least 5 %, it still stands (a tie is not "most")
+    half = decided((0.0,) * 5 + (0.5,) * 5)
+    assert half.choice == "enable"
+    # AND where most would save less than 5 % each, it is undecided, whatever the median
+    most = decided((0.0,) * 6 + (0.5,) * 4)
+    assert most.choice == "undecided"
+    assert (
+        "undecided: most of its occurrences (6 of 10) would save less than 5% each; measure "
+        "both modes before enabling (`traceinspect profile`, or pass --eager-us)"
+    ) in most.reasons
+    # AND a range above -100 % does not look at occurrences at all
+    narrow = decide_region(
+        "attention",
+        verdict=attention.verdict,
+        capture_verdict=attention.capture.verdict,
+        estimate=replace(attention.estimate, occurrence_saving_fracs=(0.0,) * 10),
+    )
+    assert narrow.choice == "enable"
+    assert not any("each occurrence" in r for r in narrow.reasons)
+
+
 def test_the_saving_floor_is_one_graph_launch_on_the_h200() -> None:
     # MIN_SAVING_NS is the H200 calibration's launch latency of one graph, as its comment says
     calibration = json.loads(

@@ -463,6 +463,28 @@ def test_a_range_wider_than_the_eager_time_says_why() -> None:
         "ranks): replay predicted at 308 µs for the median one, up to 2,038 µs, against an "
         "eager time of 336 µs"
     ) in region["decision"]["reasons"]
+    # AND what each occurrence would save against its own simulated eager run: most do
+    # (8 of 10), so the decision stands on the median
+    assert region["estimate"]["occurrence_saving_frac"] == {
+        "p10": 0.035,
+        "median": 0.0901,
+        "p90": 0.1999,
+    }
+    assert (
+        "each occurrence against its own eager run: replay saves 4% to 20% (10th to 90th "
+        "percentile), at least 5% on 8 of 10"
+    ) in region["decision"]["reasons"]
+    assert region["decision"]["choice"] == "enable"
+    # AND where most occurrences would not save 5 %, the median's 10 % does not decide:
+    # the recat all-to-all's occurrences save -10 % to 43 %, 4 of 10 at least 5 %
+    (recat,) = [r for r in report["regions"] if r["name"] == "## all2all_data:recat_values ##"]
+    assert recat["estimate"]["saving_frac"] == pytest.approx(0.1012, abs=1e-4)
+    assert recat["estimate"]["occurrence_saving_frac"]["median"] == pytest.approx(-0.0456)
+    assert recat["decision"]["choice"] == "undecided"  # was "enable after changes"
+    assert (
+        "undecided: most of its occurrences (6 of 10) would save less than 5% each; measure "
+        "both modes before enabling (`traceinspect profile`, or pass --eager-us)"
+    ) in recat["decision"]["reasons"]
     # a range that stays above -100 % says nothing more
     narrow = [
         r

@@ -182,6 +182,7 @@ def decide_region(
         f"range {low:.0%} to {high:.0%}; {eager_said})"
     )
     reasons = [saving_said]
+    undecided = ""  # why, where most occurrences save too little, each against its own run
     step_share = step.share(estimate.saving_ns) if step is not None else None
     if mid < MIN_SAVING_FRAC:
         reasons[0] += f": below {MIN_SAVING_FRAC:.0%}"
@@ -222,6 +223,17 @@ def decide_region(
                     f"{_us(estimate.high_ns / 1000)}, against an eager time of "
                     f"{_us(estimate.eager_ns / 1000)}"
                 )
+                mixed = _occurrences_said(estimate)
+                if mixed is not None:
+                    said, short = mixed
+                    reasons.append(said)
+                    if 2 * short > len(estimate.occurrence_saving_fracs):
+                        undecided = (
+                            f"undecided: most of its occurrences ({short} of "
+                            f"{len(estimate.occurrence_saving_fracs)}) would save less than "
+                            f"{MIN_SAVING_FRAC:.0%} each; measure both modes before enabling "
+                            "(`traceinspect profile`, or pass --eager-us)"
+                        )
         if estimate.streams > 1 and estimate.dependencies > 0:
             reasons.append(
                 f"its graph runs kernels of {_streams_said(estimate)} side by side, which "
@@ -248,10 +260,29 @@ def decide_region(
         else:
             reasons.append("capturable as-is")
             choice = "enable"
+        if undecided:
+            reasons.append(undecided)
+            choice = "undecided"
     reasons.append(unknowns)
     return GraphDecision(
         name, "region", choice, tuple(reasons), saving_us=saving_us, saving_frac=saving_frac
     )
+
+
+def _occurrences_said(estimate: RegionEstimate) -> tuple[str, int] | None:
+    """What each occurrence would save against its own simulated eager run, and how many
+    save less than :data:`MIN_SAVING_FRAC`; None with fewer than two occurrences."""
+    spread = estimate.occurrence_saving_spread()
+    if spread is None:
+        return None
+    p10, _, p90 = spread
+    count = len(estimate.occurrence_saving_fracs)
+    saving = estimate.occurrences_saving(MIN_SAVING_FRAC)
+    said = (
+        f"each occurrence against its own eager run: replay saves {p10:.0%} to {p90:.0%} "
+        f"(10th to 90th percentile), at least {MIN_SAVING_FRAC:.0%} on {saving} of {count}"
+    )
+    return said, count - saving
 
 
 def _streams_said(estimate: RegionEstimate) -> str:

@@ -87,8 +87,27 @@ class RegionEstimate:
     #: and convolutions in the validation traces), and those operators' names.
     forked_streams: int = 0
     forking_operators: tuple[str, ...] = ()
+    #: Per occurrence, in trace order: its saving against its own simulated eager run (or
+    #: the measured eager time), as a share of that eager time. The saving range sets the
+    #: replay's high end against the eager time's low end over all occurrences; where
+    #: occurrences differ (collectives that wait on other ranks), these say what each would
+    #: save.
+    occurrence_saving_fracs: tuple[float, ...] = ()
+
+    def occurrence_saving_spread(self) -> tuple[float, float, float] | None:
+        """The 10th percentile, median and 90th percentile of
+        :attr:`occurrence_saving_fracs`; None with fewer than two occurrences."""
+        if len(self.occurrence_saving_fracs) < 2:
+            return None
+        p10, p50, p90 = np.percentile(self.occurrence_saving_fracs, [10, 50, 90])
+        return float(p10), float(p50), float(p90)
+
+    def occurrences_saving(self, at_least: float) -> int:
+        """How many occurrences save at least ``at_least`` of their own eager time."""
+        return sum(frac >= at_least for frac in self.occurrence_saving_fracs)
 
     def to_json(self) -> dict[str, Any]:
+        spread = self.occurrence_saving_spread()
         return {
             "graphed_us": ns_to_us(self.graphed_ns),
             "low_us": ns_to_us(self.low_ns),
@@ -106,6 +125,11 @@ class RegionEstimate:
             "calibration_note": self.calibration.fallback_note,
             "parts": {k: ns_to_us(v) for k, v in self.parts.items()},
             "occurrences": self.occurrences,
+            "occurrence_saving_frac": (
+                None
+                if spread is None
+                else dict(zip(("p10", "median", "p90"), (round(v, 4) for v in spread), strict=True))
+            ),
             "ranks": self.ranks,
             "graph": {
                 "nodes": self.nodes,
@@ -471,6 +495,14 @@ def _finish_region(setup: _RegionSetup, results: Sequence[OccurrenceResult]) -> 
         notes.append(f"calibration {calibration.name}: {calibration.fallback_note}")
     saving = eager - graphed
     widest = max(estimates, key=lambda e: e.streams)
+    own_eager = [
+        int(setup.eager_unprofiled_ns) if setup.eager_unprofiled_ns is not None else r.eager_ns
+        for r in runs
+    ]
+    occurrence_savings = tuple(
+        (e_ns - e.graphed_ns) / e_ns if e_ns > 0 else 0.0
+        for e, e_ns in zip(estimates, own_eager, strict=True)
+    )
     return RegionEstimate(
         graphed_ns=graphed,
         low_ns=low,
@@ -497,6 +529,7 @@ def _finish_region(setup: _RegionSetup, results: Sequence[OccurrenceResult]) -> 
         ranks=setup.ranks,
         forked_streams=widest.forked_streams,
         forking_operators=widest.forking_operators,
+        occurrence_saving_fracs=occurrence_savings,
     )
 
 
