@@ -14,9 +14,13 @@ import pytest
 from conftest import ROOT, corpus_file
 from rich.console import Console
 
+from traceinspect.analysis.diagnose import diagnose
 from traceinspect.commands.ranks import analyze_one, run_analyze_dir, trace_files, worker_count
 from traceinspect.errors import TraceFormatError, UsageError
-from traceinspect.report.ranks import STRAGGLER_STEP_RATIO, ranks_report
+from traceinspect.parse import load_trace
+from traceinspect.report.json_report import report_data
+from traceinspect.report.ranks import STRAGGLER_STEP_RATIO, processes_report, ranks_report
+from traceinspect.report.terminal import render_terminal
 
 # Rank 3 of an 8-rank A100 job: 8,568 kernels on device 3, 6 ProfilerSteps of 76.83 ms median.
 CONTROL = "HolisticTraceAnalysis__trace_diff__control.json.gz"
@@ -325,3 +329,54 @@ def test_progress_counts_ranks_as_they_finish(tmp_path: Path) -> None:
     assert [c[:2] for c in calls] == [(1, 3), (2, 3), (3, 3)]
     assert calls[-1][2] == 1
     assert [("row" in r) for r in results] == [True, True, False]
+
+
+def test_one_trace_of_two_processes_gets_the_per_process_table() -> None:
+    """The bundled Nsight Systems export of a two-process DDP step (NCCL, one H200 each,
+    12 ``train_step`` ranges a process): each process gets the row a rank's own trace
+    would. Process 751's host is slow (launch-bound, 83 % of its step's GPU window waiting
+    on launches); process 752 spends 92 % of its GPU time in collectives waiting for it."""
+    analysis = diagnose(load_trace(ROOT / "sample_traces" / "nsys" / "ddp_nccl.sqlite.gz"))
+    data = processes_report(analysis)
+    assert data is not None and data["unit"] == "process"
+    slow, waiting = data["ranks"]
+    assert (slow["process"], slow["file"], slow["rank"]) == (751, "pid 751", None)
+    assert [d["id"] for d in slow["devices"]] == [0]
+    assert [d["id"] for d in waiting["devices"]] == [1]
+    assert (slow["kernels"], slow["gpu_activities"], slow["steps"]) == (1_224, 1_512, 12)
+    assert slow["gpu_busy_share"] == pytest.approx(0.1441, abs=1e-4)
+    assert slow["collective_share"] == pytest.approx(0.3170, abs=1e-4)
+    assert waiting["collective_share"] == pytest.approx(0.9220, abs=1e-4)
+    assert (slow["step_wall_median_ns"], waiting["step_wall_median_ns"]) == (5_422_131, 3_631_072)
+    assert slow["diagnosis"]["region"] == "train_step"
+    assert slow["diagnosis"]["verdict"] == "launch-bound"
+    assert slow["diagnosis"]["launch_wait_share"] == pytest.approx(0.8284, abs=1e-4)
+    assert waiting["diagnosis"]["verdict"] == "communication-bound"
+    # each step diagnosis is that process's own step region
+    steps = {r.region.process: r for r in analysis.region_results if r.region.name == "train_step"}
+    assert slow["diagnosis"]["window_ns"] == int(steps[751].window_ns)
+    assert waiting["diagnosis"]["window_ns"] == int(steps[752].window_ns)
+    # the slower process: more launch gaps per step than the median, fewer collectives
+    (slowest,) = data["cross_rank"]["slowest"]
+    assert slowest["file"] == "pid 751" and slowest["why"] == ["launch_gap_ns", "compute_ns"]
+    assert slowest["excess_ns"]["collective_ns"] < 0
+    # AND the JSON and the terminal carry it
+    report = report_data(analysis)
+    assert report["processes"] == json.loads(json.dumps(data))
+    text = render_terminal(analysis, width=160)
+    assert "2 processes with GPU work in this trace" in text
+    assert "Per process" in text and "Per rank" not in text
+    row = next(line for line in text.splitlines() if line.strip().startswith("pid 751"))
+    assert row.split()[2:] == [
+        "0", "1,224", "14.4%", "31.7%", "12", "5.42", "1.20", "launch-bound", "82.8%",
+        "launch", "99%", "87%",
+    ]  # fmt: skip
+    assert "Across 2 processes: communication-bound 1, launch-bound 1" in text
+    assert "Slowest processes, per step against the median process:" in text
+
+
+def test_a_trace_of_one_process_has_no_per_process_table() -> None:
+    analysis = diagnose(load_trace(ROOT / "sample_traces" / "mixed.eager.json.gz"))
+    assert processes_report(analysis) is None
+    assert report_data(analysis)["processes"] is None
+    assert "Per process" not in render_terminal(analysis, width=160)

@@ -35,6 +35,7 @@ from typing import Any, Final
 from traceinspect.analysis.result import RegionDiagnosis, TraceAnalysis
 from traceinspect.analysis.steps import StepDetection
 from traceinspect.analysis.summary import TraceSummary
+from traceinspect.report.ranks import processes_report
 from traceinspect.units import ns_to_us
 
 SCHEMA_VERSION: Final = 1
@@ -63,6 +64,7 @@ def report_data(analysis: TraceAnalysis, *, top: int = TOP_KERNELS) -> dict[str,
         "health": [{"kind": h.kind, "message": h.message} for h in analysis.warnings],
         "calibration": calibration.to_json() if calibration is not None else None,
         "regions": [region_json(r) for r in analysis.region_results],
+        "processes": processes_report(analysis),
         "summary": summary_json(summary, top=top),
     }
 

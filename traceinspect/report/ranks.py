@@ -13,9 +13,11 @@ import re
 import statistics
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any, Final, Literal
 
 import numpy as np
+import pandas as pd
 from rich import box
 from rich.console import Console
 from rich.markup import escape
@@ -155,6 +157,88 @@ def rank_row(
         "step_wall_median_ns": int(np.median(step_walls)) if len(step_walls) else None,
         "diagnosis": dict(diagnosis) if diagnosis is not None else None,
     }
+
+
+def process_rows(analysis: TraceAnalysis) -> list[dict[str, Any]]:
+    """The per-rank table's rows for one trace of several processes with GPU work (an
+    Nsight Systems export of ``torchrun``, FSDP, DDP), one per process: what
+    :func:`rank_row` gives a rank's own trace, read from that process's activities and its
+    own step (:attr:`Region.process`). Empty for a trace of one such process. A process's
+    rank is unknown from the trace: ``rank`` is None, ``file`` reads ``pid N``."""
+    timeline = analysis.timeline
+    gpu = timeline.gpu
+    if len(gpu) == 0:
+        return []
+    pid = gpu["pid"].to_numpy(np.int64)
+    pids = np.unique(pid)
+    if len(pids) < 2:
+        return []
+    start = gpu["start_ns"].to_numpy(np.int64)
+    end = gpu["end_ns"].to_numpy(np.int64)
+    device = gpu["device"].to_numpy(np.int64)
+    kernel = (gpu["kind"] == "kernel").to_numpy(bool)
+    codes, uniques = pd.factorize(gpu["name"])  # each name looked at once
+    is_collective = np.array(
+        [COLLECTIVE_KERNEL_MARK in str(name).lower() for name in uniques] + [False], bool
+    )
+    collective = kernel & is_collective[codes]  # code -1 (no name): the False appended
+    names = {d.id: d.name for d in analysis.summary.devices}
+    step = analysis.step
+    steps = {
+        r.region.process: r
+        for r in analysis.region_results
+        if step is not None
+        and r.region.name == step.region.name
+        and r.region.source == step.region.source
+    }
+    rows = []
+    for p in pids.tolist():
+        mine = pid == p
+        devices = np.unique(device[mine]).tolist()
+        span_ns = busy_ns = 0
+        for d in devices:
+            on = mine & (device == d)
+            span_ns += int(end[on].max() - start[on].min())
+            busy_ns += union_ns(start[on], end[on])
+        collective_ns = union_ns(start[mine & collective], end[mine & collective])
+        own = steps.get(p)
+        walls = own.region.wall_ns if own is not None else np.empty(0, np.int64)
+        diagnosis = None
+        if own is not None:
+            diagnosis = step_diagnosis(replace(analysis, step=own))
+        rows.append(
+            {
+                "file": f"pid {p}",
+                "process": p,
+                "rank": None,
+                "rank_source": "",
+                "world_size": None,
+                "format": timeline.meta.format,
+                "devices": [{"id": d, "name": names.get(d, "")} for d in devices],
+                "kernels": int((mine & kernel).sum()),
+                "gpu_activities": int(mine.sum()),
+                "gpu_span_ns": span_ns,
+                "gpu_busy_ns": busy_ns,
+                "gpu_busy_share": busy_ns / span_ns if span_ns else None,
+                "collective_kernel_ns": collective_ns,
+                "collective_share": collective_ns / busy_ns if busy_ns else None,
+                "steps": len(walls),
+                "step_wall_median_ns": int(np.median(walls)) if len(walls) else None,
+                "diagnosis": diagnosis,
+            }
+        )
+    return rows
+
+
+def processes_report(analysis: TraceAnalysis) -> dict[str, Any] | None:
+    """:func:`ranks_report` over the processes of one trace (:func:`process_rows`), with
+    ``unit`` ``process``; None for a trace of one process with GPU work."""
+    rows = process_rows(analysis)
+    if not rows:
+        return None
+    report = ranks_report(rows, [], folder="")
+    del report["folder"], report["failed"], report["ignored_files"]  # one trace: none of these
+    return {"unit": "process", **report}
 
 
 def ranks_report(
@@ -316,16 +400,26 @@ def _diagnosis_cells(diagnosis: Mapping[str, Any] | None) -> list[str]:
 
 
 def render_ranks(data: Mapping[str, Any], console: Console) -> None:
+    """The per-rank table of a folder of per-rank traces, or (``unit`` ``process``:
+    :func:`processes_report`) the per-process table of one trace of several processes."""
     rows = data["ranks"]
-    failed = data["failed"]
-    console.print(
-        f"[bold]{escape(data['folder'])}[/bold]  {len(rows)} rank traces analyzed"
-        + (f", {len(failed)} failed" if failed else "")
-        + (f", {data['ignored_files']} other files ignored" if data["ignored_files"] else "")
-    )
+    failed = data.get("failed", [])
+    processes = data.get("unit") == "process"
+    unit = "processes" if processes else "ranks"
+    if processes:
+        console.print(f"{len(rows)} processes with GPU work in this trace")
+    else:
+        console.print(
+            f"[bold]{escape(data['folder'])}[/bold]  {len(rows)} rank traces analyzed"
+            + (f", {len(failed)} failed" if failed else "")
+            + (f", {data['ignored_files']} other files ignored" if data["ignored_files"] else "")
+        )
     if rows:
         with_diagnosis = any(r["diagnosis"] for r in rows)
         headers = ["rank", "file", "GPU", "kernels", "busy", "comm", "steps", "step ms", "×median"]
+        if processes:
+            headers = headers[1:]
+            headers[0] = "process"
         if with_diagnosis:
             headers += ["verdict", "launch", "top idle", "saving"]
         body = []
@@ -342,10 +436,13 @@ def render_ranks(data: Mapping[str, Any], console: Console) -> None:
                 _ms(r["step_wall_median_ns"]),
                 ratio + ("*" if r["straggler"] else ""),
             ]
+            if processes:
+                cells = cells[1:]
             if with_diagnosis:
                 cells += _diagnosis_cells(r["diagnosis"])
             body.append(cells)
-        table = Table(title="Per rank", title_justify="left", box=box.SIMPLE_HEAD)
+        title = "Per process" if processes else "Per rank"
+        table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD)
         for i, header in enumerate(headers):
             width = max(len(header), *(len(cells[i]) for cells in body))
             if header == "file":
@@ -361,7 +458,7 @@ def render_ranks(data: Mapping[str, Any], console: Console) -> None:
         console.print(table)
         if data["step_wall_median_ns"] is not None:
             console.print(
-                f"Median step over ranks: {_ms(data['step_wall_median_ns'])} ms; "
+                f"Median step over {unit}: {_ms(data['step_wall_median_ns'])} ms; "
                 f"* straggler (step > {data['straggler_step_ratio']:.2f}× median): "
                 + (", ".join(str(s) for s in data["stragglers"]) or "none")
             )
@@ -371,7 +468,7 @@ def render_ranks(data: Mapping[str, Any], console: Console) -> None:
                 "host launches; top idle: the largest cause of GPU idle in the step; saving: "
                 "what replaying the step as CUDA graphs would save (estimated from the trace)"
             )
-    _render_cross_rank(data.get("cross_rank"), console)
+    _render_cross_rank(data.get("cross_rank"), console, unit)
     for failure in failed:
         console.print(f"[red]failed:[/] {escape(failure['file'])}: {escape(failure['error'])}")
     for note in data["notes"]:
@@ -381,26 +478,29 @@ def render_ranks(data: Mapping[str, Any], console: Console) -> None:
 _COMPONENT_WORDS: Final = dict(STEP_COMPONENTS)
 
 
-def _render_cross_rank(view: Mapping[str, Any] | None, console: Console) -> None:
+def _render_cross_rank(
+    view: Mapping[str, Any] | None, console: Console, unit: str = "ranks"
+) -> None:
     if not view or not view["ranks_with_diagnosis"]:
         return
+    one = "process" if unit == "processes" else "rank"
     counts = ", ".join(f"{verdict} {n}" for verdict, n in view["verdicts"].items())
-    line = f"Across {view['ranks_with_diagnosis']} ranks: {counts}"
+    line = f"Across {view['ranks_with_diagnosis']} {unit}: {counts}"
     launch = view["launch_wait_share"]
     if launch:
         line += (
             f"; waiting on launches {launch['median']:.0%} of the step's GPU window at the "
-            f"median rank (p90 {launch['p90']:.0%}, max {launch['max']:.0%})"
+            f"median {one} (p90 {launch['p90']:.0%}, max {launch['max']:.0%})"
         )
     saving = view["saving_frac"]
     if saving:
         line += (
-            f"; replay would save {saving['median']:.0%} at the median rank "
+            f"; replay would save {saving['median']:.0%} at the median {one} "
             f"({saving['min']:.0%}–{saving['max']:.0%})"
         )
     console.print(escape(line))
     if view["slowest"]:
-        console.print("Slowest ranks, per step against the median rank:")
+        console.print(f"Slowest {unit}, per step against the median {one}:")
     for slow in view["slowest"]:
         who = f"rank {slow['rank']}" if slow["rank"] is not None else slow["file"]
         ratio = slow["step_vs_median"]
@@ -412,10 +512,9 @@ def _render_cross_rank(view: Mapping[str, Any] | None, console: Console) -> None
             reasons = ", ".join(
                 f"{_COMPONENT_WORDS[key]} +{_ms(excess[key])} ms" for key in slow["why"]
             )
-            head += f" — more than the median rank in {reasons} per step"
+            head += f" — more than the median {one} in {reasons} per step"
         elif excess:
-            head += " — no component exceeds the median rank's"
+            head += f" — no component exceeds the median {one}'s"
         else:
-            head += " — no GPU step diagnosis for this rank"
+            head += f" — no GPU step diagnosis for this {one}"
         console.print(escape(head))
-

@@ -28,6 +28,7 @@ from traceinspect.report.layout import (
     process_prefix,
     region_label,
 )
+from traceinspect.report.ranks import render_ranks
 from traceinspect.report.summary import render_summary
 from traceinspect.sanitize import SafeConsole
 
@@ -106,6 +107,8 @@ def render_diagnosis(report: Mapping[str, Any], console: Console) -> None:
         _estimates(regions, console)
         _blockers(regions, console)
         render_decisions([r["decision"] for r in regions if r.get("decision")], console)
+    if report.get("processes"):
+        render_ranks(report["processes"], console)
     calibration = report.get("calibration")
     if calibration and calibration.get("note"):
         name, note = escape(calibration["name"]), escape(calibration["note"])
