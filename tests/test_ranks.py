@@ -18,6 +18,7 @@ from traceinspect.analysis.diagnose import diagnose
 from traceinspect.commands.ranks import analyze_one, run_analyze_dir, trace_files, worker_count
 from traceinspect.errors import TraceFormatError, UsageError
 from traceinspect.parse import load_trace
+from traceinspect.report.html import page_data
 from traceinspect.report.json_report import report_data
 from traceinspect.report.ranks import STRAGGLER_STEP_RATIO, processes_report, ranks_report
 from traceinspect.report.terminal import render_terminal
@@ -373,6 +374,15 @@ def test_one_trace_of_two_processes_gets_the_per_process_table() -> None:
     ]  # fmt: skip
     assert "Across 2 processes: communication-bound 1, launch-bound 1" in text
     assert "Slowest processes, per step against the median process:" in text
+    # AND the HTML page's summary opens with the same table
+    page = page_data(analysis.timeline, report)
+    table = page["summary"]["tables"][0]
+    assert table["title"] == "Per process"
+    assert [cell if isinstance(cell, str) else cell["text"] for cell in table["rows"][0]] == [
+        "pid 751", "0", "1,224", "14.4%", "31.7%", "12", "5.42", "1.20", "launch-bound",
+        "82.8%", "87%",
+    ]  # fmt: skip
+    assert "straggler (step > 1.2× the median process): none" in table["note"]
 
 
 def test_a_trace_of_one_process_has_no_per_process_table() -> None:
@@ -380,3 +390,5 @@ def test_a_trace_of_one_process_has_no_per_process_table() -> None:
     assert processes_report(analysis) is None
     assert report_data(analysis)["processes"] is None
     assert "Per process" not in render_terminal(analysis, width=160)
+    page = page_data(analysis.timeline, report_data(analysis))
+    assert [t["title"] for t in page["summary"]["tables"]][0] == "GPU busy"

@@ -32,6 +32,7 @@ from traceinspect.model import Timeline
 from traceinspect.report.html_tables import (
     device_texts,
     health_groups,
+    processes_table,
     regions_table,
     summary_section,
 )
@@ -151,9 +152,18 @@ def page_data(
         },
         "health": health_groups(report.get("health"), summary),
         "regions": regions,
-        "summary": summary_section(summary),
+        "summary": _with_processes(summary_section(summary), report.get("processes")),
         "timeline": timeline_part,
     }
+
+
+def _with_processes(summary: dict[str, Any], processes: Any) -> dict[str, Any]:
+    """The summary section with the per-process table first, where the trace holds several
+    processes with GPU work (:func:`processes_table`)."""
+    table = processes_table(processes)
+    if table is None:
+        return summary
+    return {**summary, "tables": [table, *summary["tables"]]}
 
 
 # ----------------------------------------------------------------------------------- page assets

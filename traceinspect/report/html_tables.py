@@ -373,6 +373,66 @@ def summary_section(summary: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def processes_table(processes: Any) -> dict[str, Any] | None:
+    """The per-process table of a trace of several processes (the JSON's ``processes``:
+    :func:`~traceinspect.report.ranks.processes_report`), as the terminal draws it; None
+    where the report has none."""
+    if not isinstance(processes, Mapping):
+        return None
+    rows = []
+    for r in _list(processes.get("ranks")):
+        if not isinstance(r, Mapping):
+            continue
+        diagnosis = r.get("diagnosis") if isinstance(r.get("diagnosis"), Mapping) else {}
+        assert isinstance(diagnosis, Mapping)
+        ratio, launch = r.get("step_vs_median"), diagnosis.get("launch_wait_share")
+        saving, wall = diagnosis.get("saving_frac"), r.get("step_wall_median_ns")
+        verdict = _text(diagnosis.get("verdict")) if diagnosis else "–"
+        rows.append(
+            [
+                {"text": _text(r.get("file")), "cls": "strong"},
+                ", ".join(str(d.get("id")) for d in _list(r.get("devices"))) or "–",
+                _count(r.get("kernels")),
+                _share(r.get("gpu_busy_share")),
+                _share(r.get("collective_share")),
+                _count(r.get("steps")),
+                f"{wall / 1e6:,.2f}" if _finite(wall) else "–",
+                (f"{ratio:.2f}" if _finite(ratio) else "–") + ("*" if r.get("straggler") else ""),
+                {"text": verdict, "cls": "verdict verdict-" + _css_word(verdict)},
+                _share(launch),
+                f"{saving:.0%}" if _finite(saving) else "–",
+            ]
+        )
+    stragglers = ", ".join(str(s) for s in _list(processes.get("stragglers"))) or "none"
+    return {
+        "title": "Per process",
+        "columns": [
+            _col("process"),
+            _col("GPU"),
+            _col("kernels", num=True),
+            _col("busy", num=True),
+            _col("comm", num=True),
+            _col("steps", num=True),
+            _col("step ms", num=True),
+            _col("×median", num=True),
+            _col("verdict"),
+            _col("launch", num=True),
+            _col("saving", num=True),
+        ],
+        "rows": rows,
+        "empty": "No process with GPU work.",
+        "note": "busy: GPU busy share of its span; comm: share of the busy time in collective "
+        "kernels; step ms: median wall of the process's own step; * straggler (step > "
+        f"{processes.get('straggler_step_ratio', 1.2)}× the median process): {stragglers}; "
+        "verdict, launch (share of the step's GPU window waiting on host launches) and saving: "
+        "the process's step",
+    }
+
+
+def _share(value: Any) -> str:
+    return f"{value:.1%}" if _finite(value) else "–"
+
+
 # ---------------------------------------------------------------------------- formatting helpers
 
 
