@@ -20,7 +20,7 @@ import traceinspect
 from traceinspect.analysis.gaps import CAUSES
 from traceinspect.cli import main
 from traceinspect.report.html import render_html
-from traceinspect.report.json_report import render_json
+from traceinspect.report.json_report import render_json, report_data
 from traceinspect.report.terminal import render_terminal
 
 #: Real H200 traces: Kineto with a profiler step, nested regions and a host sync; an Nsight
@@ -145,8 +145,18 @@ def test_regions_of_a_multi_process_export_say_their_process() -> None:
     gaps = analysis.gaps
     assert set(gaps["process"]) == {751, 752}
     # AND a one-process trace has no process
-    single = traceinspect.analyze(sample_file("mixed.eager.json.gz")).regions
-    assert single["process"].isna().all()
+    single = traceinspect.analyze(sample_file("mixed.eager.json.gz"))
+    assert single.regions["process"].isna().all()
+    # AND the per-process table is a frame too, equal to the JSON's
+    processes = analysis.processes.set_index("process")
+    assert list(processes.index) == [751, 752]
+    assert list(processes["devices"]) == ["0", "1"]
+    assert processes.loc[751, "step_wall_us"] == 5_422.131
+    assert processes.loc[752, "verdict"] == "communication-bound"
+    rows = report_data(analysis)["processes"]["ranks"]
+    assert list(processes["collective_share"]) == [r["collective_share"] for r in rows]
+    assert list(processes["saving_frac"]) == [r["diagnosis"]["saving_frac"] for r in rows]
+    assert single.processes.empty
 
 
 def test_terminal_json_and_html_are_drawn_from_one_analysis(

@@ -41,6 +41,14 @@ occurrence and cause and taking the median over occurrences with GPU work gives 
 ``total_us``, ``mean_us``, ``share`` (of all kernel time).
 
 ``health`` — one row per trace-health warning: ``kind``, ``message``.
+
+``processes`` — in a trace of several processes with GPU work (an Nsight Systems export of
+``torchrun``, DDP, FSDP), one row per process (none otherwise), as the per-process table
+gives it: ``process``, ``devices`` (ids, comma-separated), ``kernels``, ``gpu_activities``,
+``gpu_busy_share``, ``collective_share`` (of the busy time, in NCCL/RCCL kernels),
+``steps`` and ``step_wall_us`` (the median wall of the process's own step),
+``step_vs_median`` and ``straggler`` (against the median process), and its step's
+``verdict``, ``launch_wait_share`` and ``saving_frac``.
 """
 
 from __future__ import annotations
@@ -193,3 +201,52 @@ def health_frame(analysis: TraceAnalysis) -> pd.DataFrame:
         },
         columns=["kind", "message"],
     )
+
+
+_PROCESS_COLUMNS = (
+    "process",
+    "devices",
+    "kernels",
+    "gpu_activities",
+    "gpu_busy_share",
+    "collective_share",
+    "steps",
+    "step_wall_us",
+    "step_vs_median",
+    "straggler",
+    "verdict",
+    "launch_wait_share",
+    "saving_frac",
+)
+
+
+def processes_frame(analysis: TraceAnalysis) -> pd.DataFrame:
+    from traceinspect.report.ranks import processes_report
+
+    report = processes_report(analysis)
+    rows = []
+    for r in report["ranks"] if report is not None else []:
+        diagnosis = r["diagnosis"] or {}
+        wall = r["step_wall_median_ns"]
+        rows.append(
+            {
+                "process": r["process"],
+                "devices": ",".join(str(d["id"]) for d in r["devices"]),
+                "kernels": r["kernels"],
+                "gpu_activities": r["gpu_activities"],
+                "gpu_busy_share": _nan(r["gpu_busy_share"]),
+                "collective_share": _nan(r["collective_share"]),
+                "steps": r["steps"],
+                "step_wall_us": np.nan if wall is None else ns_to_us(wall),
+                "step_vs_median": _nan(r["step_vs_median"]),
+                "straggler": bool(r["straggler"]),
+                "verdict": diagnosis.get("verdict", ""),
+                "launch_wait_share": _nan(diagnosis.get("launch_wait_share")),
+                "saving_frac": _nan(diagnosis.get("saving_frac")),
+            }
+        )
+    return pd.DataFrame(rows, columns=list(_PROCESS_COLUMNS))
+
+
+def _nan(value: float | None) -> float:
+    return np.nan if value is None else float(value)

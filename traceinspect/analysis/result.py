@@ -147,7 +147,7 @@ class TraceAnalysis:
     :class:`RegionDiagnosis` per region, parents before the regions they hold),
     :attr:`warnings` (trace health), :attr:`calibration` (the replay estimate's constants)
     and :attr:`step` (the region one workload step is). DataFrame views of them:
-    :attr:`regions`, :attr:`kernels`, :attr:`gaps`, :attr:`health`.
+    :attr:`regions`, :attr:`kernels`, :attr:`gaps`, :attr:`health`, :attr:`processes`.
     """
 
     timeline: Timeline
@@ -185,6 +185,14 @@ class TraceAnalysis:
         from traceinspect.analysis.frames import gaps_frame
 
         return gaps_frame(self)
+
+    @cached_property
+    def processes(self) -> pd.DataFrame:
+        """One row per process with GPU work, where the trace holds several (the JSON's
+        ``processes``: the per-process table); empty otherwise."""
+        from traceinspect.analysis.frames import processes_frame
+
+        return processes_frame(self)
 
     @cached_property
     def health(self) -> pd.DataFrame:
