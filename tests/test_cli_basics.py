@@ -41,6 +41,32 @@ def test_short_help_on_every_command() -> None:
     assert "pip install 'traceinspect[cluster]'" in " ".join(shown.replace("│", " ").split())
 
 
+def test_help_names_option_values_in_words() -> None:
+    # typer shows a value's Python type (`<path>`, `<int range>`, `<bool>` beside a flag):
+    # options show PATH, N, TEXT instead, flags nothing
+    runner = CliRunner()
+    pages = {
+        command: runner.invoke(app, [*command, "-h"], env={"COLUMNS": "200"}).stdout
+        for command in ((), ("analyze",), ("profile",), ("diff",), ("calibrate",))
+    }
+    lines = {
+        line.split()[1]: " ".join(line.replace("│", " ").split())
+        for page in pages.values()
+        for line in page.splitlines()
+        if line.startswith("│ --")
+    }
+    assert lines["--html"].startswith("--html PATH Write")
+    assert lines["--top"].startswith("--top N How many")
+    assert lines["--json"].startswith("--json TEXT Write")
+    assert lines["--iters"].startswith("--iters N [x>=1] Timed steps")
+    assert lines["--quiet"].startswith("--quiet -q No progress")
+    assert lines["--help"].startswith("--help -h Show this")
+    options = [line for page in pages.values() for line in page.splitlines() if "│ --" in line]
+    assert len(options) > 30
+    types = ("<path>", "<str>", "<int", "<float", "<bool>", "<list[")
+    assert not [line for line in options if any(t in line for t in types)]
+
+
 def test_completion_scripts_and_completions() -> None:
     # GIVEN the installed entry point, as a shell calls it (the shell named: typer otherwise
     # detects it from the process tree, which fails where a runner, not a shell, started

@@ -9,13 +9,56 @@ from __future__ import annotations
 import signal
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from traceinspect.errors import TraceinspectError
 
+#: What help shows for an option's value, by the type typer would show (``<path>``): words
+#: a reader knows. A flag shows none.
+_METAVARS = {
+    "<path>": "PATH",
+    "<str>": "TEXT",
+    "<int>": "N",
+    "<float>": "NUMBER",
+    "<list[str]>": "TEXT",
+    "<int range>": "N",
+    "<float range>": "NUMBER",
+    "<bool>": "",
+}
+
+
+def _plain_metavars(params: list[Any]) -> None:
+    """Name the options' values in words (PATH, N) where typer would show their types."""
+    for param in params:
+        if not isinstance(param, typer.core.TyperOption) or param.metavar is not None:
+            continue  # arguments keep their names: a metavar would replace them in usage
+        shown = "<bool>" if param.is_flag else param.display_type_rich(ctx=None)  # type: ignore[arg-type]
+        if shown in _METAVARS:
+            param.metavar = _METAVARS[shown]
+
+
+class _Command(typer.core.TyperCommand):
+    """A command whose help names option values in words, not types."""
+
+    def get_params(self, ctx: Any) -> list[Any]:  # typer's click is its own, private
+        params = super().get_params(ctx)
+        _plain_metavars(params)
+        return params
+
+
+class _Group(typer.core.TyperGroup):
+    """The command group, its help as :class:`_Command`'s."""
+
+    def get_params(self, ctx: Any) -> list[Any]:  # typer's click is its own, private
+        params = super().get_params(ctx)
+        _plain_metavars(params)
+        return params
+
+
 app = typer.Typer(
+    cls=_Group,
     name="traceinspect",
     help=(
         "Is your PyTorch workload launch-bound, and what would CUDA Graph replay save? "
@@ -88,7 +131,7 @@ TraceArg = Annotated[
 ]
 
 
-@app.command()
+@app.command(cls=_Command)
 def analyze(
     trace: TraceArg,
     json_out: Annotated[
@@ -146,7 +189,7 @@ def analyze(
     )
 
 
-@app.command()
+@app.command(cls=_Command)
 def profile(
     script: Annotated[
         Path, typer.Argument(help="The Python script to run, as `python SCRIPT ARGS`.")
@@ -255,7 +298,7 @@ def profile(
     raise typer.Exit(status)
 
 
-@app.command()
+@app.command(cls=_Command)
 def diff(
     eager_trace: Annotated[
         Path, typer.Argument(help="Trace of the eager workload.", show_default=False)
@@ -298,7 +341,7 @@ def diff(
     )
 
 
-@app.command()
+@app.command(cls=_Command)
 def calibrate(
     out: Annotated[Path, typer.Option("--out", "-o", help="Where to write the profile (JSON).")],
     device: Annotated[int, typer.Option(help="CUDA device index to measure.")] = 0,
