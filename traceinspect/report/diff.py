@@ -11,6 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from traceinspect.analysis.diff import KERNEL_CHANGE_FRAC, KERNEL_CHANGE_MIN_NS, TraceDiff
+from traceinspect.analysis.health import listed
 from traceinspect.report.layout import abbreviate, abbreviate_apart
 
 
@@ -107,12 +108,12 @@ def render_diff(result: TraceDiff, console: Console, *, full_names: bool = False
         ("only in graphed", result.only_graphed),
     ):
         if names:
-            listed = ", ".join(
+            items = [
                 f"{escape(n if full_names else abbreviate(n, 60))} ×{c}"
                 for n, c in list(names.items())[:5]
-            )
-            more = f" (+{len(names) - 5} more)" if len(names) > 5 else ""
-            console.print(f"kernels {label}: {listed}{more}")
+            ]
+            # all names given, only the shown ones formatted: the count of the rest holds
+            console.print(f"kernels {label}: {listed(items + list(names)[5:], 5)}")
     for note in result.notes:
         console.print(f"note: {escape(note)}")
 
