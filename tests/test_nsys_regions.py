@@ -162,7 +162,9 @@ def test_the_regions_table_keeps_each_ranks_process_prefix_whole(
     rows = [line.strip() for line in capsys.readouterr().out.splitlines()]
     table = [row for row in rows if row.startswith(("[pid 111] ", "[pid 112] "))]
     assert len(table) >= 40
-    assert not [row for row in rows if row.startswith("pid ")]
+    # (the per-process table after the regions names them `pid 111`, as its rows)
+    regions_part = rows[: rows.index("2 processes with GPU work in this trace")]
+    assert not [row for row in regions_part if row.startswith("pid ")]
     labels = [row.split("  ")[0] for row in table]
     assert "[pid 111] …4.layer.1)" in labels and "[pid 112] …5.layer.1)" in labels
     assert len(set(labels)) == len(labels)  # no two ranges read alike
