@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import json
 import shutil
@@ -392,3 +393,21 @@ def test_a_trace_of_one_process_has_no_per_process_table() -> None:
     assert "Per process" not in render_terminal(analysis, width=160)
     page = page_data(analysis.timeline, report_data(analysis))
     assert [t["title"] for t in page["summary"]["tables"]][0] == "GPU busy"
+
+
+def test_a_process_whose_regions_are_the_traces_only_ones_keeps_its_step() -> None:
+    # GIVEN the DDP export with process 752's NVTX ranges removed: the regions all come
+    # from one process, so they carry no process of their own (-1)
+    timeline = load_trace(ROOT / "sample_traces" / "nsys" / "ddp_nccl.sqlite.gz")
+    ann = timeline.annotations
+    one = dataclasses.replace(timeline, annotations=ann[ann["pid"] == 751].reset_index(drop=True))
+    analysis = diagnose(one)
+    assert {r.region.process for r in analysis.region_results} == {-1}
+    data = processes_report(analysis)
+    assert data is not None
+    slow, other = data["ranks"]
+    # THEN process 751 still gets its own step's row, and 752 a row without a step
+    assert (slow["process"], slow["steps"], slow["step_wall_median_ns"]) == (751, 12, 5_422_131)
+    assert slow["diagnosis"]["verdict"] == "launch-bound"
+    assert (other["process"], other["steps"], other["diagnosis"]) == (752, 0, None)
+    assert other["kernels"] == 1_224
