@@ -395,19 +395,42 @@ def test_a_trace_of_one_process_has_no_per_process_table() -> None:
     assert [t["title"] for t in page["summary"]["tables"]][0] == "GPU busy"
 
 
-def test_a_process_whose_regions_are_the_traces_only_ones_keeps_its_step() -> None:
-    # GIVEN the DDP export with process 752's NVTX ranges removed: the regions all come
-    # from one process, so they carry no process of their own (-1)
+def test_ranges_on_one_rank_alone_leave_the_other_ranks_steps_to_be_found() -> None:
+    # GIVEN the DDP export with process 752's NVTX ranges removed (ranges on rank 0 alone):
+    # the ranges all come from one process, so they carry no process of their own (-1)
     timeline = load_trace(ROOT / "sample_traces" / "nsys" / "ddp_nccl.sqlite.gz")
     ann = timeline.annotations
     one = dataclasses.replace(timeline, annotations=ann[ann["pid"] == 751].reset_index(drop=True))
     analysis = diagnose(one)
-    assert {r.region.process for r in analysis.region_results} == {-1}
+    assert {r.region.process for r in analysis.region_results if r.region.depth > 0} == {-1, 752}
+    # THEN process 752's steps are found (its ranges' absence no longer reads as 751's
+    # covering its GPU work), beside 751's train_step ranges, under the whole trace
+    labels = [(r.region.label, r.region.depth) for r in analysis.region_results]
+    assert labels == [
+        ("whole trace", 0),
+        ("train_step", 1),
+        ("forward", 2),
+        ("backward", 2),
+        ("optimizer", 2),
+        ("[pid 752] step (detected)", 1),
+    ]
+    # AND each process's regions weigh their savings against their own step
+    in_step = {r.region.label: r.in_step.name for r in analysis.region_results if r.in_step}
+    assert in_step == {
+        "train_step": "train_step",
+        "forward": "train_step",
+        "backward": "train_step",
+        "optimizer": "train_step",
+        "[pid 752] step (detected)": "step (detected)",
+    }
+    # AND each gets its own step's row
     data = processes_report(analysis)
     assert data is not None
     slow, other = data["ranks"]
-    # THEN process 751 still gets its own step's row, and 752 a row without a step
     assert (slow["process"], slow["steps"], slow["step_wall_median_ns"]) == (751, 12, 5_422_131)
+    assert slow["diagnosis"]["region"] == "train_step"
     assert slow["diagnosis"]["verdict"] == "launch-bound"
-    assert (other["process"], other["steps"], other["diagnosis"]) == (752, 0, None)
+    assert (other["process"], other["steps"]) == (752, 12)
+    assert other["diagnosis"]["region"] == "step (detected)"
+    assert other["diagnosis"]["verdict"] == "communication-bound"
     assert other["kernels"] == 1_224

@@ -26,6 +26,7 @@ from traceinspect.analysis.regions import (
     LeftOut,
     Region,
     find_regions_left_out,
+    owner,
     step_region,
 )
 from traceinspect.analysis.result import (
@@ -279,14 +280,10 @@ def _with_steps(diagnosed: list[RegionDiagnosis], step: Region | None) -> list[R
 
     if step is None:
         return diagnosed
-    steps = {
-        r.region.process: r
-        for r in diagnosed
-        if r.region.name == step.name and r.region.source == step.source
-    }
+    steps = process_steps(diagnosed, step)
     out: list[RegionDiagnosis] = []
     for result in diagnosed:
-        mine = steps.get(result.region.process)
+        mine = steps.get(owner(result.region))
         if result.estimate is None or mine is None or mine.estimate is None:
             out.append(result)
             continue
@@ -299,6 +296,39 @@ def _with_steps(diagnosed: list[RegionDiagnosis], step: Region | None) -> list[R
         )
         out.append(replace(result, in_step=enclosing))
     return out
+
+
+def process_steps(
+    diagnosed: Sequence[RegionDiagnosis], step: Region | None
+) -> dict[int, RegionDiagnosis]:
+    """Each process's step (by :func:`~traceinspect.analysis.regions.owner`): its region of
+    the trace's ``step`` name and source, else, for a process with none (a rank whose NVTX
+    ranges the program left out, its steps found instead), its own
+    :func:`~traceinspect.analysis.regions.step_region`. The whole trace is no one's step."""
+    if step is None:
+        return {}
+    by_owner: dict[int, list[RegionDiagnosis]] = {}
+    for result in diagnosed:
+        by_owner.setdefault(owner(result.region), []).append(result)
+    steps: dict[int, RegionDiagnosis] = {}
+    for pid, results in by_owner.items():
+        named = [
+            r for r in results if r.region.name == step.name and r.region.source == step.source
+        ]
+        if not named:
+            # (its outermost ranges sit under the whole trace where another process's
+            # steps were found: depth 1)
+            own = [r.region for r in results if r.region.source != "whole_trace"]
+            top = min((r.depth for r in own), default=0)
+            chosen = step_region(own) or max(
+                (r for r in own if r.depth == top),
+                key=lambda r: int(r.wall_ns.sum()),
+                default=None,
+            )
+            named = [r for r in results if r.region is chosen]
+        if named:
+            steps[pid] = named[0]
+    return steps
 
 
 def _occurrences_inside(region: Region, step: Region) -> int:

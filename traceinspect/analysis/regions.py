@@ -268,7 +268,7 @@ def _with_detected_steps(
     several = len(processes) > 1
     found = []
     for pid in processes if several else [None]:
-        mine = [r for r in regions if not several or r.process in (pid, -1)]
+        mine = [r for r in regions if not several or owner(r) == pid]
         if several and _covered_share(arrays, mine, pid) >= MIN_COVERED_SHARE:
             # Its own ranges hold most of its GPU work: they tell its steps, where a search
             # may cut its loop elsewhere (a gloo DDP rank beside its 12 train_step ranges:
@@ -294,7 +294,7 @@ def _with_detected_steps(
     # Annotated ranges inside the steps (of their own process) sit under the step.
     others = [
         replace(r, depth=r.depth + 1)
-        if any(_inside(r, d) for d in found if not several or r.process in (d.pid, -1))
+        if any(_inside(r, d) for d in found if not several or owner(r) == d.pid)
         else r
         for r in others
     ]
@@ -311,7 +311,18 @@ def _launched_by(regions: Sequence[Region]) -> IntArray:
 def _covered_share(arrays: TimelineArrays, regions: Sequence[Region], pid: int | None) -> float:
     """The share of process ``pid``'s GPU activities that ``regions`` launched."""
     total = int(np.count_nonzero(arrays.pid == pid))
-    return len(_launched_by(regions)) / total if total else 0.0
+    launched = _launched_by(regions)
+    return int(np.count_nonzero(arrays.pid[launched] == pid)) / total if total else 0.0
+
+
+def owner(region: Region) -> int:
+    """The process ``region`` belongs to: :attr:`Region.process`, or, where the trace's
+    ranges all come from one process (-1) while others ran GPU work too (NVTX ranges on rank
+    0 alone), the one its occurrences ran in; -1 for a region of several (the whole trace)."""
+    if region.process >= 0:
+        return region.process
+    pids = np.unique(region.pid)
+    return int(pids[0]) if len(pids) == 1 else -1
 
 
 def _detected_regions(detection: StepDetection, process: int) -> list[Region]:

@@ -23,8 +23,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from traceinspect.analysis.diagnose import process_steps
 from traceinspect.analysis.intervals import IntArray, union_ns
-from traceinspect.analysis.regions import Region
 from traceinspect.analysis.result import TraceAnalysis
 from traceinspect.analysis.summary import TraceSummary
 from traceinspect.model import Timeline
@@ -184,14 +184,7 @@ def process_rows(analysis: TraceAnalysis) -> list[dict[str, Any]]:
     )
     collective = kernel & is_collective[codes]  # code -1 (no name): the False appended
     names = {d.id: d.name for d in analysis.summary.devices}
-    step = analysis.step
-    steps = {
-        _process_of(r.region): r
-        for r in analysis.region_results
-        if step is not None
-        and r.region.name == step.region.name
-        and r.region.source == step.region.source
-    }
+    steps = process_steps(analysis.region_results, analysis.step.region if analysis.step else None)
     rows = []
     for p in pids.tolist():
         mine = pid == p
@@ -229,16 +222,6 @@ def process_rows(analysis: TraceAnalysis) -> list[dict[str, Any]]:
             }
         )
     return rows
-
-
-def _process_of(region: Region) -> int:
-    """The process of ``region``'s occurrences: :attr:`Region.process`, or, where the
-    trace's regions all come from one process (-1) while others ran GPU work too, the one
-    its occurrences ran in."""
-    if region.process >= 0:
-        return region.process
-    pids = np.unique(region.pid)
-    return int(pids[0]) if len(pids) == 1 else -1
 
 
 def processes_report(analysis: TraceAnalysis) -> dict[str, Any] | None:
