@@ -41,6 +41,7 @@ def test_csv_has_the_numbers_of_the_json(tmp_path: Path) -> None:
     analyze(str(sample_file("host_sync.eager.json.gz")), "--json", str(report_path),
             "--csv", str(out))
     report = json.loads(report_path.read_text())
+    # (no processes.csv: one process)
     assert sorted(p.name for p in out.iterdir()) == ["gaps.csv", "kernels.csv", "regions.csv"]
     # THEN regions.csv holds each region's JSON values
     regions = read_csv(out / "regions.csv")
@@ -104,6 +105,15 @@ def test_csv_tells_the_processes_of_a_multi_process_export_apart(tmp_path: Path)
         (r["name"], r["process"]) for r in regions
     }
     assert {g["process"] for g in gaps} == {"751", "752"}
+    # AND processes.csv the per-process table, the JSON's numbers
+    processes = read_csv(out / "processes.csv")
+    rows = report["processes"]["ranks"]
+    assert [int(p["process"]) for p in processes] == [r["process"] for r in rows] == [751, 752]
+    assert [float(p["collective_share"]) for p in processes] == [
+        r["collective_share"] for r in rows
+    ]
+    assert [p["verdict"] for p in processes] == ["launch-bound", "communication-bound"]
+    assert [p["step_wall_us"] for p in processes] == ["5422.131", "3631.072"]
 
 
 def test_csv_refuses_to_overwrite_without_force(tmp_path: Path) -> None:

@@ -148,7 +148,7 @@ def analyze(
         typer.Option(
             "--csv",
             help="Write regions.csv, kernels.csv and gaps.csv (one row per idle gap) into "
-            "this folder.",
+            "this folder; processes.csv too for a trace of several processes.",
         ),
     ] = None,
     perfetto_out: Annotated[

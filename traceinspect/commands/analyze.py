@@ -124,8 +124,10 @@ def run_analyze(
     if csv_dir is not None:
         from traceinspect.report.csv_export import render_csv
 
-        for name, text in render_csv(analysis).items():
+        tables = render_csv(analysis)
+        for name, text in tables.items():
             write_text(csv_dir / name, text, force=force)
-        console.print(f"CSV tables: {csv_dir}/{{regions,kernels,gaps}}.csv")
+        names = ",".join(name.removesuffix(".csv") for name in tables)
+        console.print(f"CSV tables: {csv_dir}/{{{names}}}.csv", markup=False)
     if perfetto_out is not None:
         console.print(f"Perfetto trace: {perfetto_out} (open it in ui.perfetto.dev)")

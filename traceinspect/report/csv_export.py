@@ -9,7 +9,10 @@
 * ``gaps.csv`` — one row per idle gap of a region occurrence's GPU window: ``start_us``,
   ``end_us`` (the timeline's clock), ``duration_us``, ``device`` and ``stream`` (of the
   activity that ended the gap), ``region``, ``source``, ``process`` (as in ``regions.csv``),
-  ``occurrence`` (0-based), ``cause``, ``detail`` and ``next_activity``.
+  ``occurrence`` (0-based), ``cause``, ``detail`` and ``next_activity``;
+* ``processes.csv`` — only for a trace of several processes with GPU work (an Nsight
+  Systems export of ``torchrun``): one row per process, the columns of
+  :attr:`TraceAnalysis.processes` (the per-process table).
 
 Times are µs; names are whole (the terminal abbreviates them, CSV never does). Empty cells
 are unknowns. :func:`csv_tables` builds the tables; the CLI writes them.
@@ -27,16 +30,20 @@ from traceinspect.report.decision import decision_summary
 if TYPE_CHECKING:
     from traceinspect.analysis.result import TraceAnalysis
 
-CSV_FILES: Final = ("regions.csv", "kernels.csv", "gaps.csv")
+CSV_FILES: Final = ("regions.csv", "kernels.csv", "gaps.csv", "processes.csv")
 
 
 def csv_tables(analysis: TraceAnalysis) -> dict[str, pd.DataFrame]:
-    """File name -> table, for :data:`CSV_FILES`."""
-    return {
+    """File name -> table, for :data:`CSV_FILES` (``processes.csv`` only where the trace
+    holds several processes with GPU work)."""
+    tables = {
         "regions.csv": regions_table(analysis),
         "kernels.csv": analysis.kernels.copy(),
         "gaps.csv": gaps_table(analysis),
     }
+    if not analysis.processes.empty:
+        tables["processes.csv"] = analysis.processes.copy()
+    return tables
 
 
 def render_csv(analysis: TraceAnalysis) -> dict[str, str]:
