@@ -434,3 +434,8 @@ def test_ranges_on_one_rank_alone_leave_the_other_ranks_steps_to_be_found() -> N
     assert other["diagnosis"]["region"] == "step (detected)"
     assert other["diagnosis"]["verdict"] == "communication-bound"
     assert other["kernels"] == 1_224
+    # AND a measured step time (--eager-us 6000) is each rank's step's, whatever it is named
+    measured = diagnose(one, eager_unprofiled_ns=6_000_000)
+    eager = {r.region.label: r.estimate.eager_source for r in measured.region_results if r.estimate}
+    assert eager["train_step"] == eager["[pid 752] step (detected)"] == "measured"
+    assert eager["forward"] == "trace"

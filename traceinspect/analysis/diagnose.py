@@ -163,6 +163,9 @@ def _with_estimates(
     # every region's occurrences) are built for the first such region, and most traces have
     # none.
     ahead: dict[int, tuple[IntArray, IntArray]] | None = None
+    # A measured step applies to every process's step (ranks run one program), as a
+    # measured region does to every process's region of its name.
+    steps = {id(r.region) for r in process_steps(diagnosed, step).values()}
     for index, result in enumerate(diagnosed):
         region = result.region
         if result.verdict in ("idle", "already-graphed"):
@@ -172,10 +175,7 @@ def _with_estimates(
             ahead = host_ahead_spans(
                 [d.region for d in diagnosed], timeline.gpu["end_ns"].to_numpy()
             )
-        # A measured step applies to every process's step (ranks run one program), as a
-        # measured region does to every process's region of its name.
-        is_step = step is not None and (region.name, region.source) == (step.name, step.source)
-        eager = eager_by_name.get(region.name, eager_unprofiled_ns if is_step else None)
+        eager = eager_by_name.get(region.name, eager_unprofiled_ns if id(region) in steps else None)
         try:
             plans[index] = plan_region(
                 timeline,
