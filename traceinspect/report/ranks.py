@@ -164,8 +164,9 @@ def process_rows(analysis: TraceAnalysis) -> list[dict[str, Any]]:
     """The per-rank table's rows for one trace of several processes with GPU work (an
     Nsight Systems export of ``torchrun``, FSDP, DDP), one per process: what
     :func:`rank_row` gives a rank's own trace, read from that process's activities and its
-    own step (:attr:`Region.process`). Empty for a trace of one such process. A process's
-    rank is unknown from the trace: ``rank`` is None, ``file`` reads ``pid N``."""
+    own step (:func:`~traceinspect.analysis.diagnose.process_steps`). Empty for a trace of
+    one such process. A process's rank is unknown from the trace: ``rank`` is None,
+    ``file`` reads ``pid N``."""
     timeline = analysis.timeline
     gpu = timeline.gpu
     if len(gpu) == 0:
