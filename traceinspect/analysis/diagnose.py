@@ -21,6 +21,7 @@ from traceinspect.analysis.capture import CaptureChecker
 from traceinspect.analysis.gaps import CAUSES, OTHER_DETAILS, OUTSIDE_WORK, GroupGaps, group_gaps
 from traceinspect.analysis.health import HealthWarning, check_health, listed
 from traceinspect.analysis.intervals import IntArray, covered_ns, merge
+from traceinspect.analysis.job import job_estimate
 from traceinspect.analysis.regions import (
     MAX_REGIONS,
     LeftOut,
@@ -123,6 +124,23 @@ def diagnose(
         notes.extend(warnings)
     diagnosed = _with_steps(diagnosed, step)
     step_result = next((r for r in diagnosed if r.region is step), None)
+    job = None
+    if estimate and calibration is not None:
+        try:
+            job = job_estimate(
+                timeline,
+                process_steps(diagnosed, step),
+                calibration,
+                eager_unprofiled_ns=eager_unprofiled_ns,
+            )
+        except Exception as exc:  # optional, as the regions' estimates are
+            notes.append(
+                HealthWarning(
+                    "estimate_failed",
+                    "replay estimate for the ranks' steps replayed together failed: "
+                    f"{type(exc).__name__}: {exc}",
+                )
+            )
     health = check_health(timeline, arrays, diagnosed) + notes
     return TraceAnalysis(
         timeline=timeline,
@@ -131,6 +149,7 @@ def diagnose(
         warnings=tuple(health),
         calibration=calibration,
         step=step_result,
+        job=job,
     )
 
 

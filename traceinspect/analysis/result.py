@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
     from traceinspect.analysis.decision import EnclosingStep, GraphDecision
     from traceinspect.analysis.estimate import RegionEstimate
+    from traceinspect.analysis.job import JobEstimate
     from traceinspect.calibration import Calibration
 
 
@@ -157,6 +158,9 @@ class TraceAnalysis:
     calibration: Calibration | None
     #: The workload's step (:func:`~traceinspect.analysis.regions.step_region`), if any.
     step: RegionDiagnosis | None
+    #: In a trace of several processes joined by collectives: every rank's step replayed
+    #: together (:func:`~traceinspect.analysis.job.job_estimate`); else None.
+    job: JobEstimate | None = None
 
     def region(self, name: str) -> RegionDiagnosis:
         """The region named ``name`` (the first, when sources share a name)."""

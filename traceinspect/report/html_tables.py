@@ -404,6 +404,12 @@ def processes_table(processes: Any) -> dict[str, Any] | None:
             ]
         )
     stragglers = ", ".join(str(s) for s in _list(processes.get("stragglers"))) or "none"
+    together = processes.get("replayed_together")
+    job = ""
+    if isinstance(together, Mapping):
+        from traceinspect.report.ranks import replayed_together_said
+
+        job = ". " + replayed_together_said(together)
     return {
         "title": "Per process",
         "columns": [
@@ -425,7 +431,7 @@ def processes_table(processes: Any) -> dict[str, Any] | None:
         "kernels; step ms: median wall of the process's own step; * straggler (step > "
         f"{processes.get('straggler_step_ratio', 1.2)}× the median process): {stragglers}; "
         "verdict, launch (share of the step's GPU window waiting on host launches) and saving: "
-        "the process's step",
+        "the process's step" + job,
     }
 
 

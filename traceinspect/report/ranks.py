@@ -233,7 +233,8 @@ def processes_report(analysis: TraceAnalysis) -> dict[str, Any] | None:
         return None
     report = ranks_report(rows, [], folder="")
     del report["folder"], report["failed"], report["ignored_files"]  # one trace: none of these
-    return {"unit": "process", **report}
+    job = analysis.job.to_json() if analysis.job is not None else None
+    return {"unit": "process", **report, "replayed_together": job}
 
 
 def ranks_report(
@@ -464,6 +465,9 @@ def render_ranks(data: Mapping[str, Any], console: Console) -> None:
                 "what replaying the step as CUDA graphs would save (estimated from the trace)"
             )
     _render_cross_rank(data.get("cross_rank"), console, unit)
+    together = data.get("replayed_together")
+    if together:
+        console.print(escape(replayed_together_said(together)))
     for failure in failed:
         console.print(f"[red]failed:[/] {escape(failure['file'])}: {escape(failure['error'])}")
     for note in data["notes"]:
@@ -513,3 +517,22 @@ def _render_cross_rank(
         else:
             head += f" — no GPU step diagnosis for this {one}"
         console.print(escape(head))
+
+
+def replayed_together_said(job: Mapping[str, Any]) -> str:
+    """The job estimate (:class:`~traceinspect.analysis.job.JobEstimate`, as JSON) in one
+    line."""
+    ranks = len(job["processes"])
+    every = "both" if ranks == 2 else f"all {ranks}"
+    return (
+        f"Replayed together ({every} processes' steps as graphs, each collective at its "
+        "wait-free time, the shortest of its kernels over the processes): "
+        f"{job['graphed_us'] / 1000:,.2f} ms a step (range {job['low_us'] / 1000:,.2f}–"
+        f"{job['high_us'] / 1000:,.2f}) against {job['eager_us'] / 1000:,.2f} ms eager, the "
+        f"slowest process's ({'measured' if job['eager_source'] == 'measured' else 'trace'}): "
+        f"a saving of {job['saving_frac']:.0%} (range {job['saving_low_frac']:.0%} to "
+        f"{job['saving_high_frac']:.0%}); with the collectives as traced, "
+        f"{job['graphed_as_traced_us'] / 1000:,.2f} ms — {job['wait_us'] / 1000:,.2f} ms a step "
+        f"of the collectives' time is waiting on another process (median of {job['steps']} "
+        "paired steps)"
+    )

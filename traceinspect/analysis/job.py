@@ -1,0 +1,206 @@
+"""The ranks of one job replayed together: what graphs would save the job, not one rank.
+
+In a trace of several processes joined by collectives (an Nsight Systems export of a DDP
+``torchrun``), each rank's step is estimated on its own (:mod:`.estimate`), its collective
+kernels as traced. A collective kernel runs until the last rank reaches it: on a rank that
+arrives early it is mostly waiting, and that wait is the other ranks' host or GPU time, not
+its own work. A rank waiting in an all-reduce for a launch-bound peer reads
+``communication-bound`` with a small saving, yet once the peer replays its step as a graph
+the wait shrinks too.
+
+:func:`job_estimate` replays every rank's step together: each collective kernel takes its
+*wait-free* time, the shortest of that collective's kernels over the ranks (the last rank
+to arrive waits for no one), each rank's step is replayed with those, and the job's step
+takes the slowest rank (ranks run in lockstep). Its eager side is the ranks' steps as traced,
+waits included (the slowest rank's simulated unprofiled run). A step occurrence of one rank
+is paired with the other ranks' occurrence that overlaps it most in time; a collective kernel
+with the kernel of the same name on each other rank whose end is nearest its own (the ranks'
+kernels of one collective end together).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Final
+
+import numpy as np
+
+from traceinspect.analysis.intervals import IntArray
+from traceinspect.analysis.result import RegionDiagnosis
+from traceinspect.model import Timeline
+from traceinspect.units import ns_to_us
+
+#: Fewest step occurrences paired across every rank for a job estimate.
+MIN_PAIRED_STEPS: Final = 2
+
+
+@dataclass(frozen=True)
+class JobEstimate:
+    """The job's step with every rank's step replayed as a graph together (medians over
+    the paired step occurrences)."""
+
+    processes: tuple[int, ...]
+    #: Step occurrences paired across all ranks.
+    steps: int
+    #: Collective kernels in those steps (all ranks').
+    collectives: int
+    #: Per step, the collective time that was waiting (summed over ranks' kernels beyond
+    #: each collective's wait-free time), median over steps.
+    wait_ns: int
+    graphed_ns: int
+    low_ns: int
+    high_ns: int
+    #: The slowest rank's step as the ranks ran it (waits included), and where it comes
+    #: from (as :attr:`RegionEstimate.eager_source`).
+    eager_ns: int
+    eager_source: str
+    saving_frac: float
+    saving_low_frac: float
+    saving_high_frac: float
+    #: The same replay with collectives as traced (each rank's waits kept): what the ranks'
+    #: own estimates add up to.
+    graphed_as_traced_ns: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "processes": list(self.processes),
+            "steps": self.steps,
+            "collectives": self.collectives,
+            "wait_us": ns_to_us(self.wait_ns),
+            "graphed_us": ns_to_us(self.graphed_ns),
+            "low_us": ns_to_us(self.low_ns),
+            "high_us": ns_to_us(self.high_ns),
+            "eager_us": ns_to_us(self.eager_ns),
+            "eager_source": self.eager_source,
+            "saving_frac": round(self.saving_frac, 4),
+            "saving_low_frac": round(self.saving_low_frac, 4),
+            "saving_high_frac": round(self.saving_high_frac, 4),
+            "graphed_as_traced_us": ns_to_us(self.graphed_as_traced_ns),
+        }
+
+
+def job_estimate(
+    timeline: Timeline,
+    steps: Mapping[int, RegionDiagnosis],
+    calibration: Any,
+    *,
+    eager_unprofiled_ns: int | None = None,
+) -> JobEstimate | None:
+    """The job estimate of ``steps`` (each process's step:
+    :func:`~traceinspect.analysis.diagnose.process_steps`); None unless at least two
+    processes' steps hold collective kernels and :data:`MIN_PAIRED_STEPS` of their
+    occurrences pair up. ``eager_unprofiled_ns``: a measured step time (``--eager-us``)."""
+    from traceinspect.analysis.estimate import estimate_region
+
+    ranked = {p: r for p, r in steps.items() if p >= 0 and r.estimate is not None}
+    if len(ranked) < 2:
+        return None
+    gpu = timeline.gpu
+    if "collective" not in gpu.columns:
+        return None
+    collective = gpu["collective"].to_numpy(bool)
+    pid = gpu["pid"].to_numpy(np.int64)
+    processes = sorted(ranked)
+    if sum(bool((collective & (pid == p)).any()) for p in processes) < 2:
+        return None
+    paired = _paired_occurrences([ranked[p] for p in processes])
+    if len(paired) < MIN_PAIRED_STEPS:
+        return None
+    rows = [
+        np.concatenate([ranked[p].region.rows[k] for p, k in zip(processes, ks, strict=True)])
+        for ks in paired
+    ]
+    walls = [
+        max(int(ranked[p].region.wall_ns[k]) for p, k in zip(processes, ks, strict=True))
+        for ks in paired
+    ]
+    start = gpu["start_ns"].to_numpy(np.int64)
+    end = gpu["end_ns"].to_numpy(np.int64)
+    free = wait_free_ends(gpu["name"].to_numpy(object), pid, start, end, collective)
+    in_steps = np.unique(np.concatenate(rows))
+    held = in_steps[collective[in_steps]]
+    waits = [int((end[r[collective[r]]] - free[r[collective[r]]]).sum()) for r in rows]
+    freed = replace(timeline, gpu=gpu.assign(end_ns=free))
+    replayed = estimate_region(
+        freed, rows, walls, calibration, eager_unprofiled_ns=eager_unprofiled_ns
+    )
+    traced = estimate_region(
+        timeline, rows, walls, calibration, eager_unprofiled_ns=eager_unprofiled_ns
+    )
+    if replayed is None or traced is None:
+        return None
+    eager, eager_low, eager_high = traced.eager_ns, traced.eager_low_ns, traced.eager_high_ns
+    return JobEstimate(
+        processes=tuple(processes),
+        steps=len(paired),
+        collectives=len(held),
+        wait_ns=int(np.median(waits)),
+        graphed_ns=replayed.graphed_ns,
+        low_ns=replayed.low_ns,
+        high_ns=replayed.high_ns,
+        eager_ns=eager,
+        eager_source=traced.eager_source,
+        saving_frac=(eager - replayed.graphed_ns) / eager if eager > 0 else 0.0,
+        saving_low_frac=1.0 - replayed.high_ns / eager_low if eager_low > 0 else 0.0,
+        saving_high_frac=1.0 - replayed.low_ns / eager_high if eager_high > 0 else 0.0,
+        graphed_as_traced_ns=traced.graphed_ns,
+    )
+
+
+def _paired_occurrences(steps: Sequence[RegionDiagnosis]) -> list[tuple[int, ...]]:
+    """Per occurrence of the first process's step, the occurrence of every process's step
+    (the first's own included) that overlaps it most in time; occurrences some process has
+    no overlapping one for are left out, as is a pairing that takes one occurrence twice."""
+    first = steps[0].region
+    out: list[tuple[int, ...]] = []
+    taken: list[set[int]] = [set() for _ in steps]
+    for k in range(first.occurrences):
+        lo, hi = int(first.start_ns[k]), int(first.end_ns[k])
+        ks: list[int] = []
+        for s in steps:
+            overlap = np.minimum(s.region.end_ns, hi) - np.maximum(s.region.start_ns, lo)
+            best = int(np.argmax(overlap)) if len(overlap) else -1
+            if best < 0 or overlap[best] <= 0:
+                break
+            ks.append(best)
+        if len(ks) != len(steps) or any(k in t for k, t in zip(ks, taken, strict=True)):
+            continue
+        for k, t in zip(ks, taken, strict=True):
+            t.add(k)
+        out.append(tuple(ks))
+    return out
+
+
+def wait_free_ends(
+    names: Any, pid: IntArray, start: IntArray, end: IntArray, collective: Any
+) -> IntArray:
+    """``end`` with each collective kernel ending at its start plus its wait-free time: the
+    shortest duration among it and, on each other process, the kernel of the same name whose
+    end is nearest its own (within its duration: the ranks' kernels of one collective end
+    together)."""
+    free = np.array(end, np.int64, copy=True)
+    rows = np.flatnonzero(np.asarray(collective, bool))
+    if len(rows) == 0:
+        return free
+    duration = end - start
+    groups: dict[tuple[str, int], tuple[IntArray, IntArray]] = {}
+    keys = [(str(names[i]), int(pid[i])) for i in rows]
+    for key in dict.fromkeys(keys):
+        mine = rows[[k == key for k in keys]]
+        order = np.argsort(end[mine], kind="stable")
+        groups[key] = (mine[order], end[mine][order])
+    for i, (name, p) in zip(rows, keys, strict=True):
+        shortest = int(duration[i])
+        for (other_name, other), (members, ends) in groups.items():
+            if other == p or other_name != name:
+                continue
+            at = int(np.searchsorted(ends, end[i]))
+            near = [j for j in (at - 1, at) if 0 <= j < len(ends)]
+            if not near:
+                continue
+            j = min(near, key=lambda j: abs(int(ends[j]) - int(end[i])))
+            if abs(int(ends[j]) - int(end[i])) <= duration[i]:
+                shortest = min(shortest, int(duration[members[j]]))
+        free[i] = start[i] + shortest
+    return free
