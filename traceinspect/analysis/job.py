@@ -25,6 +25,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Final
 
 import numpy as np
+import pandas as pd
 
 from traceinspect.analysis.intervals import IntArray
 from traceinspect.analysis.result import RegionDiagnosis
@@ -178,29 +179,34 @@ def wait_free_ends(
     """``end`` with each collective kernel ending at its start plus its wait-free time: the
     shortest duration among it and, on each other process, the kernel of the same name whose
     end is nearest its own (within its duration: the ranks' kernels of one collective end
-    together)."""
+    together). Vectorized per name and pair of processes."""
     free = np.array(end, np.int64, copy=True)
     rows = np.flatnonzero(np.asarray(collective, bool))
     if len(rows) == 0:
         return free
+    start, end = np.asarray(start, np.int64), np.asarray(end, np.int64)
     duration = end - start
-    groups: dict[tuple[str, int], tuple[IntArray, IntArray]] = {}
-    keys = [(str(names[i]), int(pid[i])) for i in rows]
-    for key in dict.fromkeys(keys):
-        mine = rows[[k == key for k in keys]]
-        order = np.argsort(end[mine], kind="stable")
-        groups[key] = (mine[order], end[mine][order])
-    for i, (name, p) in zip(rows, keys, strict=True):
-        shortest = int(duration[i])
-        for (other_name, other), (members, ends) in groups.items():
-            if other == p or other_name != name:
-                continue
-            at = int(np.searchsorted(ends, end[i]))
-            near = [j for j in (at - 1, at) if 0 <= j < len(ends)]
-            if not near:
-                continue
-            j = min(near, key=lambda j: abs(int(ends[j]) - int(end[i])))
-            if abs(int(ends[j]) - int(end[i])) <= duration[i]:
-                shortest = min(shortest, int(duration[members[j]]))
-        free[i] = start[i] + shortest
+    shortest = duration[rows].copy()
+    codes, _ = pd.factorize(np.asarray(names, object)[rows])
+    owners = np.asarray(pid, np.int64)[rows]
+    for code in np.unique(codes):
+        same = codes == code
+        for p in np.unique(owners[same]):
+            mine = np.flatnonzero(same & (owners == p))
+            for q in np.unique(owners[same]):
+                if q == p:
+                    continue
+                theirs = np.flatnonzero(same & (owners == q))
+                order = theirs[np.argsort(end[rows[theirs]], kind="stable")]
+                ends = end[rows[order]]
+                at = np.searchsorted(ends, end[rows[mine]])
+                before = np.clip(at - 1, 0, len(ends) - 1)
+                after = np.clip(at, 0, len(ends) - 1)
+                gap_before = np.abs(ends[before] - end[rows[mine]])
+                gap_after = np.abs(ends[after] - end[rows[mine]])
+                nearest = np.where(gap_before <= gap_after, before, after)
+                near = np.minimum(gap_before, gap_after) <= duration[rows[mine]]
+                partner = duration[rows[order[nearest]]]
+                shortest[mine] = np.where(near, np.minimum(shortest[mine], partner), shortest[mine])
+    free[rows] = start[rows] + shortest
     return free
