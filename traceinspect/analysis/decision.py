@@ -15,9 +15,12 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from traceinspect.analysis.estimate import RegionEstimate
+
+if TYPE_CHECKING:
+    from traceinspect.analysis.job import JobEstimate
 
 #: A saving below this share of the step is not worth graphs: it is within the run-to-run
 #: spread of eager step latency (bucket picking treats 2 % as a tie; eager p50 drifted by
@@ -136,6 +139,7 @@ def decide_region(
     blockers: Sequence[tuple[str, str]] = (),
     estimate: RegionEstimate | None,
     step: EnclosingStep | None = None,
+    job: JobEstimate | None = None,
 ) -> GraphDecision:
     """The decision for one region of a trace.
 
@@ -144,6 +148,10 @@ def decide_region(
     graph memory and fallback share are unknown from a trace. ``step``, where known, is the
     step the region sits in: a saving per occurrence under :data:`MIN_SAVING_NS` is still
     worth a graph when the region's occurrences add up to :data:`MIN_SAVING_FRAC` of it.
+    ``job``, where the region is its process's step in a trace whose processes' steps are
+    joined by collectives, is the job replayed together
+    (:func:`~traceinspect.analysis.job.job_estimate`): said beside the region's own saving,
+    which keeps its collectives' waits as traced.
     """
     unknowns = (
         f"capture cost and graph memory: unknown from a trace ({_PROFILE_HINT}); "
@@ -263,6 +271,13 @@ def decide_region(
         if undecided:
             reasons.append(undecided)
             choice = "undecided"
+    if job is not None:
+        reasons.append(
+            f"replayed together with the other processes' steps (each collective at its "
+            f"wait-free time), the job's step takes {_us(job.graphed_ns / 1000)} against "
+            f"{_us(job.eager_ns / 1000)} eager, {job.saving_frac:.0%} saved; this process's "
+            "own estimate keeps its collectives' waits on the others as traced"
+        )
     reasons.append(unknowns)
     return GraphDecision(
         name, "region", choice, tuple(reasons), saving_us=saving_us, saving_frac=saving_frac

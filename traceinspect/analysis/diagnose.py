@@ -123,7 +123,6 @@ def diagnose(
         )
         notes.extend(warnings)
     diagnosed = _with_steps(diagnosed, step)
-    step_result = next((r for r in diagnosed if r.region is step), None)
     job = None
     if estimate and calibration is not None:
         try:
@@ -141,6 +140,10 @@ def diagnose(
                     f"{type(exc).__name__}: {exc}",
                 )
             )
+    if job is not None:
+        stepped = {id(r.region) for r in process_steps(diagnosed, step).values()}
+        diagnosed = [replace(r, job=job) if id(r.region) in stepped else r for r in diagnosed]
+    step_result = next((r for r in diagnosed if r.region is step), None)
     health = check_health(timeline, arrays, diagnosed) + notes
     return TraceAnalysis(
         timeline=timeline,

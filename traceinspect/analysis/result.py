@@ -119,6 +119,9 @@ class RegionDiagnosis:
     #: The step this region sits in and how many of its occurrences a step holds (the step
     #: itself: itself, once); None where unknown. A small saving is weighed against it.
     in_step: EnclosingStep | None = None
+    #: Where this region is its process's step in a job replayed together
+    #: (:attr:`TraceAnalysis.job`): that estimate; else None.
+    job: JobEstimate | None = None
 
     @property
     def name(self) -> str:
@@ -137,6 +140,7 @@ class RegionDiagnosis:
             blockers=[(b.severity, b.kind) for b in self.capture.blockers],
             estimate=self.estimate,
             step=self.in_step,
+            job=self.job,
         )
 
 
