@@ -46,7 +46,7 @@ def test_the_ddp_ranks_replayed_together() -> None:
     launch-bound, rank 1 (pid 752) waits in its all-reduces for it. Alone, 752's step
     replays at 3.99 ms (its waits kept as traced) and reads a 27 % saving; replayed
     together, the waits shrink to the all-reduces' wait-free time and the job's step
-    replays at 0.70 ms, 87 % less than its 5.39 ms eager step."""
+    replays at 0.70 ms, 87 % less than its 5.50 ms eager step."""
     analysis = diagnose(load_trace(DDP))
     job = analysis.job
     assert job is not None
@@ -54,9 +54,9 @@ def test_the_ddp_ranks_replayed_together() -> None:
     assert (job.steps, job.collectives) == (11, 176)  # 8 all-reduces a step on each rank
     assert job.graphed_ns == 699_772
     assert (job.low_ns, job.high_ns) == (629_575, 865_828)
-    assert job.eager_ns == 5_393_090 and job.eager_source == "trace"
-    assert job.saving_frac == pytest.approx(0.8702, abs=1e-4)
-    assert job.graphed_as_traced_ns == 3_975_827
+    assert job.eager_ns == 5_499_192 and job.eager_source == "trace"
+    assert job.saving_frac == pytest.approx(0.8728, abs=1e-4)
+    assert job.graphed_as_traced_ns == 3_993_011
     assert job.wait_ns == 3_698_391
     # the ranks' own estimates: 751's matches the job's (its all-reduces barely wait), 752's
     # holds its waits
@@ -72,7 +72,7 @@ def test_the_ddp_ranks_replayed_together() -> None:
             assert r.job is job
             assert (
                 "replayed together with the other processes' steps (each collective at its "
-                "wait-free time), the job's step takes 700 µs against 5,393 µs eager, 87% "
+                "wait-free time), the job's step takes 700 µs against 5,499 µs eager, 87% "
                 "saved; this process's own estimate keeps its collectives' waits on the others "
                 "as traced"
             ) in r.decision.reasons
@@ -87,8 +87,8 @@ def test_the_ddp_ranks_replayed_together() -> None:
     assert (
         "Replayed together (both processes' steps as graphs, each collective at its wait-free "
         "time, the shortest of its kernels over the processes): 0.70 ms a step (range "
-        "0.63–0.87) against 5.39 ms eager, the slowest process's (trace): a saving of 87% "
-        "(range 81% to 90%); with the collectives as traced, 3.98 ms — 3.70 ms a step of the "
+        "0.63–0.87) against 5.50 ms eager, the slowest process's (trace): a saving of 87% "
+        "(range 81% to 90%); with the collectives as traced, 3.99 ms — 3.70 ms a step of the "
         "collectives' time is waiting on another process (median of 11 paired steps)"
     ) in text
 

@@ -11,8 +11,8 @@ the wait shrinks too.
 :func:`job_estimate` replays every rank's step together: each collective kernel takes its
 *wait-free* time, the shortest of that collective's kernels over the ranks (the last rank
 to arrive waits for no one), each rank's step is replayed with those, and the job's step
-takes the slowest rank (ranks run in lockstep). Its eager side is the ranks' steps as traced,
-waits included (the slowest rank's simulated unprofiled run). A step occurrence of one rank
+takes the slowest rank (ranks run in lockstep). Its eager side is the slowest rank's own step
+estimate's, waits included (the job ran at that rank's pace). A step occurrence of one rank
 is paired with the other ranks' occurrence that overlaps it most in time; a collective kernel
 with the kernel of the same name on each other rank whose end is nearest its own (the ranks'
 kernels of one collective end together).
@@ -52,15 +52,15 @@ class JobEstimate:
     graphed_ns: int
     low_ns: int
     high_ns: int
-    #: The slowest rank's step as the ranks ran it (waits included), and where it comes
-    #: from (as :attr:`RegionEstimate.eager_source`).
+    #: The slowest process's own step estimate's eager time (waits included: the job ran
+    #: at its pace), and where it comes from (as :attr:`RegionEstimate.eager_source`).
     eager_ns: int
     eager_source: str
     saving_frac: float
     saving_low_frac: float
     saving_high_frac: float
-    #: The same replay with collectives as traced (each rank's waits kept): what the ranks'
-    #: own estimates add up to.
+    #: The slowest of the processes' own step replays, their collectives as traced (each
+    #: rank's waits kept).
     graphed_as_traced_ns: int
 
     def to_json(self) -> dict[str, Any]:
@@ -90,7 +90,7 @@ def job_estimate(
 ) -> JobEstimate | None:
     """The job estimate of ``steps`` (each process's step:
     :func:`~traceinspect.analysis.diagnose.process_steps`); None unless at least two
-    processes' steps hold collective kernels and :data:`MIN_PAIRED_STEPS` of their
+    processes with a step run collective kernels and :data:`MIN_PAIRED_STEPS` of their
     occurrences pair up. ``eager_unprofiled_ns``: a measured step time (``--eager-us``)."""
     from traceinspect.analysis.estimate import estimate_region
 
@@ -126,12 +126,13 @@ def job_estimate(
     replayed = estimate_region(
         freed, rows, walls, calibration, eager_unprofiled_ns=eager_unprofiled_ns
     )
-    traced = estimate_region(
-        timeline, rows, walls, calibration, eager_unprofiled_ns=eager_unprofiled_ns
-    )
-    if replayed is None or traced is None:
+    if replayed is None:
         return None
-    eager, eager_low, eager_high = traced.eager_ns, traced.eager_low_ns, traced.eager_high_ns
+    # The eager job runs at its slowest rank's pace: each rank's own step estimate, waits
+    # included, as the per-process table shows them.
+    own = [ranked[p].estimate for p in processes]
+    slowest = max((e for e in own if e is not None), key=lambda e: e.eager_ns)
+    eager, eager_low, eager_high = slowest.eager_ns, slowest.eager_low_ns, slowest.eager_high_ns
     return JobEstimate(
         processes=tuple(processes),
         steps=len(paired),
@@ -141,11 +142,11 @@ def job_estimate(
         low_ns=replayed.low_ns,
         high_ns=replayed.high_ns,
         eager_ns=eager,
-        eager_source=traced.eager_source,
+        eager_source=slowest.eager_source,
         saving_frac=(eager - replayed.graphed_ns) / eager if eager > 0 else 0.0,
         saving_low_frac=1.0 - replayed.high_ns / eager_low if eager_low > 0 else 0.0,
         saving_high_frac=1.0 - replayed.low_ns / eager_high if eager_high > 0 else 0.0,
-        graphed_as_traced_ns=traced.graphed_ns,
+        graphed_as_traced_ns=max(e.graphed_ns for e in own if e is not None),
     )
 
 
