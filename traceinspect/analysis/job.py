@@ -13,9 +13,9 @@ the wait shrinks too.
 to arrive waits for no one), each rank's step is replayed with those, and the job's step
 takes the slowest rank (ranks run in lockstep). Its eager side is the slowest rank's own step
 estimate's, waits included (the job ran at that rank's pace). A step occurrence of one rank
-is paired with the other ranks' occurrence that overlaps it most in time; a collective kernel
-with the kernel of the same name on each other rank whose end is nearest its own (the ranks'
-kernels of one collective end together).
+is paired with the other ranks' occurrence whose GPU window overlaps its own most; a
+collective kernel with the kernel of the same name on each other rank whose end is nearest
+its own (the ranks' kernels of one collective end together).
 """
 
 from __future__ import annotations
@@ -105,7 +105,9 @@ def job_estimate(
     processes = sorted(ranked)
     if sum(bool((collective & (pid == p)).any()) for p in processes) < 2:
         return None
-    paired = _paired_occurrences([ranked[p] for p in processes])
+    start = gpu["start_ns"].to_numpy(np.int64)
+    end = gpu["end_ns"].to_numpy(np.int64)
+    paired = _paired_occurrences([ranked[p] for p in processes], start, end)
     if len(paired) < MIN_PAIRED_STEPS:
         return None
     rows = [
@@ -116,8 +118,6 @@ def job_estimate(
         max(int(ranked[p].region.wall_ns[k]) for p, k in zip(processes, ks, strict=True))
         for ks in paired
     ]
-    start = gpu["start_ns"].to_numpy(np.int64)
-    end = gpu["end_ns"].to_numpy(np.int64)
     free = wait_free_ends(gpu["name"].to_numpy(object), pid, start, end, collective)
     in_steps = np.unique(np.concatenate(rows))
     held = in_steps[collective[in_steps]]
@@ -150,18 +150,21 @@ def job_estimate(
     )
 
 
-def _paired_occurrences(steps: Sequence[RegionDiagnosis]) -> list[tuple[int, ...]]:
+def _paired_occurrences(
+    steps: Sequence[RegionDiagnosis], start: IntArray, end: IntArray
+) -> list[tuple[int, ...]]:
     """Per occurrence of the first process's step, the occurrence of every process's step
-    (the first's own included) that overlaps it most in time; occurrences some process has
-    no overlapping one for are left out, as is a pairing that takes one occurrence twice."""
-    first = steps[0].region
+    (the first's own included) whose GPU window (first to last activity: ``start``/``end``
+    of ``timeline.gpu``) overlaps its own most — the ranks' GPUs meet in every collective,
+    where their hosts may run a step apart. Occurrences some process has no overlapping one
+    for are left out, as is a pairing that takes one occurrence twice."""
+    windows = [_gpu_windows(s, start, end) for s in steps]
     out: list[tuple[int, ...]] = []
     taken: list[set[int]] = [set() for _ in steps]
-    for k in range(first.occurrences):
-        lo, hi = int(first.start_ns[k]), int(first.end_ns[k])
+    for lo, hi in zip(*windows[0], strict=True):
         ks: list[int] = []
-        for s in steps:
-            overlap = np.minimum(s.region.end_ns, hi) - np.maximum(s.region.start_ns, lo)
+        for begins, ends in windows:
+            overlap = np.minimum(ends, hi) - np.maximum(begins, lo)
             best = int(np.argmax(overlap)) if len(overlap) else -1
             if best < 0 or overlap[best] <= 0:
                 break
@@ -172,6 +175,16 @@ def _paired_occurrences(steps: Sequence[RegionDiagnosis]) -> list[tuple[int, ...
             t.add(k)
         out.append(tuple(ks))
     return out
+
+
+def _gpu_windows(
+    step: RegionDiagnosis, start: IntArray, end: IntArray
+) -> tuple[IntArray, IntArray]:
+    """Each occurrence's GPU window; an occurrence without GPU work an empty one."""
+    rows = step.region.rows
+    begins = np.array([start[r].min() if len(r) else 0 for r in rows], np.int64)
+    ends = np.array([end[r].max() if len(r) else 0 for r in rows], np.int64)
+    return begins, ends
 
 
 def wait_free_ends(
