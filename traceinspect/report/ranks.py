@@ -149,6 +149,17 @@ def rank_row(
         "devices": [{"id": d, "name": names.get(d, "")} for d in devices],
         "kernels": len(kernels),
         "gpu_activities": len(gpu),
+        **_time_fields(span_ns, busy_ns, collective_ns, step_walls),
+        "diagnosis": dict(diagnosis) if diagnosis is not None else None,
+    }
+
+
+def _time_fields(
+    span_ns: int, busy_ns: int, collective_ns: int, step_walls: IntArray
+) -> dict[str, Any]:
+    """A row's GPU span, busy and collective times and shares, and its steps' count and
+    median wall (:func:`rank_row`, :func:`process_rows`)."""
+    return {
         "gpu_span_ns": span_ns,
         "gpu_busy_ns": busy_ns,
         "gpu_busy_share": busy_ns / span_ns if span_ns else None,
@@ -156,7 +167,6 @@ def rank_row(
         "collective_share": collective_ns / busy_ns if busy_ns else None,
         "steps": len(step_walls),
         "step_wall_median_ns": int(np.median(step_walls)) if len(step_walls) else None,
-        "diagnosis": dict(diagnosis) if diagnosis is not None else None,
     }
 
 
@@ -212,13 +222,7 @@ def process_rows(analysis: TraceAnalysis) -> list[dict[str, Any]]:
                 "devices": [{"id": d, "name": names.get(d, "")} for d in devices],
                 "kernels": int((mine & kernel).sum()),
                 "gpu_activities": int(mine.sum()),
-                "gpu_span_ns": span_ns,
-                "gpu_busy_ns": busy_ns,
-                "gpu_busy_share": busy_ns / span_ns if span_ns else None,
-                "collective_kernel_ns": collective_ns,
-                "collective_share": collective_ns / busy_ns if busy_ns else None,
-                "steps": len(walls),
-                "step_wall_median_ns": int(np.median(walls)) if len(walls) else None,
+                **_time_fields(span_ns, busy_ns, collective_ns, walls),
                 "diagnosis": diagnosis,
             }
         )
