@@ -39,22 +39,21 @@ def _plain_metavars(params: list[Any]) -> None:
             param.metavar = _METAVARS[shown]
 
 
-class _Command(typer.core.TyperCommand):
-    """A command whose help names option values in words, not types."""
+class _PlainMetavars:
+    """Help that names option values in words, not types, for a command or the group."""
 
     def get_params(self, ctx: Any) -> list[Any]:  # typer's click is its own, private
-        params = super().get_params(ctx)
+        params: list[Any] = super().get_params(ctx)  # type: ignore[misc]
         _plain_metavars(params)
         return params
 
 
-class _Group(typer.core.TyperGroup):
-    """The command group, its help as :class:`_Command`'s."""
+class _Command(_PlainMetavars, typer.core.TyperCommand):
+    pass
 
-    def get_params(self, ctx: Any) -> list[Any]:  # typer's click is its own, private
-        params = super().get_params(ctx)
-        _plain_metavars(params)
-        return params
+
+class _Group(_PlainMetavars, typer.core.TyperGroup):
+    pass
 
 
 app = typer.Typer(

@@ -123,14 +123,12 @@ def diagnose(
         )
         notes.extend(warnings)
     diagnosed = _with_steps(diagnosed, step)
+    steps = process_steps(diagnosed, step)
     job = None
     if estimate and calibration is not None:
         try:
             job = job_estimate(
-                timeline,
-                process_steps(diagnosed, step),
-                calibration,
-                eager_unprofiled_ns=eager_unprofiled_ns,
+                timeline, steps, calibration, eager_unprofiled_ns=eager_unprofiled_ns
             )
         except Exception as exc:  # optional, as the regions' estimates are
             notes.append(
@@ -141,7 +139,7 @@ def diagnose(
                 )
             )
     if job is not None:
-        stepped = {id(r.region) for r in process_steps(diagnosed, step).values()}
+        stepped = {id(r.region) for r in steps.values()}
         diagnosed = [replace(r, job=job) if id(r.region) in stepped else r for r in diagnosed]
     step_result = next((r for r in diagnosed if r.region is step), None)
     health = check_health(timeline, arrays, diagnosed) + notes

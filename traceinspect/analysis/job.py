@@ -130,8 +130,8 @@ def job_estimate(
         return None
     # The eager job runs at its slowest rank's pace: each rank's own step estimate, waits
     # included, as the per-process table shows them.
-    own = [ranked[p].estimate for p in processes]
-    slowest = max((e for e in own if e is not None), key=lambda e: e.eager_ns)
+    own = [e for e in (ranked[p].estimate for p in processes) if e is not None]  # all of them
+    slowest = max(own, key=lambda e: e.eager_ns)
     eager, eager_low, eager_high = slowest.eager_ns, slowest.eager_low_ns, slowest.eager_high_ns
     return JobEstimate(
         processes=tuple(processes),
@@ -146,7 +146,7 @@ def job_estimate(
         saving_frac=(eager - replayed.graphed_ns) / eager if eager > 0 else 0.0,
         saving_low_frac=1.0 - replayed.high_ns / eager_low if eager_low > 0 else 0.0,
         saving_high_frac=1.0 - replayed.low_ns / eager_high if eager_high > 0 else 0.0,
-        graphed_as_traced_ns=max(e.graphed_ns for e in own if e is not None),
+        graphed_as_traced_ns=max(e.graphed_ns for e in own),
     )
 
 

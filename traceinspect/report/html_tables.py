@@ -287,7 +287,7 @@ def summary_section(summary: Mapping[str, Any]) -> dict[str, Any]:
                 _count(sum(int(s.get("kernels", 0)) for s in streams)),
                 _num_ns(dev.get("busy_ns")),
                 _num_ns(dev.get("span_ns")),
-                f"{share:.1%}" if _finite(share) else "–",
+                _share(share),
             ]
         )
         busy_rows.extend(
@@ -337,7 +337,7 @@ def summary_section(summary: Mapping[str, Any]) -> dict[str, Any]:
                         _count(k.get("count")),
                         _num_ns(k.get("total_ns")),
                         _num_ns(k.get("mean_ns")),
-                        f"{k['share']:.1%}" if _finite(k.get("share")) else "–",
+                        _share(k.get("share")),
                     ]
                     for k in kernels
                 ],
@@ -435,11 +435,12 @@ def processes_table(processes: Any) -> dict[str, Any] | None:
     }
 
 
-def _share(value: Any) -> str:
-    return f"{value:.1%}" if _finite(value) else "–"
-
-
 # ---------------------------------------------------------------------------- formatting helpers
+
+
+def _share(value: Any) -> str:
+    """A share as a percentage to 0.1; ``–`` where unknown."""
+    return f"{value:.1%}" if _finite(value) else "–"
 
 
 def _col(label: str, *, num: bool = False) -> dict[str, Any]:

@@ -17,7 +17,6 @@ from dataclasses import replace
 from typing import Any, Final, Literal
 
 import numpy as np
-import pandas as pd
 from rich import box
 from rich.console import Console
 from rich.markup import escape
@@ -33,10 +32,6 @@ from traceinspect.model import Timeline
 #: straggler: ranks of one data-parallel job wait for each other every step, so a 20 %
 #: slower rank costs every rank 20 %; smaller spreads are within step-to-step jitter.
 STRAGGLER_STEP_RATIO: Final = 1.2
-
-#: Kernels whose name contains this (case-insensitive) are collectives; the time ranks spend
-#: in them grows when they wait for a straggler.
-COLLECTIVE_KERNEL_MARK: Final = "nccl"
 
 #: The rank number in a file name: ``rank-3.json``, ``rank_3.pt.trace.json``, ``rank3.json``.
 RANK_IN_NAME: Final = re.compile(r"rank[-_.]?(\d+)", re.IGNORECASE)
@@ -128,10 +123,11 @@ def rank_row(
     busy_ns = sum(d.busy_ns for d in summary.gpu)
     span_ns = sum(d.span_ns for d in summary.gpu)
     kernels = timeline.kernels
-    collective = kernels["name"].str.contains(COLLECTIVE_KERNEL_MARK, case=False, regex=False)
+    # Collective kernels (NCCL/RCCL, ``gpu.collective``): the time ranks spend in them grows
+    # when they wait for a straggler.
+    collective = kernels["collective"].to_numpy(bool)
     collective_ns = union_ns(
-        kernels["start_ns"].to_numpy()[collective.to_numpy()],
-        kernels["end_ns"].to_numpy()[collective.to_numpy()],
+        kernels["start_ns"].to_numpy()[collective], kernels["end_ns"].to_numpy()[collective]
     )
     if step_walls_ns is None:
         ann = timeline.annotations
@@ -189,11 +185,7 @@ def process_rows(analysis: TraceAnalysis) -> list[dict[str, Any]]:
     end = gpu["end_ns"].to_numpy(np.int64)
     device = gpu["device"].to_numpy(np.int64)
     kernel = (gpu["kind"] == "kernel").to_numpy(bool)
-    codes, uniques = pd.factorize(gpu["name"])  # each name looked at once
-    is_collective = np.array(
-        [COLLECTIVE_KERNEL_MARK in str(name).lower() for name in uniques] + [False], bool
-    )
-    collective = kernel & is_collective[codes]  # code -1 (no name): the False appended
+    collective = kernel & gpu["collective"].to_numpy(bool)
     names = {d.id: d.name for d in analysis.summary.devices}
     steps = process_steps(analysis.region_results, analysis.step.region if analysis.step else None)
     rows = []
