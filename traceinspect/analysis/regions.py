@@ -61,6 +61,11 @@ MAX_REGIONS: Final = 40
 #: the whole trace is reported as a region too (above them).
 MIN_COVERED_SHARE: Final = 0.5
 
+#: In one process's trace, an annotated range holding most of the GPU work that repeats this
+#: many times as often as the steps found (warm-up included) replaces the search: it saw only
+#: part of the loop (:func:`_outnumbered`).
+OUTNUMBERED_FACTOR: Final = 2
+
 #: Names of the regions step detection adds.
 DETECTED_STEP: Final = "step (detected)"
 STARTUP: Final = "startup"
@@ -277,6 +282,14 @@ def _with_detected_steps(
         detection = detect_steps(timeline, arrays, pid)
         if detection is None:
             continue
+        if not several and _outnumbered(arrays, mine, detection):
+            # A range that repeats at least twice as often as the steps found (warm-up
+            # included) and holds most of the GPU work tells the steps: the search saw only
+            # part of the loop (an NCCL DDP rank's own trace: 12 train_step ranges holding
+            # all of it, where the search found 4 repeats of 135 calls, 1 warm-up, and
+            # called what came before them the startup). Where they roughly agree (8
+            # Optimizer.step ranges; 6 steps found, 1 warm-up), the steps found stand.
+            continue
         if not any(_marks_steps(r, detection) for r in mine):
             found.append(detection)
     if not found:
@@ -313,6 +326,23 @@ def _covered_share(arrays: TimelineArrays, regions: Sequence[Region], pid: int |
     total = int(np.count_nonzero(arrays.pid == pid))
     launched = _launched_by(regions)
     return int(np.count_nonzero(arrays.pid[launched] == pid)) / total if total else 0.0
+
+
+def _outnumbered(
+    arrays: TimelineArrays, regions: Sequence[Region], detection: StepDetection
+) -> bool:
+    """Whether an annotated range repeats at least :data:`OUTNUMBERED_FACTOR` times as
+    often as ``detection`` found steps (its warm-up steps included) while launching at
+    least :data:`MIN_COVERED_SHARE` of the GPU activities."""
+    total = len(arrays.pid)
+    found = detection.occurrences + detection.warmup_steps
+    return total > 0 and any(
+        r.source not in ("whole_trace", "detected")
+        and r.occurrences >= OUTNUMBERED_FACTOR * found
+        and len(np.unique(np.concatenate(r.rows))) >= MIN_COVERED_SHARE * total
+        for r in regions
+        if r.rows
+    )
 
 
 def owner(region: Region) -> int:
