@@ -89,13 +89,20 @@ def step_diagnosis(analysis: TraceAnalysis) -> dict[str, Any] | None:
 
 
 def profiler_step_walls(analysis: TraceAnalysis) -> IntArray | None:
-    """The wall times (ns) of the rank's profiler steps as its regions hold them (an empty
-    last step the profiler stopped in left out: :attr:`Region.cut_last_ns`); ``None`` where
-    no region comes from profiler steps."""
+    """The wall times (ns) of the rank's steps as its regions hold them: its profiler steps
+    (an empty last step the profiler stopped in left out: :attr:`Region.cut_last_ns`), else
+    its step region's occurrences (:attr:`TraceAnalysis.step`: a ``train_step`` range, the
+    found step), as the step columns of a trace's per-process table read them; ``None``
+    where the rank has neither (its step is the whole trace)."""
     walls = [
         r.region.wall_ns for r in analysis.region_results if r.region.source == "profiler_step"
     ]
-    return np.concatenate(walls) if walls else None
+    if walls:
+        return np.concatenate(walls)
+    step = analysis.step
+    if step is None or step.region.source == "whole_trace":
+        return None
+    return np.asarray(step.region.wall_ns, np.int64)
 
 
 def _saving_frac(estimate: Any) -> float | None:
@@ -463,7 +470,7 @@ def render_ranks(data: Mapping[str, Any], console: Console) -> None:
     _render_cross_rank(data.get("cross_rank"), console, unit)
     together = data.get("replayed_together")
     if together:
-        console.print(escape(replayed_together_said(together)))
+        console.print(escape(replayed_together_said(together, unit)))
     for failure in failed:
         console.print(f"[red]failed:[/] {escape(failure['file'])}: {escape(failure['error'])}")
     for note in data["notes"]:
@@ -515,20 +522,21 @@ def _render_cross_rank(
         console.print(escape(head))
 
 
-def replayed_together_said(job: Mapping[str, Any]) -> str:
+def replayed_together_said(job: Mapping[str, Any], unit: str = "processes") -> str:
     """The job estimate (:class:`~traceinspect.analysis.job.JobEstimate`, as JSON) in one
-    line."""
+    line; ``unit`` ``processes`` (one trace's) or ``ranks`` (a folder's)."""
     ranks = len(job["processes"])
     every = "both" if ranks == 2 else f"all {ranks}"
+    one = unit.removesuffix("es") if unit == "processes" else unit.removesuffix("s")
     return (
-        f"Replayed together ({every} processes' steps as graphs, each collective at its "
-        "wait-free time, the shortest of its kernels over the processes): "
+        f"Replayed together ({every} {unit}' steps as graphs, each collective at its "
+        f"wait-free time, the shortest of its kernels over the {unit}): "
         f"{job['graphed_us'] / 1000:,.2f} ms a step (range {job['low_us'] / 1000:,.2f}–"
         f"{job['high_us'] / 1000:,.2f}) against {job['eager_us'] / 1000:,.2f} ms eager, the "
-        f"slowest process's ({'measured' if job['eager_source'] == 'measured' else 'trace'}): "
+        f"slowest {one}'s ({'measured' if job['eager_source'] == 'measured' else 'trace'}): "
         f"a saving of {job['saving_frac']:.0%} (range {job['saving_low_frac']:.0%} to "
         f"{job['saving_high_frac']:.0%}); with the collectives as traced, "
         f"{job['graphed_as_traced_us'] / 1000:,.2f} ms — {job['wait_us'] / 1000:,.2f} ms a step "
-        f"of the collectives' time is waiting on another process (median of {job['steps']} "
+        f"of the collectives' time is waiting on another {one} (median of {job['steps']} "
         "paired steps)"
     )
