@@ -86,6 +86,21 @@ def test_local_dask_cluster_gives_the_local_report(
     assert time.monotonic() - started < CLUSTER_START_S + 60
 
 
+def test_the_ranks_replayed_together_on_a_cluster(tmp_path: Path) -> None:
+    # GIVEN the bundled DDP step's two Kineto rank traces, whose steps hold all-reduces
+    folder = tmp_path / "ddp"
+    folder.mkdir()
+    for rank in (0, 1):
+        name = f"ddp_nccl.rank{rank}.kineto.json.gz"
+        shutil.copy(ROOT / "sample_traces" / "nsys" / name, folder / name)
+    # WHEN a local dask cluster runs both passes (rows, then the steps replayed together)
+    on_cluster = _report(folder, tmp_path / "cluster.json", workers=2, cluster="local")
+    here = _report(folder, tmp_path / "here.json", workers=1)
+    # THEN the job estimate comes back as a local run gives it
+    assert on_cluster["replayed_together"]["graphed_us"] == 876.814
+    assert on_cluster == here
+
+
 @pytest.fixture
 def scheduler(tmp_path: Path) -> Iterator[str]:
     """A ``dask scheduler`` and two single-threaded ``dask worker`` processes on
@@ -96,9 +111,19 @@ def scheduler(tmp_path: Path) -> Iterator[str]:
     common = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "cwd": tmp_path}
     processes = [
         subprocess.Popen(
-            [str(DASK), "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
-             "--scheduler-file", str(info)],
-            start_new_session=True, **common,
+            [
+                str(DASK),
+                "scheduler",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                "0",
+                "--no-dashboard",
+                "--scheduler-file",
+                str(info),
+            ],
+            start_new_session=True,
+            **common,
         )  # fmt: skip
     ]
     worker = [str(DASK), "worker", "--scheduler-file", str(info), "--nthreads", "1",

@@ -80,13 +80,15 @@ def connect(address: str, *, local_workers: int, memory_per_worker: int | None) 
 
 
 def map_on_cluster(
-    job: Callable[[str], dict[str, Any]],
+    job: Callable[[Any], dict[str, Any]],
     paths: Sequence[Path],
     *,
     client: Any,
     progress: Progress | None = None,
+    tasks: Sequence[Any] | None = None,
 ) -> list[dict[str, Any]]:
-    """``job(str(path))`` for every path on the cluster; results in ``paths`` order.
+    """``job(str(path))`` for every path on the cluster (or ``job(task)`` for each of
+    ``tasks``, one per path); results in ``paths`` order.
 
     A task that fails on the cluster (its worker died, or the job raised) becomes
     ``{"failure": {"file": name, "error": ...}}``, like a trace the job could not read.
@@ -94,9 +96,9 @@ def map_on_cluster(
     distributed = _distributed()
     run = uuid.uuid4().hex[:8]
     # Absolute, but links kept: the rank's file name is the link's, as in a local run.
-    absolute = [os.path.abspath(p) for p in paths]
+    inputs = list(tasks) if tasks is not None else [os.path.abspath(p) for p in paths]
     keys = [f"traceinspect-rank-{run}-{i}" for i in range(len(paths))]
-    futures = client.map(job, absolute, key=keys, pure=False)
+    futures = client.map(job, inputs, key=keys, pure=False)
     position = {future.key: i for i, future in enumerate(futures)}
     results: list[dict[str, Any] | None] = [None] * len(paths)
     failed = 0

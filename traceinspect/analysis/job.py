@@ -155,12 +155,18 @@ def _paired_occurrences(
 ) -> list[tuple[int, ...]]:
     """Per occurrence of the first process's step, the occurrence of every process's step
     (the first's own included) whose GPU window (first to last activity: ``start``/``end``
-    of ``timeline.gpu``) overlaps its own most — the ranks' GPUs meet in every collective,
-    where their hosts may run a step apart. Occurrences some process has no overlapping one
-    for are left out, as is a pairing that takes one occurrence twice."""
-    windows = [_gpu_windows(s, start, end) for s in steps]
+    of ``timeline.gpu``) overlaps its own most (:func:`paired_windows`)."""
+    return paired_windows([_gpu_windows(s, start, end) for s in steps])
+
+
+def paired_windows(windows: Sequence[tuple[IntArray, IntArray]]) -> list[tuple[int, ...]]:
+    """Per occurrence of the first process's step (``windows[0]``: its occurrences' GPU
+    windows, begins and ends), the occurrence of every process's step (the first's own
+    included) whose GPU window overlaps its own most — the ranks' GPUs meet in every
+    collective, where their hosts may run a step apart. Occurrences some process has no
+    overlapping one for are left out, as is a pairing that takes one occurrence twice."""
     out: list[tuple[int, ...]] = []
-    taken: list[set[int]] = [set() for _ in steps]
+    taken: list[set[int]] = [set() for _ in windows]
     for lo, hi in zip(*windows[0], strict=True):
         ks: list[int] = []
         for begins, ends in windows:
@@ -169,7 +175,7 @@ def _paired_occurrences(
             if best < 0 or overlap[best] <= 0:
                 break
             ks.append(best)
-        if len(ks) != len(steps) or any(k in t for k, t in zip(ks, taken, strict=True)):
+        if len(ks) != len(windows) or any(k in t for k, t in zip(ks, taken, strict=True)):
             continue
         for k, t in zip(ks, taken, strict=True):
             t.add(k)
@@ -224,3 +230,239 @@ def wait_free_ends(
                 shortest[mine] = np.where(near, np.minimum(shortest[mine], partner), shortest[mine])
     free[rows] = start[rows] + shortest
     return free
+
+
+# A folder of per-rank traces (``traceinspect analyze DIR``): each rank's trace is read in its
+# own worker, so the ranks never share one timeline. The job estimate runs in two passes
+# over the ranks: each worker first returns its step's collectives (:func:`rank_step`, a few
+# numbers a kernel); the wait-free time of each collective comes from setting the ranks'
+# lists side by side (:func:`plan_ranks_job`); each worker then replays its own step with
+# those (:func:`replay_rank_step`), and the job takes the slowest rank per step
+# (:func:`ranks_job_estimate`). Clocks of different hosts need not agree: the steps pair by
+# their order where every rank traced as many (a profiler schedule traces the same steps on
+# every rank), and the collectives of a step by name and order.
+
+
+@dataclass(frozen=True)
+class RankStep:
+    """One rank's step as the job estimate of a folder needs it from that rank's own trace
+    (:func:`rank_step`): small, it crosses back from the worker that read the trace."""
+
+    #: The step region's name (:attr:`TraceAnalysis.step`).
+    name: str
+    #: Per occurrence, its GPU window (first activity's start, last one's end, ns).
+    begins: tuple[int, ...]
+    ends: tuple[int, ...]
+    #: Per occurrence, its collective kernels in start order: (name, duration ns).
+    collectives: tuple[tuple[tuple[str, int], ...], ...]
+    #: The rank's own step estimate: eager time (and its range and source), replay time.
+    eager_ns: int
+    eager_low_ns: int
+    eager_high_ns: int
+    eager_source: str
+    graphed_ns: int
+
+
+def rank_step(analysis: Any) -> RankStep | None:
+    """The :class:`RankStep` of one rank's :class:`~traceinspect.analysis.result.
+    TraceAnalysis`; None without a step estimate or a collective kernel in the step."""
+    step = analysis.step
+    if step is None or step.estimate is None or step.region.source == "whole_trace":
+        return None
+    gpu = analysis.timeline.gpu
+    if "collective" not in gpu.columns or len(gpu) == 0:
+        return None
+    collective = gpu["collective"].to_numpy(bool)
+    start = gpu["start_ns"].to_numpy(np.int64)
+    end = gpu["end_ns"].to_numpy(np.int64)
+    names = gpu["name"].to_numpy(object)
+    lists = []
+    for rows in step.region.rows:
+        held = _collective_rows(rows, collective, start)
+        lists.append(tuple((str(names[i]), int(end[i] - start[i])) for i in held))
+    if not any(lists):
+        return None
+    begins, ends = _gpu_windows(step, start, end)
+    estimate = step.estimate
+    return RankStep(
+        name=step.region.name,
+        begins=tuple(int(b) for b in begins),
+        ends=tuple(int(e) for e in ends),
+        collectives=tuple(lists),
+        eager_ns=int(estimate.eager_ns),
+        eager_low_ns=int(estimate.eager_low_ns),
+        eager_high_ns=int(estimate.eager_high_ns),
+        eager_source=str(estimate.eager_source),
+        graphed_ns=int(estimate.graphed_ns),
+    )
+
+
+def _collective_rows(rows: IntArray, collective: Any, start: IntArray) -> IntArray:
+    """The collective kernels among ``rows`` (positions in ``timeline.gpu``), by start."""
+    rows = np.asarray(rows, np.int64)
+    held = rows[collective[rows]]
+    out: IntArray = held[np.argsort(start[held], kind="stable")]
+    return out
+
+
+@dataclass(frozen=True)
+class RanksJobPlan:
+    """What each rank replays in the job estimate of a folder (:func:`plan_ranks_job`)."""
+
+    #: Per paired step, each rank's occurrence (in the order of the ranks given).
+    paired: tuple[tuple[int, ...], ...]
+    #: Per rank, per paired step, its collectives' wait-free durations (ns, in start order).
+    free_ns: tuple[tuple[tuple[int, ...], ...], ...]
+    #: Per paired step, the collective time beyond the wait-free times, over all ranks.
+    waits_ns: tuple[int, ...]
+    collectives: int
+
+    def task(self, rank: int) -> tuple[list[int], list[list[int]]]:
+        """Rank ``rank``'s share for :func:`replay_rank_step`: its occurrences and their
+        collectives' wait-free durations."""
+        return [ks[rank] for ks in self.paired], [list(f) for f in self.free_ns[rank]]
+
+
+def plan_ranks_job(steps: Sequence[RankStep]) -> RanksJobPlan | None:
+    """The paired steps of ``steps`` (one per rank, at least two) and each collective's
+    wait-free duration: the shortest of that collective's kernels over the ranks, a
+    collective being the ``i``-th kernel of its name in the step on every rank (where the
+    ranks ran as many of that name in the step; else each keeps its own). Steps pair by
+    their order where every rank has as many, else by their GPU windows
+    (:func:`paired_windows`, for ranks on one clock). None with fewer than
+    :data:`MIN_PAIRED_STEPS` paired; at most ``MAX_ESTIMATED_OCCURRENCES`` are kept, evenly
+    spaced."""
+    from traceinspect.analysis.estimate.region import MAX_ESTIMATED_OCCURRENCES
+
+    if len(steps) < 2:
+        return None
+    counts = {len(s.begins) for s in steps}
+    if len(counts) == 1:
+        paired = [tuple([k] * len(steps)) for k in range(counts.pop())]
+    else:
+        paired = paired_windows(
+            [(np.array(s.begins, np.int64), np.array(s.ends, np.int64)) for s in steps]
+        )
+    paired = [ks for ks in paired if any(s.collectives[k] for s, k in zip(steps, ks, strict=True))]
+    if len(paired) < MIN_PAIRED_STEPS:
+        return None
+    if len(paired) > MAX_ESTIMATED_OCCURRENCES:
+        picked = np.unique(np.linspace(0, len(paired) - 1, MAX_ESTIMATED_OCCURRENCES).round())
+        paired = [paired[int(i)] for i in picked]
+    free: list[list[tuple[int, ...]]] = [[] for _ in steps]
+    waits = []
+    for ks in paired:
+        lists = [s.collectives[k] for s, k in zip(steps, ks, strict=True)]
+        shortest = [[d for _, d in kernels] for kernels in lists]
+        for name in dict.fromkeys(n for kernels in lists for n, _ in kernels):
+            at = [[i for i, (n, _) in enumerate(kernels) if n == name] for kernels in lists]
+            if len({len(a) for a in at}) != 1:
+                continue  # the ranks ran it a different number of times: no telling which
+            for ordinal in range(len(at[0])):
+                least = min(lists[r][at[r][ordinal]][1] for r in range(len(lists)))
+                for r in range(len(lists)):
+                    shortest[r][at[r][ordinal]] = least
+        waits.append(
+            sum(
+                d - f
+                for kernels, s in zip(lists, shortest, strict=True)
+                for (_, d), f in zip(kernels, s, strict=True)
+            )
+        )
+        for r, s in enumerate(shortest):
+            free[r].append(tuple(s))
+    return RanksJobPlan(
+        paired=tuple(paired),
+        free_ns=tuple(tuple(f) for f in free),
+        waits_ns=tuple(waits),
+        collectives=sum(
+            len(s.collectives[k]) for ks in paired for s, k in zip(steps, ks, strict=True)
+        ),
+    )
+
+
+def replay_rank_step(
+    timeline: Timeline,
+    name: str,
+    occurrences: Sequence[int],
+    free_ns: Sequence[Sequence[int]],
+    calibration: Any,
+) -> list[tuple[int, int, int]]:
+    """One rank's step (found as :func:`~traceinspect.analysis.diagnose.diagnose` finds it,
+    and named ``name``, as :func:`rank_step` read it) replayed at the ``occurrences`` given,
+    their collective kernels (in start order) taking the durations ``free_ns``: per
+    occurrence, its replay's time and range (ns)."""
+    from traceinspect.analysis.arrays import index_timeline
+    from traceinspect.analysis.estimate import plan_region
+    from traceinspect.analysis.regions import find_regions_left_out, step_region
+
+    regions, _ = find_regions_left_out(timeline, index_timeline(timeline))
+    step = step_region(regions)
+    if step is None or step.name != name:
+        raise ValueError(f"the trace no longer holds the step {name!r}")
+    gpu = timeline.gpu
+    collective = gpu["collective"].to_numpy(bool)
+    start = gpu["start_ns"].to_numpy(np.int64)
+    free = gpu["end_ns"].to_numpy(np.int64).copy()
+    for k, durations in zip(occurrences, free_ns, strict=True):
+        held = _collective_rows(step.rows[k], collective, start)
+        if len(held) != len(durations):
+            raise ValueError(
+                f"step occurrence {k}: {len(held)} collectives, {len(durations)} given"
+            )
+        free[held] = start[held] + np.asarray(durations, np.int64)
+    freed = replace(timeline, gpu=gpu.assign(end_ns=free))
+    plan = plan_region(
+        freed,
+        [step.rows[k] for k in occurrences],
+        [int(step.wall_ns[k]) for k in occurrences],
+        calibration,
+    )
+    if plan is None:
+        raise ValueError("no GPU work in the step's occurrences")
+    if len(plan.jobs) != len(occurrences):
+        raise ValueError("an occurrence without GPU work")
+    estimates = [job()[0] for job in plan.jobs]
+    return [(e.graphed_ns, e.low_ns, e.high_ns) for e in estimates]
+
+
+def ranks_job_estimate(
+    ranks: Sequence[int],
+    steps: Sequence[RankStep],
+    plan: RanksJobPlan,
+    replays: Sequence[Sequence[tuple[int, int, int]]],
+) -> JobEstimate:
+    """The job estimate of a folder from each rank's :func:`replay_rank_step` (in the order
+    of ``steps``): per paired step the slowest rank's replay (ranks replay side by side, as
+    the occurrences of one trace's ranks do), medians over the steps; the eager side the
+    slowest rank's own step estimate's, waits included."""
+    from traceinspect.analysis.estimate.region import RANGE_PERCENTILES
+
+    per_step = [[replays[r][j] for r in range(len(steps))] for j in range(len(plan.paired))]
+    graphed_each = [max(g for g, _, _ in ranks_) for ranks_ in per_step]
+    graphed = int(round(float(np.median(graphed_each))))
+    low = min(
+        graphed,
+        int(np.percentile([max(lo for _, lo, _ in x) for x in per_step], RANGE_PERCENTILES[0])),
+    )
+    high = max(
+        graphed,
+        int(np.percentile([max(hi for _, _, hi in x) for x in per_step], RANGE_PERCENTILES[1])),
+    )
+    slowest = max(steps, key=lambda s: s.eager_ns)
+    eager, eager_low, eager_high = slowest.eager_ns, slowest.eager_low_ns, slowest.eager_high_ns
+    return JobEstimate(
+        processes=tuple(ranks),
+        steps=len(plan.paired),
+        collectives=plan.collectives,
+        wait_ns=int(np.median(plan.waits_ns)),
+        graphed_ns=graphed,
+        low_ns=low,
+        high_ns=high,
+        eager_ns=eager,
+        eager_source=slowest.eager_source,
+        saving_frac=(eager - graphed) / eager if eager > 0 else 0.0,
+        saving_low_frac=1.0 - high / eager_low if eager_low > 0 else 0.0,
+        saving_high_frac=1.0 - low / eager_high if eager_high > 0 else 0.0,
+        graphed_as_traced_ns=max(s.graphed_ns for s in steps),
+    )

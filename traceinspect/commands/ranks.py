@@ -1,18 +1,22 @@
 """``traceinspect analyze DIR``: every rank trace in a folder, in parallel, one row per rank.
 
 Each trace is parsed and reduced by :func:`analyze_one` in a worker process that returns
-only its row (a few hundred bytes), so memory stays near ``workers × one trace``: a local
-process pool by default, or the workers of a dask cluster (``--cluster``, see
-:mod:`traceinspect.cluster`). A file that cannot be read is listed with its one-line error;
-the others are still analyzed. Progress goes to stderr as ranks finish, on a terminal.
+only its row (a few hundred bytes) and its step's collectives, so memory stays near
+``workers × one trace``: a local process pool by default, or the workers of a dask cluster
+(``--cluster``, see :mod:`traceinspect.cluster`). A file that cannot be read is listed with
+its one-line error; the others are still analyzed. Where two ranks' steps or more hold
+collectives, a second pass (:func:`replay_one`) reads those ranks again to replay their
+steps together (:mod:`traceinspect.analysis.job`). Progress goes to stderr as ranks finish,
+on a terminal.
 """
 
 from __future__ import annotations
 
 import json
 import multiprocessing
+import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
@@ -36,6 +40,8 @@ TRACE_SUFFIXES: Final = (".json", ".json.gz", ".sqlite", ".nsys-rep")
 #: Peak memory of analyzing one trace, as a multiple of its JSON size: 1.4× measured on a
 #: 200 MB Kineto trace (bench/run.py); rounded up for the worker's own interpreter.
 PEAK_RSS_PER_JSON_BYTE: Final = 2.0
+
+
 def trace_files(folder: Path) -> tuple[list[Path], int]:
     """The trace files directly in ``folder`` (sorted) and how many other entries it holds."""
     try:
@@ -52,6 +58,7 @@ def analyze_one(path: str) -> dict[str, Any]:
     Runs in a worker process, so it returns only small JSON-ready data.
     """
     from traceinspect.analysis.diagnose import diagnose
+    from traceinspect.analysis.job import rank_step
     from traceinspect.analysis.summary import summarize
     from traceinspect.parse import load_trace
     from traceinspect.report.ranks import profiler_step_walls, rank_row, step_diagnosis
@@ -81,7 +88,32 @@ def analyze_one(path: str) -> dict[str, Any]:
         diagnosis=step_diagnosis(analysis),
         step_walls_ns=profiler_step_walls(analysis),
     )
-    return {"row": row}
+    try:
+        step = rank_step(analysis)
+    except Exception:  # noqa: BLE001 - the job estimate is optional; the row stands
+        step = None
+    return {"row": row} if step is None else {"row": row, "step": step}
+
+
+def replay_one(task: tuple[str, str, list[int], list[list[int]]]) -> dict[str, Any]:
+    """Worker, second pass of the job estimate (:mod:`traceinspect.analysis.job`): read one
+    rank's trace again and replay its step (of the name given) at the occurrences given,
+    their collectives at the wait-free durations given: ``{"replay": [(graphed, low, high)
+    ns per occurrence]}``, or ``{"failure": ...}``."""
+    from traceinspect.analysis.job import replay_rank_step
+    from traceinspect.calibration import calibration_for
+    from traceinspect.parse import load_trace
+
+    path, step, occurrences, free_ns = task
+    try:
+        timeline = load_trace(path, workers=1)
+        calibration = calibration_for(timeline)
+        replays = replay_rank_step(timeline, step, occurrences, free_ns, calibration)
+    except MemoryError:
+        return {"failure": {"file": Path(path).name, "error": "out of memory while reading"}}
+    except Exception as exc:  # noqa: BLE001 - one rank's failure drops the job estimate only
+        return {"failure": {"file": Path(path).name, "error": _internal(exc)}}
+    return {"replay": replays}
 
 
 def _internal(exc: BaseException) -> str:
@@ -113,12 +145,27 @@ def analyze_files(
     files: Sequence[Path], *, workers: int, progress: Progress | None = None
 ) -> list[dict[str, Any]]:
     """``analyze_one`` over ``files`` (results in file order), in ``workers`` processes."""
-    if workers <= 1 or len(files) <= 1:
+    return run_tasks(
+        analyze_one, [str(p) for p in files], files, workers=workers, progress=progress
+    )
+
+
+def run_tasks(
+    function: Callable[[Any], dict[str, Any]],
+    tasks: Sequence[Any],
+    files: Sequence[Path],
+    *,
+    workers: int,
+    progress: Progress | None = None,
+) -> list[dict[str, Any]]:
+    """``function(task)`` for each of ``tasks`` (one per file of ``files``, which names it
+    where its worker dies), results in order, in ``workers`` processes."""
+    if workers <= 1 or len(tasks) <= 1:
         results = []
-        for path in files:
-            results.append(analyze_one(str(path)))
+        for task in tasks:
+            results.append(function(task))
             if progress is not None:
-                progress(len(results), len(files), sum("failure" in r for r in results))
+                progress(len(results), len(tasks), sum("failure" in r for r in results))
         return results
     methods = multiprocessing.get_all_start_methods()
     # forkserver: workers start from a clean, small process that has imported pandas once.
@@ -132,14 +179,12 @@ def analyze_files(
             ]
         )
     with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        futures: list[Future[dict[str, Any]]] = [
-            pool.submit(analyze_one, str(path)) for path in files
-        ]
+        futures: list[Future[dict[str, Any]]] = [pool.submit(function, task) for task in tasks]
         if progress is not None:
             failed = 0
             for done, future in enumerate(as_completed(futures), start=1):
                 failed += future.exception() is not None or "failure" in future.result()
-                progress(done, len(files), failed)
+                progress(done, len(tasks), failed)
         results = [_result(path, future) for path, future in zip(files, futures, strict=True)]
     return results
 
@@ -156,10 +201,11 @@ class _TerminalProgress:
 
     def __init__(self) -> None:
         self.shown = False
+        self.label = "ranks"
 
     def __call__(self, done: int, total: int, failed: int) -> None:
         failures = f", {failed} failed" if failed else ""
-        sys.stderr.write(f"\rranks: {done}/{total} done{failures}\x1b[K")
+        sys.stderr.write(f"\r{self.label}: {done}/{total} done{failures}\x1b[K")
         sys.stderr.flush()
         self.shown = True
 
@@ -208,17 +254,81 @@ def run_analyze_dir(
                 local_workers=n_workers,
                 memory_per_worker=memory // n_workers if memory else None,
             ) as client:
-                results = map_on_cluster(analyze_one, files, client=client, progress=progress)
+
+                def run(function: Any, tasks: Sequence[Any], paths: Sequence[Path]) -> Any:
+                    return map_on_cluster(
+                        function, paths, client=client, progress=progress, tasks=tasks
+                    )
+
+                results = run(analyze_one, [os.path.abspath(p) for p in files], files)
+                together = _replayed_together(files, results, run, progress)
         else:
-            results = analyze_files(files, workers=n_workers, progress=progress)
+
+            def run(function: Any, tasks: Sequence[Any], paths: Sequence[Path]) -> Any:
+                return run_tasks(function, tasks, paths, workers=n_workers, progress=progress)
+
+            results = run(analyze_one, [str(p) for p in files], files)
+            together = _replayed_together(files, results, run, progress)
     finally:
         if progress is not None:
             progress.clear()
     rows = [r["row"] for r in results if "row" in r]
     failures = [r["failure"] for r in results if "failure" in r]
     data = ranks_report(rows, failures, folder=str(folder), ignored_files=ignored)
+    data["replayed_together"], note = together
+    if note:
+        data["notes"].append(note)
     render_ranks(data, console)
     if json_out is not None:
         write_text(json_out, json.dumps(data, indent=1), force=force)
     if not rows:
         raise TraceFormatError(folder, f"none of the {len(files)} trace files could be read")
+
+
+def _replayed_together(
+    files: Sequence[Path],
+    results: Sequence[Mapping[str, Any]],
+    run: Callable[[Any, Sequence[Any], Sequence[Path]], list[dict[str, Any]]],
+    progress: _TerminalProgress | None,
+) -> tuple[dict[str, Any] | None, str | None]:
+    """The ranks' steps replayed together (:mod:`traceinspect.analysis.job`), JSON-ready,
+    where at least two ranks' steps run collectives: the second pass (:func:`replay_one`)
+    over those ranks' files through ``run``. None otherwise; a note where the second pass
+    failed on a rank."""
+    from traceinspect.analysis.job import plan_ranks_job, ranks_job_estimate
+
+    stepped = [(i, r["step"]) for i, r in enumerate(results) if "step" in r and "row" in r]
+    if len(stepped) < 2:
+        return None, None
+    steps = [s for _, s in stepped]
+    try:
+        plan = plan_ranks_job(steps)
+    except Exception as exc:  # noqa: BLE001 - optional: the ranks' table stands without it
+        return None, f"the ranks' steps replayed together: not estimated ({_internal(exc)})"
+    if plan is None:
+        return None, None
+    # Absolute: a cluster's workers read the traces by path.
+    first = [results[i] for i, _ in stepped]
+    paths = [files[i] for i, _ in stepped]
+    tasks = [
+        (str(Path(p).absolute()), s.name, *plan.task(n))
+        for n, (p, s) in enumerate(zip(paths, steps, strict=True))
+    ]
+    if progress is not None:
+        progress.label = "ranks replayed together"
+    answers = run(replay_one, tasks, paths)
+    failed = next((a["failure"] for a in answers if "replay" not in a), None)
+    if failed is not None:
+        return None, (
+            f"the ranks' steps replayed together: not estimated ({failed['file']}: "
+            f"{failed['error']})"
+        )
+    ranks = [
+        r["row"]["rank"] if r["row"]["rank"] is not None else i
+        for (i, _), r in zip(stepped, first, strict=True)
+    ]
+    try:
+        job = ranks_job_estimate(ranks, steps, plan, [a["replay"] for a in answers])
+    except Exception as exc:  # noqa: BLE001 - as above
+        return None, f"the ranks' steps replayed together: not estimated ({_internal(exc)})"
+    return job.to_json(), None
