@@ -61,11 +61,6 @@ MAX_REGIONS: Final = 40
 #: the whole trace is reported as a region too (above them).
 MIN_COVERED_SHARE: Final = 0.5
 
-#: In one process's trace, an annotated range holding most of the GPU work that repeats this
-#: many times as often as the steps found (warm-up included) replaces the search: it saw only
-#: part of the loop (:func:`_outnumbered`).
-OUTNUMBERED_FACTOR: Final = 2
-
 #: Names of the regions step detection adds.
 DETECTED_STEP: Final = "step (detected)"
 STARTUP: Final = "startup"
@@ -282,13 +277,13 @@ def _with_detected_steps(
         detection = detect_steps(timeline, arrays, pid)
         if detection is None:
             continue
-        if not several and _outnumbered(arrays, mine, detection):
-            # A range that repeats at least twice as often as the steps found (warm-up
-            # included) and holds most of the GPU work tells the steps: the search saw only
-            # part of the loop (an NCCL DDP rank's own trace: 12 train_step ranges holding
-            # all of it, where the search found 4 repeats of 135 calls, 1 warm-up, and
-            # called what came before them the startup). Where they roughly agree (8
-            # Optimizer.step ranges; 6 steps found, 1 warm-up), the steps found stand.
+        if not several and any(_cuts_elsewhere(arrays, r, detection) for r in mine):
+            # A range the size of a step, repeating and holding most of the GPU work, tells
+            # the steps where the search cut the loop elsewhere (an NCCL DDP rank's own trace:
+            # 12 train_step ranges holding all of it, where the search found 4 repeats of
+            # 135 calls, each starting at the optimizer, and called what came before them
+            # the startup). Where the steps found start where its occurrences do (8
+            # Optimizer.step ranges, 6 steps found and 1 warm-up), they stand.
             continue
         if not any(_marks_steps(r, detection) for r in mine):
             found.append(detection)
@@ -328,21 +323,29 @@ def _covered_share(arrays: TimelineArrays, regions: Sequence[Region], pid: int |
     return int(np.count_nonzero(arrays.pid[launched] == pid)) / total if total else 0.0
 
 
-def _outnumbered(
-    arrays: TimelineArrays, regions: Sequence[Region], detection: StepDetection
-) -> bool:
-    """Whether an annotated range repeats at least :data:`OUTNUMBERED_FACTOR` times as
-    often as ``detection`` found steps (its warm-up steps included) while launching at
-    least :data:`MIN_COVERED_SHARE` of the GPU activities."""
-    total = len(arrays.pid)
-    found = detection.occurrences + detection.warmup_steps
-    return total > 0 and any(
-        r.source not in ("whole_trace", "detected")
-        and r.occurrences >= OUTNUMBERED_FACTOR * found
-        and len(np.unique(np.concatenate(r.rows))) >= MIN_COVERED_SHARE * total
-        for r in regions
-        if r.rows
-    )
+def _cuts_elsewhere(arrays: TimelineArrays, region: Region, detection: StepDetection) -> bool:
+    """Whether ``region``, an annotated range of :data:`~traceinspect.analysis.steps.
+    MIN_REPEATS` occurrences or more that launched at least :data:`MIN_COVERED_SHARE` of the
+    GPU activities, each about a detected step's size (:data:`MARKS_STEPS_SHARE` of it or
+    more), holds steps that ``detection`` cut elsewhere: fewer than :data:`MARKS_STEPS_SHARE`
+    of the detected steps start where one of its occurrences starts."""
+    if region.source in ("whole_trace", "detected") or region.occurrences < MIN_REPEATS:
+        return False
+    held = [r for r in region.rows if len(r)]
+    if len(held) < MIN_REPEATS or not len(arrays.pid):
+        return False
+    if len(np.unique(np.concatenate(held))) < MIN_COVERED_SHARE * len(arrays.pid):
+        return False
+    steps = [r for r in detection.rows if len(r)]
+    if not steps or np.median([len(r) for r in held]) < MARKS_STEPS_SHARE * np.median(
+        [len(r) for r in steps]
+    ):
+        return False
+    firsts = np.sort(np.array([int(r[0]) for r in held], np.int64))
+    starts = np.array([int(r[0]) for r in steps], np.int64)
+    i = np.clip(np.searchsorted(firsts, starts), 1, len(firsts) - 1)
+    nearest = np.minimum(np.abs(firsts[i] - starts), np.abs(firsts[i - 1] - starts))
+    return bool(np.mean(nearest <= BOUNDARY_SLACK) < MARKS_STEPS_SHARE)
 
 
 def owner(region: Region) -> int:
