@@ -506,6 +506,56 @@ def test_changing_kernel_sequence_breaks_capture_and_warmup_allocations_are_note
     assert region.capture.verdict == "not capturable"
 
 
+@pytest.mark.parametrize("changed", [False, True])
+def test_streams_side_by_side_may_start_in_either_order(changed: bool) -> None:
+    # GIVEN three steps, each a gemm then a relu on stream 7 beside an all-reduce on stream
+    # 9: the all-reduce starts before the relu in the first step, after it in the others
+    # (as a DDP step's buckets do beside backward)
+    t = timeline(
+        [
+            (1000, 2000, 0),
+            (1500, 4000, 1),
+            (2100, 2500, 2),
+            (11000, 12000, 3),
+            (12100, 12500, 4),
+            (12200, 14000, 5),
+            (21000, 22000, 6),
+            (22100, 22500, 7),
+            (22300, 24000, 8),
+        ],
+        [
+            (100 + 10_000 * s + 100 * k, 150 + 10_000 * s + 100 * k, "launch")
+            for s in range(3)
+            for k in range(3)
+        ],
+        annotations=[("step", 0, 9000), ("step", 10000, 19000), ("step", 20000, 29000)],
+        gpu_extra={
+            "name": [
+                "gemm",
+                "allreduce",
+                "relu",
+                "gemm",
+                "relu",
+                "allreduce",
+                "gemm",
+                "relu" if not changed else "gelu",
+                "allreduce",
+            ],
+            "stream": [7, 9, 7, 7, 7, 9, 7, 7, 9],
+        },
+    )
+    (region,) = diagnose(t, estimate=False).region_results
+    kinds = {b.kind: b.severity for b in region.capture.blockers}
+    # THEN the order the streams' kernels start in is no change of the work; a kernel that
+    # changes on one stream is
+    if changed:
+        assert kinds == {"kernel_sequence_changes": "breaks"}
+        (blocker,) = region.capture.blockers
+        assert "occurrence 3 differs at kernel 2: gelu" in blocker.what
+    else:
+        assert kinds == {}
+
+
 def test_health_warns_about_missing_launches_hidden_graph_nodes_and_single_occurrence() -> None:
     t = timeline(
         [(1000, 2000, 0), (5000, 6000, -1)],

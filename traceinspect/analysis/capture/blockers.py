@@ -67,7 +67,7 @@ def sequence_blockers(lookups: TraceLookups, region: Region) -> list[Blocker]:
         return []
     blockers = []
     all_codes, uniques = lookups.kernel_codes()
-    codes = [all_codes[r[lookups.arrays.is_kernel[r]]] for r in region.rows]
+    codes = [all_codes[_stream_order(lookups, r[lookups.arrays.is_kernel[r]])] for r in region.rows]
     change = _sequence_change([c.tobytes() for c in codes])
     if change is not None:
         occ, only_first = change
@@ -89,6 +89,24 @@ def sequence_blockers(lookups: TraceLookups, region: Region) -> list[Blocker]:
     if shapes is not None:
         blockers.append(shapes)
     return blockers
+
+
+def _stream_order(lookups: TraceLookups, rows: IntArray) -> IntArray:
+    """``rows`` (one occurrence's kernels, by start) stream by stream, the streams in the
+    order they first ran, each's kernels by start: what a graph captures of the occurrence.
+    Kernels of two streams running side by side start in either order from one occurrence to
+    the next (a DDP step's all-reduces on NCCL's stream beside the backward's kernels), which
+    is no change of the work."""
+    arrays = lookups.arrays
+    stream = arrays.stream[rows] + (arrays.device[rows] << 32)
+    if len(rows) < 2 or (stream == stream[0]).all():
+        return rows
+    # Each row's stream, numbered in the order of the streams' first kernels.
+    _, first, inverse = np.unique(stream, return_index=True, return_inverse=True)
+    position = np.empty(len(first), np.int64)
+    position[np.argsort(first, kind="stable")] = np.arange(len(first))
+    out: IntArray = rows[np.lexsort((arrays.start[rows], position[inverse]))]
+    return out
 
 
 def shape_blocker(lookups: TraceLookups, region: Region) -> Blocker | None:
