@@ -41,8 +41,12 @@ def test_csv_has_the_numbers_of_the_json(tmp_path: Path) -> None:
     analyze(str(sample_file("host_sync.eager.json.gz")), "--json", str(report_path),
             "--csv", str(out))
     report = json.loads(report_path.read_text())
-    # (no processes.csv: one process)
-    assert sorted(p.name for p in out.iterdir()) == ["gaps.csv", "kernels.csv", "regions.csv"]
+    # (processes.csv only its header: one process)
+    assert sorted(p.name for p in out.iterdir()) == [
+        "gaps.csv", "kernels.csv", "processes.csv", "regions.csv"
+    ]
+    assert (out / "processes.csv").read_text().startswith("process,devices,kernels,")
+    assert read_csv(out / "processes.csv") == []
     # THEN regions.csv holds each region's JSON values
     regions = read_csv(out / "regions.csv")
     assert [r["name"] for r in regions] == [r["name"] for r in report["regions"]]
@@ -114,6 +118,10 @@ def test_csv_tells_the_processes_of_a_multi_process_export_apart(tmp_path: Path)
     ]
     assert [p["verdict"] for p in processes] == ["launch-bound", "communication-bound"]
     assert [p["step_wall_us"] for p in processes] == ["5422.131", "3631.072"]
+    # AND a one-process trace written over them (--force) leaves no process of the export
+    analyze(str(sample_file("tiny_mlp.eager.json.gz")), "--csv", str(out), "--force")
+    assert read_csv(out / "processes.csv") == []
+    assert {r["process"] for r in read_csv(out / "regions.csv")} == {""}
 
 
 def test_csv_refuses_to_overwrite_without_force(tmp_path: Path) -> None:

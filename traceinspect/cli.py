@@ -146,8 +146,8 @@ def analyze(
         Path | None,
         typer.Option(
             "--csv",
-            help="Write regions.csv, kernels.csv and gaps.csv (one row per idle gap) into "
-            "this folder; processes.csv too for a trace of several processes.",
+            help="Write regions.csv, kernels.csv, gaps.csv (one row per idle gap) and "
+            "processes.csv (one row per process, for a trace of several) into this folder.",
         ),
     ] = None,
     perfetto_out: Annotated[

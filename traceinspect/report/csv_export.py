@@ -1,4 +1,4 @@
-"""``--csv DIR``: the analysis as three CSV tables, the numbers ``--json`` gives.
+"""``--csv DIR``: the analysis as four CSV tables, the numbers ``--json`` gives.
 
 * ``regions.csv`` — one row per region: the columns of :attr:`TraceAnalysis.regions`
   (``name``, ``process``, ``verdict``, ``graphed_us``, ``saving_frac``, ...), plus the
@@ -10,9 +10,10 @@
   ``end_us`` (the timeline's clock), ``duration_us``, ``device`` and ``stream`` (of the
   activity that ended the gap), ``region``, ``source``, ``process`` (as in ``regions.csv``),
   ``occurrence`` (0-based), ``cause``, ``detail`` and ``next_activity``;
-* ``processes.csv`` — only for a trace of several processes with GPU work (an Nsight
-  Systems export of ``torchrun``): one row per process, the columns of
-  :attr:`TraceAnalysis.processes` (the per-process table).
+* ``processes.csv`` — one row per process with GPU work in a trace of several (an Nsight
+  Systems export of ``torchrun``), the columns of :attr:`TraceAnalysis.processes` (the
+  per-process table); only its header for a trace of one process, so that the folder holds
+  the same four files after every run (and no table of an earlier trace).
 
 Times are µs; names are whole (the terminal abbreviates them, CSV never does). Empty cells
 are unknowns. :func:`csv_tables` builds the tables; the CLI writes them.
@@ -34,16 +35,14 @@ CSV_FILES: Final = ("regions.csv", "kernels.csv", "gaps.csv", "processes.csv")
 
 
 def csv_tables(analysis: TraceAnalysis) -> dict[str, pd.DataFrame]:
-    """File name -> table, for :data:`CSV_FILES` (``processes.csv`` only where the trace
-    holds several processes with GPU work)."""
-    tables = {
+    """File name -> table, for each of :data:`CSV_FILES` (``processes.csv`` without rows
+    where the trace holds one process with GPU work)."""
+    return {
         "regions.csv": regions_table(analysis),
         "kernels.csv": analysis.kernels.copy(),
         "gaps.csv": gaps_table(analysis),
+        "processes.csv": analysis.processes.copy(),
     }
-    if not analysis.processes.empty:
-        tables["processes.csv"] = analysis.processes.copy()
-    return tables
 
 
 def render_csv(analysis: TraceAnalysis) -> dict[str, str]:
