@@ -226,6 +226,21 @@ def test_a_rank_that_fails_its_second_pass_leaves_a_note(
     ]
 
 
+def test_a_rank_without_collectives_leaves_the_job_unestimated(tmp_path: Path) -> None:
+    # GIVEN the two DDP ranks and a third rank whose step runs no collective
+    folder = _ddp_folder(tmp_path)
+    shutil.copy(ROOT / "sample_traces" / "tiny_mlp.eager.json.gz", folder / "rank2.json.gz")
+    out = tmp_path / "ranks.json"
+    run_analyze_dir(folder, json_out=str(out), workers=1, quiet=True)
+    data = json.loads(out.read_text())
+    # THEN no job estimate from two ranks of three: the job runs at its slowest rank's pace
+    assert data["replayed_together"] is None
+    assert (
+        "the ranks' steps replayed together: not estimated (rank2.json.gz: no step estimate "
+        "with collective kernels)"
+    ) in data["notes"]
+
+
 def test_a_folder_without_collectives_has_no_job(tmp_path: Path) -> None:
     shutil.copy(ROOT / "sample_traces" / "mixed.eager.json.gz", tmp_path / "rank0.json.gz")
     shutil.copy(ROOT / "sample_traces" / "tiny_mlp.eager.json.gz", tmp_path / "rank1.json.gz")

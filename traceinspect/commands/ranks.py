@@ -293,13 +293,26 @@ def _replayed_together(
 ) -> tuple[dict[str, Any] | None, str | None]:
     """The ranks' steps replayed together (:mod:`traceinspect.analysis.job`), JSON-ready,
     where at least two ranks' steps run collectives: the second pass (:func:`replay_one`)
-    over those ranks' files through ``run``. None otherwise; a note where the second pass
-    failed on a rank."""
+    over those ranks' files through ``run``. None otherwise, with a note where some rank
+    (read or not) has no such step, or the second pass failed on one."""
     from traceinspect.analysis.job import plan_ranks_job, ranks_job_estimate
 
     stepped = [(i, r["step"]) for i, r in enumerate(results) if "step" in r and "row" in r]
     if len(stepped) < 2:
         return None, None
+    missing = [
+        r["row"]["file"] if "row" in r else r["failure"]["file"] for r in results if "step" not in r
+    ]
+    if missing:
+        # A job runs at its slowest rank's pace: without one rank's step (or its trace), the
+        # others' collectives' wait-free times and the job's step would both be guessed.
+        shown = ", ".join(missing[:3]) + (
+            f" (+{len(missing) - 3} more)" if len(missing) > 3 else ""
+        )
+        return None, (
+            f"the ranks' steps replayed together: not estimated ({shown}: no step estimate "
+            "with collective kernels)"
+        )
     steps = [s for _, s in stepped]
     try:
         plan = plan_ranks_job(steps)
