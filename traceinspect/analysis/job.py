@@ -354,14 +354,21 @@ def plan_ranks_job(steps: Sequence[RankStep]) -> RanksJobPlan | None:
     for ks in paired:
         lists = [s.collectives[k] for s, k in zip(steps, ks, strict=True)]
         shortest = [[d for _, d in kernels] for kernels in lists]
-        for name in dict.fromkeys(n for kernels in lists for n, _ in kernels):
-            at = [[i for i, (n, _) in enumerate(kernels) if n == name] for kernels in lists]
-            if len({len(a) for a in at}) != 1:
+        # Per rank, the positions of each name's kernels, in order.
+        where: list[dict[str, list[int]]] = []
+        for kernels in lists:
+            mine: dict[str, list[int]] = {}
+            for i, (n, _) in enumerate(kernels):
+                mine.setdefault(n, []).append(i)
+            where.append(mine)
+        for name, first in where[0].items():
+            at = [mine.get(name, []) for mine in where]
+            if any(len(a) != len(first) for a in at):
                 continue  # the ranks ran it a different number of times: no telling which
-            for ordinal in range(len(at[0])):
-                least = min(lists[r][at[r][ordinal]][1] for r in range(len(lists)))
-                for r in range(len(lists)):
-                    shortest[r][at[r][ordinal]] = least
+            for ordinal in range(len(first)):
+                least = min(s[a[ordinal]] for s, a in zip(shortest, at, strict=True))
+                for s, a in zip(shortest, at, strict=True):
+                    s[a[ordinal]] = least
         waits.append(
             sum(
                 d - f
