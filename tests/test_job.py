@@ -13,7 +13,13 @@ import pytest
 from conftest import ROOT, corpus_file
 
 from traceinspect.analysis.diagnose import diagnose
-from traceinspect.analysis.job import RankStep, plan_ranks_job, replay_rank_step, wait_free_ends
+from traceinspect.analysis.job import (
+    RankStep,
+    plan_ranks_job,
+    rank_step,
+    replay_rank_step,
+    wait_free_ends,
+)
 from traceinspect.commands.ranks import run_analyze_dir
 from traceinspect.parse import load_trace
 from traceinspect.report.json_report import report_data
@@ -257,3 +263,40 @@ def test_a_second_pass_on_a_changed_trace_fails_cleanly() -> None:
         replay_rank_step(timeline, "ProfilerStep", [0], [[1]], None)
     with pytest.raises(ValueError, match="step occurrence 0: 8 collectives, 1 given"):
         replay_rank_step(timeline, "train_step", [0], [[1]], None)
+
+
+def test_matching_by_order_and_by_end_agree_on_the_ddp_export() -> None:
+    # GIVEN the DDP export's two processes, each's step as a folder's worker would send it
+    from dataclasses import replace
+
+    from traceinspect.analysis.diagnose import process_steps
+    from traceinspect.analysis.job import _collective_rows
+
+    analysis = diagnose(load_trace(DDP))
+    assert analysis.step is not None
+    steps = process_steps(analysis.region_results, analysis.step.region)
+    pids = sorted(steps)
+    parts = [rank_step(replace(analysis, step=steps[p])) for p in pids]
+    assert all(part is not None for part in parts)
+    # WHEN a folder's plan matches collectives by name and order in paired steps
+    plan = plan_ranks_job([p for p in parts if p is not None])
+    assert plan is not None and len(plan.paired) == 12
+    # THEN each of the 192 all-reduces takes the wait-free time that one trace's matching
+    # by nearest end gives it (one clock: the two ways must agree)
+    gpu = analysis.timeline.gpu
+    start = gpu["start_ns"].to_numpy(np.int64)
+    collective = gpu["collective"].to_numpy(bool)
+    free = wait_free_ends(
+        gpu["name"].to_numpy(object),
+        gpu["pid"].to_numpy(np.int64),
+        start,
+        gpu["end_ns"].to_numpy(np.int64),
+        collective,
+    )
+    matched = 0
+    for r, pid in enumerate(pids):
+        for j, ks in enumerate(plan.paired):
+            rows = _collective_rows(steps[pid].region.rows[ks[r]], collective, start)
+            assert (free[rows] - start[rows]).tolist() == list(plan.free_ns[r][j])
+            matched += len(rows)
+    assert matched == 192
