@@ -217,7 +217,7 @@ def test_a_rank_that_fails_its_second_pass_leaves_a_note(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # GIVEN a rank whose trace cannot be read again (replaced between the passes)
-    def unreadable(task: tuple[str, str, list[int], list[list[int]]]) -> dict[str, Any]:
+    def unreadable(task: tuple[str, str, list[int], list[list[int]]], **_: Any) -> dict[str, Any]:
         return {"failure": {"file": Path(task[0]).name, "error": "cannot read"}}
 
     monkeypatch.setattr("traceinspect.commands.ranks.replay_one", unreadable)
@@ -300,3 +300,41 @@ def test_matching_by_order_and_by_end_agree_on_the_ddp_export() -> None:
             assert (free[rows] - start[rows]).tolist() == list(plan.free_ns[r][j])
             matched += len(rows)
     assert matched == 192
+
+
+def test_a_folders_options_reach_every_rank(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from traceinspect.cli import main
+
+    folder = _ddp_folder(tmp_path)
+    out = tmp_path / "ranks.json"
+
+    def analyze(*args: str) -> int:
+        return main(["analyze", str(folder), "--json", str(out), "-q", *args])
+
+    # GIVEN the DDP folder, WHEN analyzed with the step measured unprofiled (4.2 ms)
+    assert analyze("--eager-us", "4200") == 0
+    data = json.loads(out.read_text())
+    # THEN every rank weighs its saving against it, and so does the job
+    savings = [r["diagnosis"]["saving_frac"] for r in data["ranks"]]
+    assert savings == [
+        pytest.approx(1 - 3_620_272 / 4_200_000, abs=1e-6),
+        pytest.approx(0.774, abs=1e-3),
+    ]
+    job = data["replayed_together"]
+    assert (job["eager_us"], job["eager_source"]) == (4200.0, "measured")
+    assert (job["graphed_us"], job["saving_frac"]) == (876.814, 0.7912)
+    # AND a calibration file is read once and used by both passes (the H100's profile)
+    h100 = ROOT / "traceinspect" / "calibration" / "nvidia-h100-80gb-hbm3.json"
+    assert analyze("--calibration", str(h100), "--force") == 0
+    assert json.loads(out.read_text())["replayed_together"]["graphed_us"] == 857.873
+    capsys.readouterr()
+    # AND what one trace alone can take is refused for a folder, in one line
+    for option in ("--csv", "--perfetto"):
+        assert analyze(option, str(tmp_path / "x"), "--force") == 2
+        assert (
+            f"{option} writes one trace's tables; give one rank's file" in capsys.readouterr().err
+        )
+    assert analyze("--calibration", str(tmp_path / "none.json"), "--force") == 2
+    assert "no such calibration file" in capsys.readouterr().err

@@ -61,8 +61,20 @@ def run_analyze(
     perfetto_out: Path | None = None,
 ) -> None:
     if input_is_folder(trace):
-        from traceinspect.commands.ranks import run_analyze_dir
+        from traceinspect.commands.ranks import RankOptions, run_analyze_dir
 
+        for option, given in (("--csv", csv_dir), ("--perfetto", perfetto_out)):
+            if given is not None:
+                raise UsageError(
+                    f"{trace}: {option} writes one trace's tables; give one rank's file, "
+                    "not a folder"
+                )
+        step_us, by_name = parse_eager_us(eager_us)
+        profile = None
+        if calibration is not None:
+            from traceinspect.calibration import load_calibration
+
+            profile = load_calibration(calibration)  # checked once, not once per rank
         return run_analyze_dir(
             trace,
             json_out=json_out,
@@ -70,6 +82,11 @@ def run_analyze(
             force=force,
             cluster=cluster,
             quiet=quiet,
+            options=RankOptions(
+                calibration=profile,
+                eager_unprofiled_ns=us_to_ns(step_us) if step_us is not None else None,
+                eager_by_name={name: us_to_ns(us) for name, us in by_name.items()},
+            ),
         )
     if cluster is not None:
         raise UsageError(f"{trace}: --cluster runs the ranks of a folder; give the folder")
@@ -111,9 +128,7 @@ def run_analyze(
             from traceinspect.report.perfetto import write_perfetto
 
             with progress.stage(f"writing {perfetto_out.name}"):
-                write_binary(
-                    perfetto_out, lambda out: write_perfetto(analysis, out), force=force
-                )
+                write_binary(perfetto_out, lambda out: write_perfetto(analysis, out), force=force)
     print_terminal(analysis, console, top=top)
     if json_out is not None:
         write_text(json_out, render_json(analysis, top=top), force=force)

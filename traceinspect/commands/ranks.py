@@ -19,8 +19,10 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from rich.console import Console
 
@@ -31,8 +33,23 @@ from traceinspect.report.output import check_outputs, write_text
 from traceinspect.report.ranks import ranks_report, render_ranks
 from traceinspect.sanitize import make_console
 
+if TYPE_CHECKING:
+    from traceinspect.calibration import Calibration
+
 #: Called after each rank with (ranks done, ranks in all, ranks failed so far).
 Progress = Callable[[int, int, int], None]
+
+
+@dataclass(frozen=True)
+class RankOptions:
+    """What ``analyze``'s options give every rank of a folder: a calibration profile
+    (``--calibration``, read once) and measured eager times (``--eager-us``: the step's, ns,
+    and regions' by name), as :func:`~traceinspect.analysis.diagnose.diagnose` takes them."""
+
+    calibration: Calibration | None = None
+    eager_unprofiled_ns: int | None = None
+    eager_by_name: Mapping[str, int] = field(default_factory=dict)
+
 
 #: File names taken as traces in a folder (the reader still checks the content).
 TRACE_SUFFIXES: Final = (".json", ".json.gz", ".sqlite", ".nsys-rep")
@@ -52,11 +69,13 @@ def trace_files(folder: Path) -> tuple[list[Path], int]:
     return traces, len(entries) - len(traces)
 
 
-def analyze_one(path: str) -> dict[str, Any]:
+def analyze_one(path: str, options: RankOptions | None = None) -> dict[str, Any]:
     """Worker: read one trace and reduce it to its row; errors become ``{"error": ...}``.
 
-    Runs in a worker process, so it returns only small JSON-ready data.
+    Runs in a worker process, so it returns only small data: its row (JSON-ready) and, for
+    the job estimate, its step (:class:`~traceinspect.analysis.job.RankStep`).
     """
+    options = options or RankOptions()
     from traceinspect.analysis.diagnose import diagnose
     from traceinspect.analysis.job import rank_step
     from traceinspect.analysis.summary import summarize
@@ -77,7 +96,13 @@ def analyze_one(path: str) -> dict[str, Any]:
     try:
         # With the replay estimate (the step's saving), on this core: ranks already run in
         # parallel.
-        analysis = diagnose(timeline, workers=1)
+        analysis = diagnose(
+            timeline,
+            calibration=options.calibration,
+            eager_unprofiled_ns=options.eager_unprofiled_ns,
+            eager_by_name=options.eager_by_name or None,
+            workers=1,
+        )
     except Exception as exc:  # the row's own numbers still stand without the diagnosis
         error = {"error": _internal(exc)}
         return {"row": rank_row(timeline, summarize(timeline), name, diagnosis=error)}
@@ -95,11 +120,14 @@ def analyze_one(path: str) -> dict[str, Any]:
     return {"row": row} if step is None else {"row": row, "step": step}
 
 
-def replay_one(task: tuple[str, str, list[int], list[list[int]]]) -> dict[str, Any]:
+def replay_one(
+    task: tuple[str, str, list[int], list[list[int]]], options: RankOptions | None = None
+) -> dict[str, Any]:
     """Worker, second pass of the job estimate (:mod:`traceinspect.analysis.job`): read one
     rank's trace again and replay its step (of the name given) at the occurrences given,
     their collectives at the wait-free durations given: ``{"replay": [(graphed, low, high)
-    ns per occurrence]}``, or ``{"failure": ...}``."""
+    ns per occurrence]}``, or ``{"failure": ...}``; with the calibration of ``options``
+    where it gives one."""
     from traceinspect.analysis.job import replay_rank_step
     from traceinspect.calibration import calibration_for
     from traceinspect.parse import load_trace
@@ -107,7 +135,7 @@ def replay_one(task: tuple[str, str, list[int], list[list[int]]]) -> dict[str, A
     path, step, occurrences, free_ns = task
     try:
         timeline = load_trace(path, workers=1)
-        calibration = calibration_for(timeline)
+        calibration = (options.calibration if options else None) or calibration_for(timeline)
         replays = replay_rank_step(timeline, step, occurrences, free_ns, calibration)
     except MemoryError:
         return {"failure": {"file": Path(path).name, "error": "out of memory while reading"}}
@@ -225,12 +253,14 @@ def run_analyze_dir(
     cluster: str | None = None,
     quiet: bool = False,
     console: Console | None = None,
+    options: RankOptions | None = None,
 ) -> None:
     """Analyze every trace in ``folder``; print the per-rank table, write ``--json``.
 
     ``cluster``: a dask scheduler address (``tcp://host:8786``) or ``"local"`` for a
     LocalCluster; None runs a local process pool of ``workers`` (default: by cores and
-    memory)."""
+    memory). ``options``: what every rank is analyzed with (calibration, measured eager
+    times)."""
     if html_out is not None:
         raise UsageError(f"{folder}: --html draws one trace; give one rank's file, not a folder")
     files, ignored = trace_files(folder)
@@ -260,15 +290,16 @@ def run_analyze_dir(
                         function, paths, client=client, progress=progress, tasks=tasks
                     )
 
-                results = run(analyze_one, [os.path.abspath(p) for p in files], files)
-                together = _replayed_together(files, results, run, progress)
+                first = partial(analyze_one, options=options)
+                results = run(first, [os.path.abspath(p) for p in files], files)
+                together = _replayed_together(files, results, run, progress, options)
         else:
 
             def run(function: Any, tasks: Sequence[Any], paths: Sequence[Path]) -> Any:
                 return run_tasks(function, tasks, paths, workers=n_workers, progress=progress)
 
-            results = run(analyze_one, [str(p) for p in files], files)
-            together = _replayed_together(files, results, run, progress)
+            results = run(partial(analyze_one, options=options), [str(p) for p in files], files)
+            together = _replayed_together(files, results, run, progress, options)
     finally:
         if progress is not None:
             progress.clear()
@@ -290,6 +321,7 @@ def _replayed_together(
     results: Sequence[Mapping[str, Any]],
     run: Callable[[Any, Sequence[Any], Sequence[Path]], list[dict[str, Any]]],
     progress: _TerminalProgress | None,
+    options: RankOptions | None = None,
 ) -> tuple[dict[str, Any] | None, str | None]:
     """The ranks' steps replayed together (:mod:`traceinspect.analysis.job`), JSON-ready,
     where at least two ranks' steps run collectives: the second pass (:func:`replay_one`)
@@ -329,7 +361,7 @@ def _replayed_together(
     ]
     if progress is not None:
         progress.label = "ranks replayed together"
-    answers = run(replay_one, tasks, paths)
+    answers = run(partial(replay_one, options=options), tasks, paths)
     failed = next((a["failure"] for a in answers if "replay" not in a), None)
     if failed is not None:
         return None, (
