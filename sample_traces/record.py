@@ -468,21 +468,45 @@ def capture_whole(device: torch.device, smoke: bool) -> dict[str, Any]:
 # Nsight Systems mode
 
 
-def nsys_run(name: str, variant: str, device: torch.device, steps: int, smoke: bool) -> None:
+def nsys_run(
+    name: str, variant: str, device: torch.device, steps: int, smoke: bool, warmup: int = 3
+) -> None:
+    """``warmup`` steps inside an NVTX range ``warmup``, then ``steps`` NVTX ``step`` ranges,
+    each synchronized after its range; prints one JSON line with each step's time (ns, the
+    range and the synchronize: as ``--mode record`` times the unprofiled step)."""
     work = build(name, device, smoke)
+    times = []
     with torch.no_grad():
         step: Callable[[State], State]
         step = (
             GraphedStep(work, work.inputs[0], device) if variant == "graphed" else (work.eager_step)
         )
         with region("warmup"):
-            for i in range(3):
+            for i in range(warmup):
                 step(work.inputs[i % len(work.inputs)])
             _sync(device)
         for i in range(steps):
+            began = time.perf_counter_ns()
             with region("step"):
                 step(work.inputs[i % len(work.inputs)])
             _sync(device)
+            times.append(time.perf_counter_ns() - began)
+    nsys = bool(
+        os.environ.get("NSYS_PROFILING_SESSION_ID") or os.environ.get("NVTX_INJECTION64_PATH")
+    )
+    print(
+        json.dumps(
+            {
+                "workload": name,
+                "variant": variant,
+                "nsys": nsys,
+                "warmup": warmup,
+                "step_p50_ns": statistics.median(times),
+                "steps_ns": times,
+            }
+        ),
+        flush=True,
+    )
 
 
 # --------------------------------------------------------------------------------------
@@ -502,6 +526,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workload", help="for --mode nsys")
     ap.add_argument("--variant", choices=("eager", "graphed"), default="eager")
     ap.add_argument("--steps", type=int, default=5, help="for --mode nsys")
+    ap.add_argument(
+        "--nsys-warmup", type=int, default=3, help="for --mode nsys: steps before the ranges"
+    )
     ap.add_argument("--device")
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--warmup", type=int, default=20)
@@ -515,7 +542,7 @@ def main(argv: list[str] | None = None) -> int:
     device = _device(args)
 
     if args.mode == "nsys":
-        nsys_run(args.workload, args.variant, device, args.steps, args.smoke)
+        nsys_run(args.workload, args.variant, device, args.steps, args.smoke, args.nsys_warmup)
         return 0
     if args.mode == "capture-whole":
         print(json.dumps(capture_whole(device, args.smoke)))
