@@ -261,6 +261,19 @@ def test_region_decision_says_whether_the_eager_side_was_measured() -> None:
     assert "eager time measured (--eager-us)" in decision.reasons[0]
 
 
+def test_an_nsight_traces_eager_side_is_said_to_keep_the_tracers_cost() -> None:
+    # The bundled two_streams export's eager step reads 2.1x the unprofiled one: its saving
+    # (48 % read for the step, 12.5 % measured) is flagged as possibly high
+    diagnosis = diagnose(load_trace(sample_file("nsys/two_streams.eager.sqlite.gz")))
+    step = next(r for r in diagnosis.region_results if r.region.name == "step")
+    assert step.estimate is not None and step.estimate.eager_source == "trace"
+    assert step.decision is not None
+    assert (
+        "eager time as traced, the tracer's own cost kept: the saving may read high"
+        in step.decision.reasons[0]
+    )
+
+
 def test_already_graphed_and_idle_regions() -> None:
     graphed = decide_region(
         "s", verdict="already-graphed", capture_verdict="already graphed", estimate=None
