@@ -247,6 +247,21 @@ def test_a_rank_without_collectives_leaves_the_job_unestimated(tmp_path: Path) -
     ) in data["notes"]
 
 
+@pytest.mark.corpus
+def test_ranks_of_different_jobs_pair_no_step(tmp_path: Path) -> None:
+    # GIVEN the DDP rank 0 (12 steps) beside HTA's NCCL rank (3 steps, another job and day)
+    folder = tmp_path / "ranks"
+    folder.mkdir()
+    shutil.copy(ROOT / "sample_traces" / "nsys" / "ddp_nccl.rank0.kineto.json.gz", folder)
+    shutil.copy(corpus_file("HolisticTraceAnalysis__nccl_data.json.gz"), folder)
+    out = tmp_path / "ranks.json"
+    run_analyze_dir(folder, json_out=str(out), workers=1, quiet=True)
+    data = json.loads(out.read_text())
+    # THEN no job estimate, and a note says why
+    assert data["replayed_together"] is None
+    assert any("fewer than 2 steps pair up across the ranks" in n for n in data["notes"])
+
+
 def test_a_folder_without_collectives_has_no_job(tmp_path: Path) -> None:
     shutil.copy(ROOT / "sample_traces" / "mixed.eager.json.gz", tmp_path / "rank0.json.gz")
     shutil.copy(ROOT / "sample_traces" / "tiny_mlp.eager.json.gz", tmp_path / "rank1.json.gz")

@@ -351,7 +351,11 @@ def _replayed_together(
     except Exception as exc:  # noqa: BLE001 - optional: the ranks' table stands without it
         return None, f"the ranks' steps replayed together: not estimated ({_internal(exc)})"
     if plan is None:
-        return None, None
+        return None, (
+            "the ranks' steps replayed together: not estimated (fewer than 2 steps pair up "
+            "across the ranks: they traced different numbers of steps at times that do not "
+            "overlap — other jobs, or clocks apart)"
+        )
     # Absolute: a cluster's workers read the traces by path.
     first = [results[i] for i, _ in stepped]
     paths = [files[i] for i, _ in stepped]
