@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import statistics
 from collections.abc import Iterable, Sequence
 from functools import cache, lru_cache
@@ -38,6 +39,17 @@ def sample_file(name: str) -> Path:
     if not path.is_file():
         pytest.fail(f"bundled sample {name} is missing from {SAMPLES}")
     return path
+
+
+def ddp_rank_folder(parent: Path) -> Path:
+    """``parent/ranks``: the bundled DDP step's two Kineto rank traces
+    (``sample_traces/nsys/ddp_nccl.rank{0,1}.kineto.json.gz``), a folder of per-rank traces."""
+    folder = parent / "ranks"
+    folder.mkdir()
+    for rank in (0, 1):
+        name = f"nsys/ddp_nccl.rank{rank}.kineto.json.gz"
+        shutil.copy(sample_file(name), folder / Path(name).name)
+    return folder
 
 
 @lru_cache(maxsize=LOADED_TRACES)

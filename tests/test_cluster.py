@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ROOT, corpus_file
+from conftest import ROOT, corpus_file, ddp_rank_folder
 from rich.console import Console
 
 from traceinspect import cluster
@@ -88,11 +88,7 @@ def test_local_dask_cluster_gives_the_local_report(
 
 def test_the_ranks_replayed_together_on_a_cluster(tmp_path: Path) -> None:
     # GIVEN the bundled DDP step's two Kineto rank traces, whose steps hold all-reduces
-    folder = tmp_path / "ddp"
-    folder.mkdir()
-    for rank in (0, 1):
-        name = f"ddp_nccl.rank{rank}.kineto.json.gz"
-        shutil.copy(ROOT / "sample_traces" / "nsys" / name, folder / name)
+    folder = ddp_rank_folder(tmp_path)
     # WHEN a local dask cluster runs both passes (rows, then the steps replayed together)
     on_cluster = _report(folder, tmp_path / "cluster.json", workers=2, cluster="local")
     here = _report(folder, tmp_path / "here.json", workers=1)

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import ROOT, corpus_file
+from conftest import ROOT, corpus_file, ddp_rank_folder
 
 from traceinspect.analysis.diagnose import diagnose
 from traceinspect.analysis.job import (
@@ -171,15 +171,6 @@ def test_a_folders_steps_pair_by_gpu_window_where_counts_differ() -> None:
     assert plan_ranks_job([rank0, far]) is None
 
 
-def _ddp_folder(tmp_path: Path) -> Path:
-    folder = tmp_path / "ranks"
-    folder.mkdir()
-    for rank in (0, 1):
-        name = f"ddp_nccl.rank{rank}.kineto.json.gz"
-        shutil.copy(ROOT / "sample_traces" / "nsys" / name, folder / name)
-    return folder
-
-
 @pytest.mark.parametrize("workers", [1, 2])
 def test_a_folder_of_the_ddp_ranks_replayed_together(
     tmp_path: Path, workers: int, capsys: pytest.CaptureFixture[str]
@@ -192,7 +183,7 @@ def test_a_folder_of_the_ddp_ranks_replayed_together(
     reads 0.70 ms against 5.50 ms, its eager step as nsys slowed it."""
     # WHEN the folder is analyzed (one worker and two: the steps cross back pickled)
     out = tmp_path / "ranks.json"
-    run_analyze_dir(_ddp_folder(tmp_path), json_out=str(out), workers=workers, quiet=True)
+    run_analyze_dir(ddp_rank_folder(tmp_path), json_out=str(out), workers=workers, quiet=True)
     data = json.loads(out.read_text())
     # THEN each rank's row counts its 12 train_step ranges as its steps
     assert [(r["rank"], r["steps"]) for r in data["ranks"]] == [(0, 12), (1, 12)]
@@ -222,7 +213,7 @@ def test_a_rank_that_fails_its_second_pass_leaves_a_note(
 
     monkeypatch.setattr("traceinspect.commands.ranks.replay_one", unreadable)
     out = tmp_path / "ranks.json"
-    run_analyze_dir(_ddp_folder(tmp_path), json_out=str(out), workers=1, quiet=True)
+    run_analyze_dir(ddp_rank_folder(tmp_path), json_out=str(out), workers=1, quiet=True)
     data = json.loads(out.read_text())
     # THEN the ranks' rows stand, with no job estimate and a note saying why
     assert len(data["ranks"]) == 2 and data["replayed_together"] is None
@@ -234,7 +225,7 @@ def test_a_rank_that_fails_its_second_pass_leaves_a_note(
 
 def test_a_rank_without_collectives_leaves_the_job_unestimated(tmp_path: Path) -> None:
     # GIVEN the two DDP ranks and a third rank whose step runs no collective
-    folder = _ddp_folder(tmp_path)
+    folder = ddp_rank_folder(tmp_path)
     shutil.copy(ROOT / "sample_traces" / "tiny_mlp.eager.json.gz", folder / "rank2.json.gz")
     out = tmp_path / "ranks.json"
     run_analyze_dir(folder, json_out=str(out), workers=1, quiet=True)
@@ -322,7 +313,7 @@ def test_a_folders_options_reach_every_rank(
 ) -> None:
     from traceinspect.cli import main
 
-    folder = _ddp_folder(tmp_path)
+    folder = ddp_rank_folder(tmp_path)
     out = tmp_path / "ranks.json"
 
     def analyze(*args: str) -> int:
