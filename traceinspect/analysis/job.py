@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from traceinspect.analysis.intervals import IntArray
-from traceinspect.analysis.result import RegionDiagnosis
+from traceinspect.analysis.result import RegionDiagnosis, TraceAnalysis
 from traceinspect.model import Timeline
 from traceinspect.units import ns_to_us
 
@@ -263,7 +263,7 @@ class RankStep:
     graphed_ns: int
 
 
-def rank_step(analysis: Any) -> RankStep | None:
+def rank_step(analysis: TraceAnalysis) -> RankStep | None:
     """The :class:`RankStep` of one rank's :class:`~traceinspect.analysis.result.
     TraceAnalysis`; None without a step estimate or a collective kernel in the step."""
     step = analysis.step
