@@ -65,6 +65,12 @@ def test_help_names_option_values_in_words() -> None:
     assert len(options) > 30
     types = ("<path>", "<str>", "<int", "<float", "<bool>", "<list[")
     assert not [line for line in options if any(t in line for t in types)]
+    # ... and arguments too, their names kept in the usage line
+    arguments = [line for page in pages.values() for line in page.splitlines() if "│ *" in line]
+    assert any(" trace " in line and " PATH " in line for line in arguments)
+    assert not [line for page in pages.values() for line in page.splitlines()
+                if any(t in line for t in types)]
+    assert "Usage: traceinspect analyze [OPTIONS] {trace}" in pages[("analyze",)]
 
 
 def test_completion_scripts_and_completions() -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -30,13 +31,30 @@ _METAVARS = {
 
 
 def _plain_metavars(params: list[Any]) -> None:
-    """Name the options' values in words (PATH, N) where typer would show their types."""
+    """Name the options' and arguments' values in words (PATH, N) where typer would show
+    their types."""
     for param in params:
+        if isinstance(param, typer.core.TyperArgument):
+            # A metavar would replace the argument's name in the usage line: its type column
+            # alone says the word.
+            word = _METAVARS.get(str(param.display_type(ctx=None)))  # type: ignore[arg-type]
+            if word is not None:
+                param.__dict__["display_type_rich"] = _shows(word)  # this instance's only
+            continue
         if not isinstance(param, typer.core.TyperOption) or param.metavar is not None:
-            continue  # arguments keep their names: a metavar would replace them in usage
+            continue
         shown = "<bool>" if param.is_flag else param.display_type_rich(ctx=None)  # type: ignore[arg-type]
         if shown in _METAVARS:
             param.metavar = _METAVARS[shown]
+
+
+def _shows(word: str) -> Callable[[Any], str]:
+    """A ``display_type_rich`` that shows ``word``."""
+
+    def display(ctx: Any) -> str:
+        return word
+
+    return display
 
 
 class _PlainMetavars:
