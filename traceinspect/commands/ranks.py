@@ -329,8 +329,7 @@ def _replayed_together(
     (read or not) has no such step, or the second pass failed on one."""
     from traceinspect.analysis.job import plan_ranks_job, ranks_job_estimate
 
-    stepped = [(i, r["step"]) for i, r in enumerate(results) if "step" in r and "row" in r]
-    if len(stepped) < 2:
+    if sum("step" in r for r in results) < 2:
         return None, None
     missing = [
         r["row"]["file"] if "row" in r else r["failure"]["file"] for r in results if "step" not in r
@@ -345,7 +344,8 @@ def _replayed_together(
             f"the ranks' steps replayed together: not estimated ({shown}: no step estimate "
             "with collective kernels)"
         )
-    steps = [s for _, s in stepped]
+    # From here on, every rank was read and has its step.
+    steps = [r["step"] for r in results]
     try:
         plan = plan_ranks_job(steps)
     except Exception as exc:  # noqa: BLE001 - optional: the ranks' table stands without it
@@ -357,25 +357,20 @@ def _replayed_together(
             "overlap — other jobs, or clocks apart)"
         )
     # Absolute: a cluster's workers read the traces by path.
-    first = [results[i] for i, _ in stepped]
-    paths = [files[i] for i, _ in stepped]
     tasks = [
         (str(Path(p).absolute()), s.name, *plan.task(n))
-        for n, (p, s) in enumerate(zip(paths, steps, strict=True))
+        for n, (p, s) in enumerate(zip(files, steps, strict=True))
     ]
     if progress is not None:
         progress.label = "ranks replayed together"
-    answers = run(partial(replay_one, options=options), tasks, paths)
+    answers = run(partial(replay_one, options=options), tasks, files)
     failed = next((a["failure"] for a in answers if "replay" not in a), None)
     if failed is not None:
         return None, (
             f"the ranks' steps replayed together: not estimated ({failed['file']}: "
             f"{failed['error']})"
         )
-    ranks = [
-        r["row"]["rank"] if r["row"]["rank"] is not None else i
-        for (i, _), r in zip(stepped, first, strict=True)
-    ]
+    ranks = [r["row"]["rank"] if r["row"]["rank"] is not None else i for i, r in enumerate(results)]
     try:
         job = ranks_job_estimate(ranks, steps, plan, [a["replay"] for a in answers])
     except Exception as exc:  # noqa: BLE001 - as above
