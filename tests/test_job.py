@@ -11,6 +11,8 @@ from typing import Any
 import numpy as np
 import pytest
 from conftest import ROOT, corpus_file, ddp_rank_folder
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from traceinspect.analysis.diagnose import diagnose
 from traceinspect.analysis.job import (
@@ -344,3 +346,56 @@ def test_a_folders_options_reach_every_rank(
         )
     assert analyze("--calibration", str(tmp_path / "none.json"), "--force") == 2
     assert "no such calibration file" in capsys.readouterr().err
+
+
+_KERNEL = st.tuples(st.sampled_from(["ar", "ag", "rs"]), st.integers(1, 10_000))
+
+
+@st.composite
+def _ranks(draw: st.DrawFn) -> list[RankStep]:
+    """2-4 ranks of 1-6 steps each, 0-6 collectives a step, windows on one clock or apart."""
+    ranks = draw(st.integers(2, 4))
+    out = []
+    for _ in range(ranks):
+        steps = draw(st.integers(1, 6))
+        kernels = draw(st.lists(st.lists(_KERNEL, max_size=6), min_size=steps, max_size=steps))
+        out.append(_rank_step(kernels, start=draw(st.sampled_from([0, 500, 10**9]))))
+    return out
+
+
+@settings(max_examples=200, deadline=None)
+@given(_ranks())
+def test_a_folders_plan_holds_for_any_ranks(steps: list[RankStep]) -> None:
+    # WHEN any ranks' steps are planned
+    plan = plan_ranks_job(steps)
+    if plan is None:
+        return
+    # THEN every paired step names one occurrence of each rank, no occurrence twice
+    assert len(plan.paired) >= 2
+    for r in range(len(steps)):
+        taken = [ks[r] for ks in plan.paired]
+        assert len(set(taken)) == len(taken)
+        assert all(0 <= k < len(steps[r].begins) for k in taken)
+    for j, ks in enumerate(plan.paired):
+        lists = [s.collectives[k] for s, k in zip(steps, ks, strict=True)]
+        frees = [plan.free_ns[r][j] for r in range(len(steps))]
+        # ... each collective keeps its kernel count and is never longer than as traced
+        for kernels, free in zip(lists, frees, strict=True):
+            assert len(free) == len(kernels)
+            assert all(0 < f <= d for (_, d), f in zip(kernels, free, strict=True))
+        # ... the i-th kernel of a name all ranks ran as often ends equal on every rank
+        for name in {n for kernels in lists for n, _ in kernels}:
+            at = [[i for i, (n, _) in enumerate(kernels) if n == name] for kernels in lists]
+            if len({len(a) for a in at}) == 1:
+                for ordinal in range(len(at[0])):
+                    ends = {frees[r][at[r][ordinal]] for r in range(len(steps))}
+                    assert len(ends) == 1
+        # ... and the step's waits are what the kernels ran beyond that
+        assert plan.waits_ns[j] == sum(
+            d - f
+            for kernels, free in zip(lists, frees, strict=True)
+            for (_, d), f in zip(kernels, free, strict=True)
+        )
+    assert plan.collectives == sum(
+        len(s.collectives[k]) for ks in plan.paired for s, k in zip(steps, ks, strict=True)
+    )
