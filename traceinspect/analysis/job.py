@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 import numpy as np
 import pandas as pd
@@ -131,21 +131,60 @@ def job_estimate(
     # The eager job runs at its slowest rank's pace: each rank's own step estimate, waits
     # included, as the per-process table shows them.
     own = [e for e in (ranked[p].estimate for p in processes) if e is not None]  # all of them
+    return _job(
+        processes,
+        steps=len(paired),
+        collectives=len(held),
+        waits=waits,
+        replay=(replayed.graphed_ns, replayed.low_ns, replayed.high_ns),
+        own=own,
+    )
+
+
+class _OwnStep(Protocol):
+    """What the job takes of each rank's own step estimate (a :class:`RegionEstimate` or a
+    folder's :class:`RankStep`)."""
+
+    @property
+    def eager_ns(self) -> int: ...
+    @property
+    def eager_low_ns(self) -> int: ...
+    @property
+    def eager_high_ns(self) -> int: ...
+    @property
+    def eager_source(self) -> str: ...
+    @property
+    def graphed_ns(self) -> int: ...
+
+
+def _job(
+    processes: Sequence[int],
+    *,
+    steps: int,
+    collectives: int,
+    waits: Sequence[int],
+    replay: tuple[int, int, int],
+    own: Sequence[_OwnStep],
+) -> JobEstimate:
+    """The :class:`JobEstimate` of ``replay`` (the job's step replayed: time, low, high),
+    its eager side the slowest of the ranks' ``own`` step estimates, waits included (the
+    job ran at that rank's pace)."""
+    graphed, low, high = replay
     slowest = max(own, key=lambda e: e.eager_ns)
     eager, eager_low, eager_high = slowest.eager_ns, slowest.eager_low_ns, slowest.eager_high_ns
     return JobEstimate(
         processes=tuple(processes),
-        steps=len(paired),
-        collectives=len(held),
+        steps=steps,
+        collectives=collectives,
         wait_ns=int(np.median(waits)),
-        graphed_ns=replayed.graphed_ns,
-        low_ns=replayed.low_ns,
-        high_ns=replayed.high_ns,
+        graphed_ns=graphed,
+        low_ns=low,
+        high_ns=high,
         eager_ns=eager,
         eager_source=slowest.eager_source,
-        saving_frac=(eager - replayed.graphed_ns) / eager if eager > 0 else 0.0,
-        saving_low_frac=1.0 - replayed.high_ns / eager_low if eager_low > 0 else 0.0,
-        saving_high_frac=1.0 - replayed.low_ns / eager_high if eager_high > 0 else 0.0,
+        saving_frac=(eager - graphed) / eager if eager > 0 else 0.0,
+        saving_low_frac=1.0 - high / eager_low if eager_low > 0 else 0.0,
+        saving_high_frac=1.0 - low / eager_high if eager_high > 0 else 0.0,
         graphed_as_traced_ns=max(e.graphed_ns for e in own),
     )
 
@@ -443,33 +482,20 @@ def ranks_job_estimate(
     of ``steps``): per paired step the slowest rank's replay (ranks replay side by side, as
     the occurrences of one trace's ranks do), medians over the steps; the eager side the
     slowest rank's own step estimate's, waits included."""
-    from traceinspect.analysis.estimate.region import RANGE_PERCENTILES
+    from traceinspect.analysis.estimate.region import replay_range
 
     per_step = [[replays[r][j] for r in range(len(steps))] for j in range(len(plan.paired))]
-    graphed_each = [max(g for g, _, _ in ranks_) for ranks_ in per_step]
-    graphed = int(round(float(np.median(graphed_each))))
-    low = min(
-        graphed,
-        int(np.percentile([max(lo for _, lo, _ in x) for x in per_step], RANGE_PERCENTILES[0])),
+    # Per step, the slowest rank's replay and the widest range (as one trace's ranks').
+    replay = replay_range(
+        [max(g for g, _, _ in ranks_) for ranks_ in per_step],
+        [max(lo for _, lo, _ in ranks_) for ranks_ in per_step],
+        [max(hi for _, _, hi in ranks_) for ranks_ in per_step],
     )
-    high = max(
-        graphed,
-        int(np.percentile([max(hi for _, _, hi in x) for x in per_step], RANGE_PERCENTILES[1])),
-    )
-    slowest = max(steps, key=lambda s: s.eager_ns)
-    eager, eager_low, eager_high = slowest.eager_ns, slowest.eager_low_ns, slowest.eager_high_ns
-    return JobEstimate(
-        processes=tuple(ranks),
+    return _job(
+        ranks,
         steps=len(plan.paired),
         collectives=plan.collectives,
-        wait_ns=int(np.median(plan.waits_ns)),
-        graphed_ns=graphed,
-        low_ns=low,
-        high_ns=high,
-        eager_ns=eager,
-        eager_source=slowest.eager_source,
-        saving_frac=(eager - graphed) / eager if eager > 0 else 0.0,
-        saving_low_frac=1.0 - high / eager_low if eager_low > 0 else 0.0,
-        saving_high_frac=1.0 - low / eager_high if eager_high > 0 else 0.0,
-        graphed_as_traced_ns=max(s.graphed_ns for s in steps),
+        waits=plan.waits_ns,
+        replay=replay,
+        own=steps,
     )

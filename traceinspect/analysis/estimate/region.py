@@ -442,6 +442,19 @@ def data_loading_ns(fetches: IntArray, start: int, end: int, pids: set[int]) -> 
     return union_ns(fetches[inside, 0], fetches[inside, 1])
 
 
+def replay_range(
+    graphed: Sequence[int], low: Sequence[int], high: Sequence[int]
+) -> tuple[int, int, int]:
+    """A region's replay time and range (ns) from its occurrences' times and ranges: the
+    median time, the lows' and highs' :data:`RANGE_PERCENTILES` (never past the median)."""
+    mid = _median(graphed)
+    return (
+        mid,
+        min(mid, int(np.percentile(low, RANGE_PERCENTILES[0]))),
+        max(mid, int(np.percentile(high, RANGE_PERCENTILES[1]))),
+    )
+
+
 def _finish_region(setup: _RegionSetup, results: Sequence[OccurrenceResult]) -> RegionEstimate:
     """The region's estimate from its occurrences' results (:func:`plan_region`)."""
     timeline, calibration = setup.timeline, setup.calibration
@@ -449,9 +462,11 @@ def _finish_region(setup: _RegionSetup, results: Sequence[OccurrenceResult]) -> 
     estimates = [estimate for estimate, _ in results]
     runs = [run for _, run in results]
     notes = list(setup.notes)
-    graphed = _median([e.graphed_ns for e in estimates])
-    low = min(graphed, int(np.percentile([e.low_ns for e in estimates], RANGE_PERCENTILES[0])))
-    high = max(graphed, int(np.percentile([e.high_ns for e in estimates], RANGE_PERCENTILES[1])))
+    graphed, low, high = replay_range(
+        [e.graphed_ns for e in estimates],
+        [e.low_ns for e in estimates],
+        [e.high_ns for e in estimates],
+    )
     unprofiled = _unprofiled_shape(runs)
     source: EagerSource
     if setup.eager_unprofiled_ns is not None:
