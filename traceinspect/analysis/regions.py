@@ -337,15 +337,11 @@ def _cuts_elsewhere(arrays: TimelineArrays, region: Region, detection: StepDetec
     if len(np.unique(np.concatenate(held))) < MIN_COVERED_SHARE * len(arrays.pid):
         return False
     steps = [r for r in detection.rows if len(r)]
-    if not steps or np.median([len(r) for r in held]) < MARKS_STEPS_SHARE * np.median(
-        [len(r) for r in steps]
-    ):
+    if not steps or not _step_sized(held, steps):
         return False
     firsts = np.sort(np.array([int(r[0]) for r in held], np.int64))
     starts = np.array([int(r[0]) for r in steps], np.int64)
-    i = np.clip(np.searchsorted(firsts, starts), 1, len(firsts) - 1)
-    nearest = np.minimum(np.abs(firsts[i] - starts), np.abs(firsts[i - 1] - starts))
-    return bool(np.mean(nearest <= BOUNDARY_SLACK) < MARKS_STEPS_SHARE)
+    return _share_at(starts, firsts) < MARKS_STEPS_SHARE
 
 
 def owner(region: Region) -> int:
@@ -409,18 +405,30 @@ def _marks_steps(region: Region, detection: StepDetection) -> bool:
         return False
     # A range that starts with the step but holds only part of it (the optimizer's
     # ``Optimizer.step#...``) does not mark it.
-    held = np.median([len(r) for r in region.rows if len(r)])
-    if held < MARKS_STEPS_SHARE * np.median([len(r) for r in detection.rows]):
+    if not _step_sized([r for r in region.rows if len(r)], detection.rows):
         return False
+    return _share_at(firsts, detected) >= MARKS_STEPS_SHARE
+
+
+def _step_sized(occurrences: Sequence[IntArray], steps: Sequence[IntArray]) -> bool:
+    """Whether a range's ``occurrences`` (their activities) are about a detected step's size:
+    :data:`MARKS_STEPS_SHARE` of the ``steps``' median or more."""
+    held = np.median([len(r) for r in occurrences])
+    return bool(held >= MARKS_STEPS_SHARE * np.median([len(r) for r in steps]))
+
+
+def _share_at(points: IntArray, anchors: IntArray) -> float:
+    """The share of ``points`` (activity rows) within :data:`BOUNDARY_SLACK` activities of
+    one of ``anchors`` (sorted, at least one)."""
     i = (
-        np.clip(np.searchsorted(detected, firsts), 1, len(detected) - 1)
-        if len(detected) > 1
-        else np.zeros(len(firsts), np.int64)
+        np.clip(np.searchsorted(anchors, points), 1, len(anchors) - 1)
+        if len(anchors) > 1
+        else np.zeros(len(points), np.int64)
     )
     nearest = np.minimum(
-        np.abs(detected[i] - firsts), np.abs(detected[np.maximum(i - 1, 0)] - firsts)
+        np.abs(anchors[i] - points), np.abs(anchors[np.maximum(i - 1, 0)] - points)
     )
-    return bool(np.mean(nearest <= BOUNDARY_SLACK) >= MARKS_STEPS_SHARE)
+    return float(np.mean(nearest <= BOUNDARY_SLACK))
 
 
 def main_threads(annotations: pd.DataFrame) -> set[tuple[int, int]]:
