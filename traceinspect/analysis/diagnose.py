@@ -122,8 +122,8 @@ def diagnose(
             workers=workers,
         )
         notes.extend(warnings)
-    diagnosed = _with_steps(diagnosed, step)
     steps = process_steps(diagnosed, step)
+    diagnosed = _with_steps(diagnosed, steps)
     job = None
     if estimate and calibration is not None:
         try:
@@ -292,15 +292,17 @@ def _estimate_failed(region: Region, exc: Exception) -> HealthWarning:
     )
 
 
-def _with_steps(diagnosed: list[RegionDiagnosis], step: Region | None) -> list[RegionDiagnosis]:
+def _with_steps(
+    diagnosed: list[RegionDiagnosis], steps: Mapping[int, RegionDiagnosis]
+) -> list[RegionDiagnosis]:
     """Each estimated region with the step it sits in (:attr:`RegionDiagnosis.in_step`):
-    the step region of its own process (the step's name and source), whose eager time and
-    occurrences weigh a small saving; None for a region outside every step occurrence."""
+    the step region of its own process (``steps``: :func:`process_steps` of ``diagnosed``),
+    whose eager time and occurrences weigh a small saving; None for a region outside every
+    step occurrence."""
     from traceinspect.analysis.decision import EnclosingStep
 
-    if step is None:
+    if not steps:
         return diagnosed
-    steps = process_steps(diagnosed, step)
     out: list[RegionDiagnosis] = []
     for result in diagnosed:
         mine = steps.get(owner(result.region))
