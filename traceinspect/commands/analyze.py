@@ -63,12 +63,6 @@ def run_analyze(
     if input_is_folder(trace):
         from traceinspect.commands.ranks import RankOptions, run_analyze_dir
 
-        for option, given in (("--csv", csv_dir), ("--perfetto", perfetto_out)):
-            if given is not None:
-                raise UsageError(
-                    f"{trace}: {option} writes one trace's tables; give one rank's file, "
-                    "not a folder"
-                )
         step_us, by_name = parse_eager_us(eager_us)
         profile = None
         if calibration is not None:
@@ -79,6 +73,8 @@ def run_analyze(
             trace,
             json_out=json_out,
             html_out=html_out,
+            csv_dir=csv_dir,
+            perfetto_out=perfetto_out,
             force=force,
             cluster=cluster,
             quiet=quiet,

@@ -248,6 +248,8 @@ def run_analyze_dir(
     *,
     json_out: str | None = None,
     html_out: Path | None = None,
+    csv_dir: Path | None = None,
+    perfetto_out: Path | None = None,
     force: bool = False,
     workers: int | None = None,
     cluster: str | None = None,
@@ -261,8 +263,13 @@ def run_analyze_dir(
     LocalCluster; None runs a local process pool of ``workers`` (default: by cores and
     memory). ``options``: what every rank is analyzed with (calibration, measured eager
     times)."""
-    if html_out is not None:
-        raise UsageError(f"{folder}: --html draws one trace; give one rank's file, not a folder")
+    for option, given, what in (
+        ("--html", html_out, "draws one trace"),
+        ("--csv", csv_dir, "writes one trace's tables"),
+        ("--perfetto", perfetto_out, "writes one trace's tables"),
+    ):
+        if given is not None:
+            raise UsageError(f"{folder}: {option} {what}; give one rank's file, not a folder")
     files, ignored = trace_files(folder)
     if not files:
         raise TraceFormatError(
