@@ -75,12 +75,13 @@ def analyze_one(path: str, options: RankOptions | None = None) -> dict[str, Any]
     Runs in a worker process, so it returns only small data: its row (JSON-ready) and, for
     the job estimate, its step (:class:`~traceinspect.analysis.job.RankStep`).
     """
-    options = options or RankOptions()
     from traceinspect.analysis.diagnose import diagnose
     from traceinspect.analysis.job import rank_step
     from traceinspect.analysis.summary import summarize
     from traceinspect.parse import load_trace
-    from traceinspect.report.ranks import profiler_step_walls, rank_row, step_diagnosis
+    from traceinspect.report.ranks import rank_row, rank_step_walls, step_diagnosis
+
+    options = options or RankOptions()
 
     name = Path(path).name
     try:
@@ -111,7 +112,7 @@ def analyze_one(path: str, options: RankOptions | None = None) -> dict[str, Any]
         analysis.summary,
         name,
         diagnosis=step_diagnosis(analysis),
-        step_walls_ns=profiler_step_walls(analysis),
+        step_walls_ns=rank_step_walls(analysis),
     )
     try:
         step = rank_step(analysis)

@@ -88,7 +88,7 @@ def step_diagnosis(analysis: TraceAnalysis) -> dict[str, Any] | None:
     }
 
 
-def profiler_step_walls(analysis: TraceAnalysis) -> IntArray | None:
+def rank_step_walls(analysis: TraceAnalysis) -> IntArray | None:
     """The wall times (ns) of the rank's steps as its regions hold them: its profiler steps
     (an empty last step the profiler stopped in left out: :attr:`Region.cut_last_ns`), else
     its step region's occurrences (:attr:`TraceAnalysis.step`: a ``train_step`` range, the
@@ -121,7 +121,7 @@ def rank_row(
 ) -> dict[str, Any]:
     """One rank's numbers, JSON-ready: busy time from the trace ``summary``; ``diagnosis``
     (verdict and idle causes) is passed through as given; the steps' wall times are
-    ``step_walls_ns`` (:func:`profiler_step_walls`) where given, else the trace's profiler
+    ``step_walls_ns`` (:func:`rank_step_walls`) where given, else the trace's profiler
     step ranges; times are integer ns, shares in [0, 1] or ``None`` when undefined."""
     rank, rank_source = rank_of(timeline, file_name)
     gpu = timeline.gpu
